@@ -1,0 +1,277 @@
+/**
+ * Extension manifests `insitu-extension.toml` (SPEC §5, §3.1) and extension discovery.
+ *
+ * Contract:
+ * - `parseManifest(text, file)` / `loadManifest(dir)` return a `Manifest`: TOML keys as written
+ *   (snake_case), SPEC defaults filled (`protocol` 1, `permissions` [], `cwd` ".", `mode` "provide",
+ *   `before`/`after` [], absent `target`/schemas → null, dependency `version` "*", `capability` false),
+ *   plus `dir` (absolute POSIX manifest folder, not symlink-resolved) and `file`.
+ *   Failures are `ConfigError`s `<file>: <message>` (see config.ts for the message shapes); the SPEC
+ *   rule messages (`extension command cannot be empty`, `<mode> capability requires target`, ...)
+ *   follow the file prefix directly. Dependencies are duplicates when `(name, capability)` repeat.
+ * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks it must
+ *   stay inside the (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
+ * - `resolveCommand(manifest, { python })` substitutes `{python}` (default `python3`) and `{node}`
+ *   (`process.execPath`) anywhere inside each argument.
+ * - `discoverExtensions(config)` returns configured extensions (config order), then extensions found
+ *   under `<root>/.insitu/extensions/*` (folder-name order) that no entry claimed. Disabled entries load
+ *   nothing, need not exist, and also suppress the discovered extension they name. Errors are
+ *   `ConfigError`s prefixed with the path of `insitu.toml`.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { z } from 'zod'
+import { CapabilityKind } from '../protocol/schemas.js'
+import {
+  ConfigError,
+  isJsonObject,
+  parseTomlTable,
+  ruleIssue,
+  toPosixPath,
+  validateToml,
+  type ProjectConfig,
+} from './config.js'
+
+export const MANIFEST_FILE = 'insitu-extension.toml'
+
+export const CapabilityMode = z.enum(['provide', 'contribute', 'decorate', 'replace'])
+export type CapabilityMode = z.output<typeof CapabilityMode>
+
+const ManifestCapabilitySchema = z
+  .strictObject({
+    kind: CapabilityKind,
+    name: z.string().min(1),
+    mode: CapabilityMode.default('provide'),
+    target: z.string().min(1).optional(),
+    before: z.array(z.string()).default([]),
+    after: z.array(z.string()).default([]),
+    params_schema: isJsonObject.optional(),
+    value_schema: isJsonObject.optional(),
+    result_schema: isJsonObject.optional(),
+  })
+  .superRefine((cap, ctx) => {
+    const needsTarget = cap.mode === 'decorate' || cap.mode === 'replace'
+    if (needsTarget && cap.target === undefined) ctx.addIssue(ruleIssue(`${cap.mode} capability requires target`))
+    if (!needsTarget && cap.target !== undefined) ctx.addIssue(ruleIssue(`${cap.mode} capability cannot define target`))
+    if (cap.before.some((name) => cap.after.includes(name))) {
+      ctx.addIssue(ruleIssue('a decorator cannot be both before and after the same item'))
+    }
+  })
+  .transform((cap) => ({
+    kind: cap.kind,
+    name: cap.name,
+    mode: cap.mode,
+    target: cap.target ?? null,
+    before: cap.before,
+    after: cap.after,
+    params_schema: cap.params_schema ?? null,
+    value_schema: cap.value_schema ?? null,
+    result_schema: cap.result_schema ?? null,
+  }))
+
+const ManifestDependencySchema = z.strictObject({
+  name: z.string().min(1),
+  version: z.string().min(1).default('*'),
+  capability: z.boolean().default(false),
+})
+
+const ManifestSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    version: z.string().min(1),
+    protocol: z.literal(1).default(1),
+    permissions: z.array(z.string()).default([]),
+    extension: z.strictObject({
+      command: z.array(z.string()).superRefine((command, ctx) => {
+        if (command.length === 0 || command[0]!.trim() === '') {
+          ctx.addIssue(ruleIssue('extension command cannot be empty'))
+        }
+      }),
+      cwd: z.string().min(1).default('.'),
+    }),
+    capabilities: z.array(ManifestCapabilitySchema).default([]),
+    dependencies: z.array(ManifestDependencySchema).default([]),
+  })
+  .superRefine((manifest, ctx) => {
+    const capabilities = manifest.capabilities.map((c) => `${c.kind}\u0000${c.name}`)
+    if (new Set(capabilities).size !== capabilities.length) {
+      ctx.addIssue(ruleIssue('extension capabilities must be unique'))
+    }
+    const dependencies = manifest.dependencies.map((d) => `${d.name}\u0000${String(d.capability)}`)
+    if (new Set(dependencies).size !== dependencies.length) {
+      ctx.addIssue(ruleIssue('extension dependencies must be unique'))
+    }
+  })
+
+export type ManifestCapability = z.output<typeof ManifestCapabilitySchema>
+export type ManifestDependency = z.output<typeof ManifestDependencySchema>
+export type Manifest = z.output<typeof ManifestSchema> & {
+  /** Absolute POSIX folder holding the manifest. */
+  dir: string
+  /** Absolute POSIX path of the manifest. */
+  file: string
+}
+
+export interface DiscoveredExtension {
+  manifest: Manifest
+  /** Capability names the project approves for `mode = "replace"` (from its `[[extensions]]` entry). */
+  allowReplace: string[]
+  configuredBy: 'path' | 'source' | 'discovered'
+}
+
+export function parseManifest(text: string, file: string): Manifest {
+  const table = parseTomlTable(text, file)
+  const manifest = validateToml(ManifestSchema, table, file)
+  const absolute = toPosixPath(path.resolve(file))
+  return { ...manifest, dir: path.posix.dirname(absolute), file: absolute }
+}
+
+/** Load `<dir>/insitu-extension.toml`. */
+export function loadManifest(dir: string): Manifest {
+  const file = path.join(dir, MANIFEST_FILE)
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot read extension manifest: ${(error as Error).message}`, { file, cause: error })
+  }
+  return parseManifest(text, file)
+}
+
+/** Real path of `p`, resolving the longest existing ancestor when `p` itself does not exist. */
+function realPathLenient(p: string): string {
+  const missing: string[] = []
+  let current = path.resolve(p)
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(current), ...missing.reverse())
+    } catch {
+      const parent = path.dirname(current)
+      if (parent === current) return path.join(current, ...missing.reverse())
+      missing.push(path.basename(current))
+      current = parent
+    }
+  }
+}
+
+function isWithin(parent: string, child: string): boolean {
+  const relative = path.relative(parent, child)
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
+}
+
+/** Absolute POSIX cwd for the extension process; must stay inside the manifest folder. */
+export function resolveExtensionCwd(manifest: Manifest): string {
+  const cwd = path.resolve(manifest.dir, manifest.extension.cwd)
+  if (!isWithin(manifest.dir, cwd) || !isWithin(realPathLenient(manifest.dir), realPathLenient(cwd))) {
+    throw new ConfigError(`${manifest.file}: extension cwd escapes package: ${manifest.extension.cwd}`, {
+      file: manifest.file,
+    })
+  }
+  return toPosixPath(cwd)
+}
+
+/** `[extension].command` with `{python}` and `{node}` substituted in every argument. */
+export function resolveCommand(manifest: Manifest, options: { python?: string } = {}): string[] {
+  const python = options.python ?? 'python3'
+  return manifest.extension.command.map((arg) =>
+    arg.replaceAll('{python}', python).replaceAll('{node}', process.execPath),
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discovery
+
+interface Installed {
+  folder: string
+  realDir: string
+  manifest: Manifest
+}
+
+/** Folders under `<root>/.insitu/extensions/` holding a manifest, by folder name. */
+function installedExtensions(root: string): Installed[] {
+  const base = path.join(root, '.insitu', 'extensions')
+  let names: string[]
+  try {
+    names = fs.readdirSync(base).sort()
+  } catch {
+    return []
+  }
+  const found: Installed[] = []
+  for (const folder of names) {
+    const dir = path.join(base, folder)
+    try {
+      if (!fs.statSync(dir).isDirectory() || !fs.statSync(path.join(dir, MANIFEST_FILE)).isFile()) continue
+    } catch {
+      continue
+    }
+    found.push({ folder, realDir: fs.realpathSync.native(dir), manifest: loadManifest(dir) })
+  }
+  return found
+}
+
+/** The names a `source` may be installed under: the source itself and its last path segment. */
+function sourceNames(source: string): string[] {
+  const segments = source.replace(/[/\\]+$/, '').split(/[/\\:]/)
+  const last = (segments[segments.length - 1] ?? '').replace(/\.git$/, '')
+  return last && last !== source ? [source, last] : [source]
+}
+
+function findInstalledSource(installed: readonly Installed[], source: string): Installed | undefined {
+  const names = sourceNames(source)
+  return installed.find((ext) => names.includes(ext.folder) || names.includes(ext.manifest.name))
+}
+
+/** Every extension the project uses: configured `[[extensions]]` first, then `.insitu/extensions/*`. */
+export function discoverExtensions(config: ProjectConfig): DiscoveredExtension[] {
+  const fail = (message: string): never => {
+    throw new ConfigError(`${config.file}: ${message}`, { file: config.file })
+  }
+  const installed = installedExtensions(config.root)
+  const claimed = new Set<Installed>()
+  const result: DiscoveredExtension[] = []
+  const names = new Set<string>()
+
+  const add = (manifest: Manifest, allowReplace: string[], configuredBy: DiscoveredExtension['configuredBy']) => {
+    if (names.has(manifest.name)) fail(`extension configured twice: ${manifest.name}`)
+    names.add(manifest.name)
+    result.push({ manifest, allowReplace, configuredBy })
+  }
+
+  for (const entry of config.extensions) {
+    if (entry.path !== null) {
+      const dir = path.resolve(config.root, entry.path)
+      let realDir: string
+      try {
+        if (!fs.statSync(dir).isDirectory()) throw new Error('not a folder')
+        realDir = fs.realpathSync.native(dir)
+      } catch {
+        if (!entry.enabled) continue
+        return fail(`extension path not found: ${entry.path}`)
+      }
+      const same = installed.find((ext) => ext.realDir === realDir)
+      if (same) claimed.add(same)
+      if (!entry.enabled) continue
+      try {
+        if (!fs.statSync(path.join(dir, MANIFEST_FILE)).isFile()) throw new Error('not a file')
+      } catch {
+        return fail(`extension path has no ${MANIFEST_FILE}: ${entry.path}`)
+      }
+      add(same?.manifest ?? loadManifest(dir), entry.allow_replace, 'path')
+    } else if (entry.source !== null) {
+      const match = findInstalledSource(installed, entry.source)
+      if (match) claimed.add(match)
+      if (!entry.enabled) continue
+      if (!match) {
+        return fail(
+          `extension source ${entry.source} is not installed: install it into .insitu/extensions/ ` +
+            '(for example with the insitu CLI) or use path = "..."',
+        )
+      }
+      add(match.manifest, entry.allow_replace, 'source')
+    }
+  }
+  for (const ext of installed) {
+    if (!claimed.has(ext)) add(ext.manifest, [], 'discovered')
+  }
+  return result
+}
