@@ -1,0 +1,337 @@
+/**
+ * YAML front matter of managed Markdown (SPEC §7, §8): split it off, read the materialization
+ * jobs it declares, set generated values by JSON pointer, and write it back.
+ *
+ * In:  document text (LF or CRLF) and plain JS front-matter data.
+ * Out: `FrontMatter` (data `null` when the document has none), `MaterializationJob`s, new text.
+ * Pure: no I/O. Errors are `FrontMatterError`s carrying a 1-based document line.
+ *
+ * - Front matter: the text starts with `---\n` (or `---\r\n`) and ends at the next line matching
+ *   `^---\s*$`; with no such line there is no front matter (as in Python). The body starts after
+ *   that line and the whitespace-only lines right after it (as Python's offset does). Empty or
+ *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML syntax
+ *   error → `invalid YAML front matter at line <n>: <reason>` (n counted in the whole document).
+ *   YAML 1.2 core schema (dates stay strings), duplicate keys rejected.
+ * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
+ *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
+ *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
+ *   frontmatter target`; no pointer → `frontmatter target requires pointer`; a pointer outside
+ *   `/generated/` → `frontmatter targets must be under /generated/`; two jobs whose pointers are
+ *   equal or one a path prefix of the other → `multiple materializations own <a> / <b>`.
+ *   The job's transform is the entry's `kind`, else `sql` (the Python implementation's default);
+ *   its options are the entry without `target` and `kind`; its id is the entry's `id`, else the
+ *   entry's name; its line is the entry key's line (else the `insitu` key's, else 1).
+ * - Writing: `---\n<yaml>---\n` + the body with its leading line breaks removed. The existing YAML
+ *   document is updated in place (key order, comments and scalar styles of unchanged values are
+ *   kept; new keys are appended); lines are never folded. A CRLF document is written with CRLF.
+ * - Indexing: the keys `insitu` and `generated` are never indexed (`indexableFrontMatter`).
+ */
+import { Document, isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
+import { isTruthyOption, namedOption, optionText } from './option-values.js'
+import { lineEndingOf } from './regions.js'
+
+export interface FrontMatter {
+  /** the parsed mapping; `null` when the document has no front matter */
+  data: Record<string, unknown> | null
+  /** the YAML text between the fences; `null` when there is no front matter */
+  raw: string | null
+  /** the text after the closing fence line and the blank lines after it (the whole text without front matter) */
+  body: string
+  /** 1-based line where `body` starts */
+  bodyStartLine: number
+  /** UTF-16 offset where `body` starts (pass to `parseRegions` to skip the front matter) */
+  bodyOffset: number
+}
+
+export interface MaterializationJob {
+  /** the key under `insitu.materializations` */
+  name: string
+  /** the entry's `id`, else `name` */
+  id: string
+  /** the transform to invoke: the entry's `kind`, else `sql` */
+  kind: string
+  /** the entry without `target` and `kind` */
+  options: Record<string, unknown>
+  /** JSON pointer under `/generated/` */
+  pointer: string
+  /** 1-based line of the entry's key in the document */
+  line: number
+}
+
+export class FrontMatterError extends Error {
+  readonly line: number
+  constructor(message: string, line: number) {
+    super(message)
+    this.name = 'FrontMatterError'
+    this.line = line
+  }
+}
+
+const OPENER = /^---\r?\n/
+const CLOSER = /^---\s*$/
+const GENERATED = '/generated/'
+
+export function splitFrontMatter(text: string): FrontMatter {
+  const fence = locateFrontMatter(text)
+  if (fence === null) return { data: null, raw: null, body: text, bodyStartLine: 1, bodyOffset: 0 }
+  const document = parseYaml(fence.raw)
+  const contents = document.contents
+  if (contents !== null && !isMap(contents)) throw new FrontMatterError('YAML front matter must be a mapping', 1)
+  const data = contents === null ? {} : (contents.toJS(document) as Record<string, unknown>)
+  return {
+    data,
+    raw: fence.raw,
+    body: text.slice(fence.bodyOffset),
+    bodyStartLine: fence.bodyStartLine,
+    bodyOffset: fence.bodyOffset,
+  }
+}
+
+export function materializationJobs(data: Record<string, unknown> | null, text: string): MaterializationJob[] {
+  const config = data?.insitu
+  if (!isPlainObject(config)) return []
+  const entries = config.materializations
+  if (!isPlainObject(entries)) return []
+  const lines = entryLines(text)
+  const jobs: MaterializationJob[] = []
+  for (const [name, entry] of Object.entries(entries)) {
+    if (!isPlainObject(entry)) continue
+    const line = lines.entries.get(name) ?? lines.insitu
+    const pointer = targetPointer(entry.target, name, line)
+    const { target: _target, kind, ...options } = entry
+    jobs.push({
+      name,
+      id: namedOption(entry.id, name),
+      kind: namedOption(kind, 'sql'),
+      options,
+      pointer,
+      line,
+    })
+  }
+  for (let later = 1; later < jobs.length; later++) {
+    const job = jobs[later]!
+    for (const earlier of jobs.slice(0, later)) {
+      if (targetsOverlap(earlier.pointer, job.pointer)) {
+        throw new FrontMatterError(`multiple materializations own ${earlier.pointer} / ${job.pointer}`, job.line)
+      }
+    }
+  }
+  return jobs
+}
+
+/**
+ * Whether two targets of one document are owned twice: equal, or both JSON pointers with one a
+ * path prefix of the other (trailing `/` ignored). Region targets (`region:<id>`) only clash when equal.
+ */
+export function targetsOverlap(a: string, b: string): boolean {
+  if (a === b) return true
+  if (!a.startsWith('/') || !b.startsWith('/')) return false
+  const left = a.replace(/\/+$/, '')
+  const right = b.replace(/\/+$/, '')
+  return left === right || left.startsWith(`${right}/`) || right.startsWith(`${left}/`)
+}
+
+/** `multiple materializations own <a> / <b>` for every clashing pair, in document order. */
+export function ownershipConflicts(targets: readonly string[]): string[] {
+  const messages: string[] = []
+  targets.forEach((right, index) => {
+    for (const left of targets.slice(0, index)) {
+      if (targetsOverlap(left, right)) messages.push(`multiple materializations own ${left} / ${right}`)
+    }
+  })
+  return messages
+}
+
+/** RFC 6901 pointer segments (`~1` → `/`, then `~0` → `~`). */
+export function pointerSegments(pointer: string): string[] {
+  if (!pointer.startsWith('/')) throw new Error(`front-matter pointer must start with '/': ${pointer}`)
+  return pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+}
+
+/** Set `value` at `pointer` (under `/generated/`), creating or replacing non-mapping parents. */
+export function setPointer(data: Record<string, unknown>, pointer: string, value: unknown): void {
+  if (!pointer.startsWith(GENERATED)) throw new Error('frontmatter targets must be under /generated/')
+  const segments = pointerSegments(pointer)
+  const last = segments.pop()!
+  let cursor = data
+  for (const segment of segments) {
+    const child = Object.hasOwn(cursor, segment) ? cursor[segment] : undefined
+    if (isPlainObject(child)) {
+      cursor = child
+    } else {
+      const created: Record<string, unknown> = {}
+      defineOwn(cursor, segment, created)
+      cursor = created
+    }
+  }
+  defineOwn(cursor, last, value)
+}
+
+/** `---\n<yaml>---\n` followed by the body with its leading line breaks removed. */
+export function writeFrontMatter(text: string, data: Record<string, unknown>): string {
+  const fence = locateFrontMatter(text)
+  const body = (fence === null ? text : text.slice(fence.bodyOffset)).replace(/^(?:\r?\n)+/, '')
+  const eol = fence === null ? lineEndingOf(text) : fence.eol
+  const parsed = fence === null ? null : parseDocument(fence.raw)
+  const document: Document = parsed !== null && parsed.errors.length === 0 ? parsed : new Document()
+  if (!isMap(document.contents)) {
+    document.contents = document.createNode(data)
+  } else {
+    mergeInto(document, document.contents, data)
+  }
+  const yaml = document.toString({ lineWidth: 0 })
+  return ['---\n', yaml, '---\n'].join('').replaceAll('\n', eol) + body
+}
+
+/** Front matter without the keys Insitu owns (`insitu`, `generated`). */
+export function indexableFrontMatter(data: Record<string, unknown> | null): Record<string, unknown> {
+  const indexable: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(data ?? {})) {
+    if (key !== 'insitu' && key !== 'generated') defineOwn(indexable, key, value)
+  }
+  return indexable
+}
+
+interface FrontMatterFence {
+  raw: string
+  rawOffset: number
+  bodyOffset: number
+  bodyStartLine: number
+  eol: '\n' | '\r\n'
+}
+
+function locateFrontMatter(text: string): FrontMatterFence | null {
+  const opener = OPENER.exec(text)
+  if (opener === null) return null
+  const rawOffset = opener[0].length
+  let offset = rawOffset
+  let line = 2
+  while (offset < text.length) {
+    const newline = text.indexOf('\n', offset)
+    const next = newline === -1 ? text.length : newline + 1
+    if (CLOSER.test(text.slice(offset, newline === -1 ? text.length : newline))) {
+      const raw = text.slice(rawOffset, offset)
+      let bodyOffset = next
+      let bodyStartLine = line + 1
+      for (;;) {
+        const blankEnd = text.indexOf('\n', bodyOffset)
+        if (!/^\s*$/.test(text.slice(bodyOffset, blankEnd === -1 ? text.length : blankEnd))) break
+        bodyOffset = blankEnd === -1 ? text.length : blankEnd + 1
+        if (blankEnd === -1) break
+        bodyStartLine++
+      }
+      return { raw, rawOffset, bodyOffset, bodyStartLine, eol: opener[0] === '---\r\n' ? '\r\n' : '\n' }
+    }
+    offset = next
+    line++
+  }
+  return null
+}
+
+function parseYaml(raw: string): Document.Parsed {
+  const document = parseDocument(raw, { prettyErrors: false })
+  const error = document.errors[0]
+  if (error !== undefined) {
+    const line = 2 + countNewlines(raw, error.pos[0])
+    throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.message}`, line)
+  }
+  return document
+}
+
+/** Lines of `insitu:` and of each key under `insitu.materializations`, from the YAML source. */
+function entryLines(text: string): { insitu: number; entries: Map<string, number> } {
+  const lines = { insitu: 1, entries: new Map<string, number>() }
+  const fence = locateFrontMatter(text)
+  if (fence === null) return lines
+  const document = parseDocument(fence.raw)
+  const lineOf = (node: unknown): number | undefined =>
+    isNode(node) && node.range ? 2 + countNewlines(fence.raw, node.range[0]) : undefined
+  const insitu = isMap(document.contents) ? findPair(document.contents, 'insitu') : undefined
+  if (insitu === undefined) return lines
+  lines.insitu = lineOf(insitu.key) ?? 1
+  const materializations = isMap(insitu.value) ? findPair(insitu.value, 'materializations') : undefined
+  if (materializations === undefined || !isMap(materializations.value)) return lines
+  for (const pair of materializations.value.items) {
+    const line = lineOf(pair.key)
+    if (line !== undefined) lines.entries.set(keyText(pair.key), line)
+  }
+  return lines
+}
+
+function targetPointer(target: unknown, name: string, line: number): string {
+  let kind: string
+  let pointer: string | null
+  if (typeof target === 'string' && target.startsWith('frontmatter:')) {
+    kind = 'frontmatter'
+    pointer = target.slice('frontmatter:'.length) || null
+  } else if (isPlainObject(target)) {
+    kind = target.kind === undefined ? 'markdown' : optionText(target.kind)
+    pointer = isTruthyOption(target.pointer) ? optionText(target.pointer) : null
+  } else {
+    kind = 'markdown'
+    pointer = null
+  }
+  if (kind !== 'frontmatter') throw new FrontMatterError(`materialization ${name} must have a frontmatter target`, line)
+  if (pointer === null) throw new FrontMatterError('frontmatter target requires pointer', line)
+  if (!pointer.startsWith(GENERATED)) throw new FrontMatterError('frontmatter targets must be under /generated/', line)
+  return pointer
+}
+
+/** Update `map` to hold `value`, keeping nodes (comments, styles) whose value did not change. */
+function mergeInto(document: Document, map: YAMLMap, value: Record<string, unknown>): void {
+  map.items = map.items.filter((pair) => Object.hasOwn(value, keyText(pair.key)))
+  for (const [key, item] of Object.entries(value)) {
+    const pair = findPair(map, key)
+    if (pair === undefined) {
+      map.items.push(document.createPair(key, item))
+      continue
+    }
+    const node = pair.value
+    if (isMap(node) && isPlainObject(item)) {
+      mergeInto(document, node, item)
+      continue
+    }
+    const current = isNode(node) ? node.toJS(document) : node
+    if (sameValue(current, item)) continue
+    const replacement = document.createNode(item)
+    if (isNode(node)) {
+      replacement.commentBefore = node.commentBefore
+      replacement.comment = node.comment
+      replacement.spaceBefore = node.spaceBefore
+    }
+    pair.value = replacement
+  }
+}
+
+function findPair(map: YAMLMap, key: string): { key: unknown; value: unknown } | undefined {
+  return (map.items as Array<{ key: unknown; value: unknown }>).find((pair) => keyText(pair.key) === key)
+}
+
+function keyText(key: unknown): string {
+  if (isScalar(key)) return String(key.value)
+  return isNode(key) ? String((key as Node).toJSON()) : String(key)
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => sameValue(item, b[index]))
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a)
+    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]))
+  }
+  return false
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)
+}
+
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
+function countNewlines(text: string, end: number): number {
+  let count = 0
+  for (let index = text.indexOf('\n'); index !== -1 && index < end; index = text.indexOf('\n', index + 1)) count++
+  return count
+}

@@ -1,0 +1,254 @@
+/**
+ * Insitu regions in managed Markdown (SPEC §7): parse them, and splice their generated bodies.
+ *
+ * In:  the full text of a Markdown document (front matter included; a region is only ever found
+ *      where its begin comment starts outside a fenced code block).
+ * Out: `Region`s in document order with UTF-16 offsets, and new document texts whose region
+ *      bodies were replaced or blanked while every directive comment is kept byte for byte.
+ * Pure: no I/O, no state. Errors are `RegionError`s carrying the 1-based line of the begin comment.
+ *
+ * Syntax
+ *   begin  `<!--`, optional whitespace, `insitu:begin`, optional kind token `[\w.-]+` (Unicode
+ *          letters/digits, as Python's `\w`) on the same line, then a line break and a TOML header
+ *          running up to the first `-->`. Also accepted, with an empty header (`{}`): the one-line
+ *          form `<!-- insitu:begin include -->`. (The Python implementation's pattern requires the
+ *          line break and silently ignores the one-line form; a user writing it clearly means a
+ *          region, so it is one here.) A begin-looking comment matching neither form, e.g.
+ *          `<!-- insitu:begin include path="x" -->`, is not a directive and is ignored, as in Python.
+ *   end    `<!--\s*insitu:end\s*-->`; the first end outside a fence after a begin closes it, so
+ *          regions never nest (a begin inside a body is body text). An end with no open region
+ *          is ignored. A begin with no end → `unterminated Insitu region at line <n>`.
+ *   header parsed with smol-toml (unsafe keys such as `__proto__` rejected); a failure →
+ *          `invalid TOML in Insitu region at line <n>: <reason> (line <l>, column <c>)` where n is
+ *          the begin comment's line and l/c locate the error in the document. TOML dates become
+ *          their ISO strings so that options stay JSON (they are sent over the wire verbatim).
+ *   id     options.id (when truthy, stringified) else `region-<ordinal>` (1-based, all regions).
+ *   kind   the inline kind, else options.kind (when truthy, stringified), else `sql`.
+ *
+ * Fences: a line indented ≤ 3 spaces opening with ≥ 3 backticks or tildes (a backtick opener's
+ * info string may not contain a backtick, as in CommonMark) starts a fence; a line indented ≤ 3
+ * spaces with at least as many of the same character and nothing but whitespace after closes it;
+ * an unclosed fence runs to the end of the document. Fences are found over the whole text, region
+ * bodies included (as Python does), so generated content must close the fences it opens.
+ * Fences inside block quotes or list items are not recognised (as in Python).
+ *
+ * Line endings: LF and CRLF are both understood. Replacement text uses the document's line ending
+ * (that of its first line break; LF when it has none), and line breaks inside replacement content
+ * are converted to it, so an LF document gets exactly SPEC's `"\n\n" + c + "\n\n"` and a CRLF
+ * document stays CRLF. Replacing is idempotent: the same content twice gives the same text, and
+ * parsing the result gives the same regions (ids, kinds, options, lines).
+ */
+import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
+import { namedOption } from './option-values.js'
+
+export interface Region {
+  /** options.id, else `region-<ordinal>` */
+  id: string
+  /** the transform the region invokes: inline kind, else options.kind, else `sql` */
+  kind: string
+  /** 1-based line of the begin comment */
+  line: number
+  /** the TOML header table, verbatim (dates as ISO strings) */
+  options: Record<string, unknown>
+  /** offset of the begin comment's `<!--` */
+  start: number
+  /** offset just after the begin comment's `-->` */
+  bodyStart: number
+  /** offset of the end comment's `<!--` */
+  bodyEnd: number
+  /** offset just after the end comment's `-->` */
+  end: number
+}
+
+export class RegionError extends Error {
+  /** 1-based line of the begin comment of the region at fault */
+  readonly line: number
+  constructor(message: string, line: number) {
+    super(message)
+    this.name = 'RegionError'
+    this.line = line
+  }
+}
+
+type Range = readonly [start: number, end: number]
+
+const BEGIN = /<!--\s*insitu:begin(?:[ \t]+([\p{L}\p{N}_.-]+))?[ \t]*(?:\r?\n([\s\S]*?))?-->/gu
+const END = /<!--\s*insitu:end\s*-->/g
+
+/**
+ * Parse every region of `text` in document order. Scanning starts at offset `from` (e.g. a front
+ * matter's body offset); lines and offsets stay relative to the whole text.
+ */
+export function parseRegions(text: string, from = 0): Region[] {
+  const fences = fencedRanges(text, from)
+  const lineAt = lineCounter(text)
+  const regions: Region[] = []
+  let cursor = from
+  for (;;) {
+    const begin = nextOutside(BEGIN, text, cursor, fences)
+    if (begin === null) break
+    const line = lineAt(begin.index)
+    const bodyStart = begin.index + begin[0].length
+    const end = nextOutside(END, text, bodyStart, fences)
+    if (end === null) throw new RegionError(`unterminated Insitu region at line ${line}`, line)
+    const header = begin[2] ?? ''
+    const headerLine = lineAt(bodyStart - header.length - 3)
+    const options = parseHeader(header, line, headerLine)
+    const ordinal = regions.length + 1
+    regions.push({
+      id: namedOption(options.id, `region-${ordinal}`),
+      kind: begin[1] ?? namedOption(options.kind, 'sql'),
+      line,
+      options,
+      start: begin.index,
+      bodyStart,
+      bodyEnd: end.index,
+      end: end.index + end[0].length,
+    })
+    cursor = end.index + end[0].length
+  }
+  return regions
+}
+
+/** `"\n\n" + c.trimEnd() + "\n\n"`, or `"\n\n"` when that is empty; `eol` replaces every line break. */
+export function regionBodyText(content: string, eol: '\n' | '\r\n' = '\n'): string {
+  const trimmed = content.trimEnd().replace(/\r?\n/g, eol)
+  return trimmed === '' ? eol + eol : eol + eol + trimmed + eol + eol
+}
+
+/** The line ending of the first line break in `text` (`\n` when there is none). */
+export function lineEndingOf(text: string): '\n' | '\r\n' {
+  const newline = text.indexOf('\n')
+  return newline > 0 && text[newline - 1] === '\r' ? '\r\n' : '\n'
+}
+
+/** Replace one region's body (offsets from `parseRegions(text)`); directives are kept. */
+export function replaceRegionBody(text: string, region: Region, content: string): string {
+  return text.slice(0, region.bodyStart) + regionBodyText(content, lineEndingOf(text)) + text.slice(region.bodyEnd)
+}
+
+/**
+ * Replace the body of every region whose id is a key of `contents`; other regions are untouched.
+ * Two regions sharing an id both receive the content (ownership conflicts are the caller's to report).
+ */
+export function replaceRegionBodies(text: string, contents: ReadonlyMap<string, string>): string {
+  const eol = lineEndingOf(text)
+  let updated = text
+  for (const region of parseRegions(text).reverse()) {
+    const content = contents.get(region.id)
+    if (content === undefined) continue
+    updated = updated.slice(0, region.bodyStart) + regionBodyText(content, eol) + updated.slice(region.bodyEnd)
+  }
+  return updated
+}
+
+/** Every region body becomes a single line break (directives kept): generated text never becomes input. */
+export function blankRegionBodies(text: string): string {
+  const eol = lineEndingOf(text)
+  let updated = text
+  for (const region of parseRegions(text).reverse()) {
+    updated = updated.slice(0, region.bodyStart) + eol + updated.slice(region.bodyEnd)
+  }
+  return updated
+}
+
+/** [start, end) offsets of the fenced code blocks whose opening line starts at or after `from`. */
+export function fencedRanges(text: string, from = 0): Range[] {
+  const ranges: Range[] = []
+  let open: { marker: string; length: number; start: number } | null = null
+  let offset = from
+  while (offset < text.length) {
+    const newline = text.indexOf('\n', offset)
+    const next = newline === -1 ? text.length : newline + 1
+    let line = text.slice(offset, newline === -1 ? text.length : newline)
+    if (line.endsWith('\r')) line = line.slice(0, -1)
+    const fence = fenceRun(line)
+    if (open === null) {
+      if (fence !== null && fence.length >= 3 && !(fence.marker === '`' && fence.rest.includes('`'))) {
+        open = { marker: fence.marker, length: fence.length, start: offset }
+      }
+    } else if (fence !== null && fence.marker === open.marker && fence.length >= open.length && fence.rest.trim() === '') {
+      ranges.push([open.start, next])
+      open = null
+    }
+    offset = next
+  }
+  if (open !== null) ranges.push([open.start, text.length])
+  return ranges
+}
+
+/** The run of backticks or tildes a line starts with (after ≤ 3 spaces), and what follows it. */
+function fenceRun(line: string): { marker: string; length: number; rest: string } | null {
+  let indent = 0
+  while (line[indent] === ' ') indent++
+  if (indent > 3) return null
+  const marker = line[indent]
+  if (marker !== '`' && marker !== '~') return null
+  let end = indent
+  while (line[end] === marker) end++
+  return { marker, length: end - indent, rest: line.slice(end) }
+}
+
+/** The first match of `pattern` at or after `from` that does not start inside a fence. */
+function nextOutside(pattern: RegExp, text: string, from: number, fences: readonly Range[]): RegExpExecArray | null {
+  let cursor = from
+  for (;;) {
+    pattern.lastIndex = cursor
+    const match = pattern.exec(text)
+    if (match === null) return null
+    const fence = fenceContaining(fences, match.index)
+    if (fence === undefined) return match
+    cursor = fence[1]
+  }
+}
+
+function fenceContaining(fences: readonly Range[], offset: number): Range | undefined {
+  let low = 0
+  let high = fences.length - 1
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    const fence = fences[middle]!
+    if (offset < fence[0]) high = middle - 1
+    else if (offset >= fence[1]) low = middle + 1
+    else return fence
+  }
+  return undefined
+}
+
+/** 1-based line of an offset; queries must come in non-decreasing offset order. */
+function lineCounter(text: string): (offset: number) => number {
+  let position = 0
+  let line = 1
+  return (offset) => {
+    for (let newline = text.indexOf('\n', position); newline !== -1 && newline < offset; newline = text.indexOf('\n', newline + 1)) {
+      line++
+      position = newline + 1
+    }
+    if (position < offset) position = offset
+    return line
+  }
+}
+
+function parseHeader(header: string, line: number, headerLine: number): Record<string, unknown> {
+  let table: Record<string, unknown>
+  try {
+    table = parseToml(header, { unsafeKeyBehaviour: 'throw' })
+  } catch (error) {
+    if (!(error instanceof TomlError)) throw error
+    const reason = error.message.split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '')
+    const where = `line ${headerLine + error.line - 1}, column ${error.column}`
+    throw new RegionError(`invalid TOML in Insitu region at line ${line}: ${reason} (${where})`, line)
+  }
+  return jsonSafe(table) as Record<string, unknown>
+}
+
+function jsonSafe(value: unknown): unknown {
+  if (value instanceof TomlDate) return value.toISOString()
+  if (Array.isArray(value)) return value.map(jsonSafe)
+  if (typeof value === 'object' && value !== null) {
+    const copy: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) copy[key] = jsonSafe(item)
+    return copy
+  }
+  return value
+}

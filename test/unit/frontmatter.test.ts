@@ -1,0 +1,302 @@
+import { describe, expect, it } from 'vitest'
+import {
+  FrontMatterError,
+  indexableFrontMatter,
+  materializationJobs,
+  ownershipConflicts,
+  pointerSegments,
+  setPointer,
+  splitFrontMatter,
+  targetsOverlap,
+  writeFrontMatter,
+} from '../../src/documents/frontmatter.js'
+
+function errorOf(run: () => unknown): FrontMatterError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(FrontMatterError)
+    return error as FrontMatterError
+  }
+  throw new Error('expected a FrontMatterError')
+}
+
+describe('splitFrontMatter', () => {
+  it('returns null data when there is no front matter', () => {
+    for (const text of ['# Title\n', '\n---\na: 1\n---\n', '--- \na: 1\n---\n', '---\na: 1\n', '']) {
+      expect(splitFrontMatter(text)).toEqual({ data: null, raw: null, body: text, bodyStartLine: 1, bodyOffset: 0 })
+    }
+  })
+
+  it('splits YAML and body', () => {
+    const text = '---\ntitle: Tasks\ntags: [a, b]\n---\n\n# Tasks\n'
+    expect(splitFrontMatter(text)).toEqual({
+      data: { title: 'Tasks', tags: ['a', 'b'] },
+      raw: 'title: Tasks\ntags: [a, b]\n',
+      body: '# Tasks\n',
+      bodyStartLine: 6,
+      bodyOffset: 35,
+    })
+  })
+
+  it('starts the body after the blank lines that follow the closing fence, as Python does', () => {
+    expect(splitFrontMatter('---\na: 1\n---\n\n  \t\n\n  indented\n').body).toBe('  indented\n')
+    expect(splitFrontMatter('---\na: 1\n---\n\n  \t\n\n  indented\n').bodyStartLine).toBe(7)
+    expect(splitFrontMatter('---\na: 1\n---\n\n   ').body).toBe('')
+    expect(splitFrontMatter('---\r\na: 1\r\n---\r\n\r\nB').body).toBe('B')
+  })
+
+  it('closes at a line of --- followed only by whitespace', () => {
+    const split = splitFrontMatter('---\na: "---"\n---  \t\nbody')
+    expect(split.data).toEqual({ a: '---' })
+    expect(split.body).toBe('body')
+    expect(splitFrontMatter('---\na: 1\n---').body).toBe('')
+  })
+
+  it('reads CRLF front matter', () => {
+    const split = splitFrontMatter('---\r\ntitle: X\r\nn: 2\r\n---\r\nBody\r\n')
+    expect(split.data).toEqual({ title: 'X', n: 2 })
+    expect(split.body).toBe('Body\r\n')
+    expect(split.bodyStartLine).toBe(5)
+  })
+
+  it('treats empty and comment-only front matter as an empty mapping', () => {
+    expect(splitFrontMatter('---\n---\nB').data).toEqual({})
+    expect(splitFrontMatter('---\n# just a note\n---\nB').data).toEqual({})
+  })
+
+  it('uses the YAML 1.2 core schema', () => {
+    expect(splitFrontMatter('---\nd: 2024-01-02\nb: yes\nn: ~\nf: 1.5\n---\n').data).toEqual({ d: '2024-01-02', b: 'yes', n: null, f: 1.5 })
+  })
+
+  it('rejects front matter that is not a mapping', () => {
+    for (const text of ['---\n- a\n---\n', '---\nplain\n---\n']) {
+      const error = errorOf(() => splitFrontMatter(text))
+      expect(error.message).toBe('YAML front matter must be a mapping')
+      expect(error.line).toBe(1)
+    }
+  })
+
+  it('rejects invalid YAML with its document line', () => {
+    const duplicate = errorOf(() => splitFrontMatter('---\ntitle: X\ntitle: Y\n---\n'))
+    expect(duplicate.message).toBe('invalid YAML front matter at line 3: Map keys must be unique')
+    expect(duplicate.line).toBe(3)
+    expect(errorOf(() => splitFrontMatter('---\na: b: c\n---\n')).message).toBe(
+      'invalid YAML front matter at line 2: Nested mappings are not allowed in compact mappings',
+    )
+  })
+})
+
+const JOBS_DOC = [
+  '---', //                                                1
+  'title: Board', //                                       2
+  'insitu:', //                                            3
+  '  materializations:', //                                4
+  '    counts:', //                                        5
+  '      model: counts', //                                6
+  '      target: frontmatter:/generated/counts', //        7
+  '    owners:', //                                        8
+  '      id: owner-list', //                               9
+  '      kind: include', //                               10
+  '      path: OWNERS', //                                11
+  '      target: {kind: frontmatter, pointer: /generated/owners}', // 12
+  '    ignored: just a string', //                        13
+  '---', //                                               14
+  'Body', //                                              15
+  '',
+].join('\n')
+
+function jobsOf(text: string) {
+  return materializationJobs(splitFrontMatter(text).data, text)
+}
+
+function withEntries(...entries: string[]): string {
+  return ['---', 'insitu:', '  materializations:', ...entries, '---', ''].join('\n')
+}
+
+describe('materializationJobs', () => {
+  it('reads one job per mapping entry', () => {
+    expect(jobsOf(JOBS_DOC)).toEqual([
+      { name: 'counts', id: 'counts', kind: 'sql', options: { model: 'counts' }, pointer: '/generated/counts', line: 5 },
+      {
+        name: 'owners',
+        id: 'owner-list',
+        kind: 'include',
+        options: { id: 'owner-list', path: 'OWNERS' },
+        pointer: '/generated/owners',
+        line: 8,
+      },
+    ])
+  })
+
+  it('returns no jobs without an insitu.materializations mapping', () => {
+    expect(materializationJobs(null, '')).toEqual([])
+    expect(jobsOf('---\ntitle: X\n---\n')).toEqual([])
+    expect(jobsOf('---\ninsitu: 3\n---\n')).toEqual([])
+    expect(jobsOf('---\ninsitu:\n  materializations: [a]\n---\n')).toEqual([])
+  })
+
+  it('falls back to the insitu key line, then line 1', () => {
+    const data = { insitu: { materializations: { x: { target: 'frontmatter:/generated/x' } } } }
+    expect(materializationJobs(data, '---\na: 1\ninsitu: {}\n---\n')[0]!.line).toBe(3)
+    expect(materializationJobs(data, 'no front matter')[0]!.line).toBe(1)
+  })
+
+  it('requires a frontmatter target with a pointer under /generated/', () => {
+    const cases: Array<[string[], string, number]> = [
+      [['    a:', '      model: m'], 'materialization a must have a frontmatter target', 4],
+      [['    a:', '      target: {pointer: /generated/a}'], 'materialization a must have a frontmatter target', 4],
+      [['    a:', '      target: region:x'], 'materialization a must have a frontmatter target', 4],
+      [['    a:', '      target: {kind: frontmatter}'], 'frontmatter target requires pointer', 4],
+      [['    a:', '      target: "frontmatter:"'], 'frontmatter target requires pointer', 4],
+      [['    a: {target: "frontmatter:/title"}'], 'frontmatter targets must be under /generated/', 4],
+      [['    ok: {target: "frontmatter:/generated/ok"}', '    b: {target: "frontmatter:/generatedx"}'], 'frontmatter targets must be under /generated/', 5],
+    ]
+    for (const [entries, message, line] of cases) {
+      const error = errorOf(() => jobsOf(withEntries(...entries)))
+      expect([error.message, error.line]).toEqual([message, line])
+    }
+  })
+
+  it('rejects overlapping pointers in one document', () => {
+    const cases: Array<[string, string, string]> = [
+      ['/generated/a', '/generated/a', 'multiple materializations own /generated/a / /generated/a'],
+      ['/generated/a', '/generated/a/b', 'multiple materializations own /generated/a / /generated/a/b'],
+      ['/generated/a/b/c', '/generated/a/', 'multiple materializations own /generated/a/b/c / /generated/a/'],
+    ]
+    for (const [first, second, message] of cases) {
+      const text = withEntries(`    one: {target: "frontmatter:${first}"}`, `    two: {target: {kind: frontmatter, pointer: "${second}"}}`)
+      const error = errorOf(() => jobsOf(text))
+      expect([error.message, error.line]).toEqual([message, 5])
+    }
+    const siblings = withEntries('    one: {target: "frontmatter:/generated/a"}', '    two: {target: "frontmatter:/generated/ab"}')
+    expect(jobsOf(siblings).map((job) => job.pointer)).toEqual(['/generated/a', '/generated/ab'])
+  })
+})
+
+describe('ownership conflicts', () => {
+  it('compares pointers by path and region targets by equality', () => {
+    expect(targetsOverlap('/generated/a', '/generated/a/b')).toBe(true)
+    expect(targetsOverlap('/generated/a', '/generated/ab')).toBe(false)
+    expect(targetsOverlap('region:a', 'region:a')).toBe(true)
+    expect(targetsOverlap('region:a', 'region:a/b')).toBe(false)
+    expect(ownershipConflicts(['region:x', '/generated/a', 'region:y', '/generated/a/b', 'region:x'])).toEqual([
+      'multiple materializations own /generated/a / /generated/a/b',
+      'multiple materializations own region:x / region:x',
+    ])
+    expect(ownershipConflicts(['region:x', '/generated/x'])).toEqual([])
+  })
+})
+
+describe('setPointer', () => {
+  it('creates objects along the way and unescapes ~1 and ~0', () => {
+    const data: Record<string, unknown> = { title: 'X' }
+    setPointer(data, '/generated/a~1b/c~0d/~01', [1, 2])
+    setPointer(data, '/generated/other', 'v')
+    expect(data).toEqual({ title: 'X', generated: { 'a/b': { 'c~d': { '~1': [1, 2] } }, other: 'v' } })
+    expect(pointerSegments('/generated/a~1b/~0~1')).toEqual(['generated', 'a/b', '~/'])
+  })
+
+  it('replaces non-mapping parents and existing values', () => {
+    const data: Record<string, unknown> = { generated: { counts: 'stale', keep: 1 } }
+    setPointer(data, '/generated/counts/total', 2)
+    setPointer(data, '/generated/keep', null)
+    expect(data).toEqual({ generated: { counts: { total: 2 }, keep: null } })
+  })
+
+  it('refuses pointers outside /generated/', () => {
+    expect(() => setPointer({}, '/title', 'x')).toThrow('frontmatter targets must be under /generated/')
+    expect(() => setPointer({}, 'generated/x', 'x')).toThrow('frontmatter targets must be under /generated/')
+    expect(() => pointerSegments('x')).toThrow("front-matter pointer must start with '/': x")
+  })
+
+  it('never touches prototypes', () => {
+    const data: Record<string, unknown> = {}
+    setPointer(data, '/generated/__proto__/polluted', true)
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype)
+    expect(Object.keys(data.generated as object)).toEqual(['__proto__'])
+  })
+})
+
+describe('writeFrontMatter', () => {
+  it('writes block YAML between fences and removes the leading line breaks of the body', () => {
+    const text = '---\ntitle: X\n---\n\n\nBody\n'
+    const data = splitFrontMatter(text).data!
+    setPointer(data, '/generated/counts/total', 2)
+    expect(writeFrontMatter(text, data)).toBe('---\ntitle: X\ngenerated:\n  counts:\n    total: 2\n---\nBody\n')
+  })
+
+  it('adds front matter to a document without any', () => {
+    expect(writeFrontMatter('\n# Hi\n', { generated: { n: 1 } })).toBe('---\ngenerated:\n  n: 1\n---\n# Hi\n')
+  })
+
+  it('keeps key order, comments and styles of unchanged values', () => {
+    const text = [
+      '---',
+      '# heading comment',
+      "title: 'Quoted' # trailing",
+      'generated:',
+      '  # about counts',
+      '  counts:',
+      '    total: 1 # was one',
+      '  old: 3',
+      'tags: [a, b]',
+      '---',
+      'Body',
+    ].join('\n')
+    const data = splitFrontMatter(text).data!
+    setPointer(data, '/generated/counts/total', 5)
+    delete (data.generated as Record<string, unknown>).old
+    data.added = { list: ['x', 'y'] }
+    expect(writeFrontMatter(text, data)).toBe(
+      [
+        '---',
+        '# heading comment',
+        "title: 'Quoted' # trailing",
+        'generated:',
+        '  # about counts',
+        '  counts:',
+        '    total: 5 # was one',
+        'tags: [ a, b ]',
+        'added:',
+        '  list:',
+        '    - x',
+        '    - y',
+        '---',
+        'Body',
+      ].join('\n'),
+    )
+  })
+
+  it('never folds long lines', () => {
+    const long = 'word '.repeat(40).trim()
+    expect(writeFrontMatter('B', { generated: { text: long } })).toBe(`---\ngenerated:\n  text: ${long}\n---\nB`)
+  })
+
+  it('keeps CRLF documents CRLF', () => {
+    const text = '---\r\ntitle: X\r\n---\r\n\r\nBody\r\n'
+    const data = splitFrontMatter(text).data!
+    setPointer(data, '/generated/n', 1)
+    expect(writeFrontMatter(text, data)).toBe('---\r\ntitle: X\r\ngenerated:\r\n  n: 1\r\n---\r\nBody\r\n')
+  })
+
+  it('is stable: writing the data it reads back changes nothing', () => {
+    const once = writeFrontMatter('---\ntitle: X\n---\nBody\n', { title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
+    expect(writeFrontMatter(once, splitFrontMatter(once).data!)).toBe(once)
+    expect(splitFrontMatter(once).data).toEqual({ title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
+  })
+
+  it('writes an empty mapping as {}', () => {
+    expect(writeFrontMatter('---\n---\nB', {})).toBe('---\n{}\n---\nB')
+  })
+})
+
+describe('indexableFrontMatter', () => {
+  it('drops the keys Insitu owns', () => {
+    const data = splitFrontMatter(JOBS_DOC).data
+    expect(indexableFrontMatter(data)).toEqual({ title: 'Board' })
+    expect(indexableFrontMatter({ generated: {}, insitu: {}, status: 'open' })).toEqual({ status: 'open' })
+    expect(indexableFrontMatter(null)).toEqual({})
+  })
+})

@@ -1,0 +1,307 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  RegionError,
+  blankRegionBodies,
+  fencedRanges,
+  lineEndingOf,
+  parseRegions,
+  regionBodyText,
+  replaceRegionBodies,
+  replaceRegionBody,
+  type Region,
+} from '../../src/documents/regions.js'
+
+const BASIC = [
+  '# Title', //                                    1
+  '', //                                           2
+  '<!-- insitu:begin include', //                  3
+  'path = "notes.txt"', //                         4
+  'start = 2', //                                  5
+  '-->', //                                        6
+  'old body', //                                   7
+  '<!-- insitu:end -->', //                        8
+  '', //                                           9
+  '<!-- insitu:begin', //                         10
+  'id = "tasks"', //                              11
+  'model = "open_tasks"', //                      12
+  '-->', //                                       13
+  '<!-- insitu:end -->', //                       14
+  '', //                                          15
+].join('\n')
+
+function summary(regions: Region[]) {
+  return regions.map(({ id, kind, line, options }) => ({ id, kind, line, options }))
+}
+
+function errorOf(run: () => unknown): RegionError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(RegionError)
+    return error as RegionError
+  }
+  throw new Error('expected a RegionError')
+}
+
+describe('parseRegions', () => {
+  it('reads ids, kinds, lines and options in document order', () => {
+    expect(summary(parseRegions(BASIC))).toEqual([
+      { id: 'region-1', kind: 'include', line: 3, options: { path: 'notes.txt', start: 2 } },
+      { id: 'tasks', kind: 'sql', line: 10, options: { id: 'tasks', model: 'open_tasks' } },
+    ])
+  })
+
+  it('reports offsets of the directives and the body', () => {
+    const [first, second] = parseRegions(BASIC)
+    expect(BASIC.slice(first!.start, first!.bodyStart)).toBe('<!-- insitu:begin include\npath = "notes.txt"\nstart = 2\n-->')
+    expect(BASIC.slice(first!.bodyStart, first!.bodyEnd)).toBe('\nold body\n')
+    expect(BASIC.slice(first!.bodyEnd, first!.end)).toBe('<!-- insitu:end -->')
+    expect(BASIC.slice(second!.bodyStart, second!.bodyEnd)).toBe('\n')
+    expect(second!.end).toBe(BASIC.length - 1)
+  })
+
+  it('takes the kind from the inline token, then options.kind, then sql', () => {
+    const text = [
+      '<!-- insitu:begin tree\nkind = "include"\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin\nkind = "my-ext.render_v2"\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin\n-->\n<!-- insitu:end -->',
+      '<!--insitu:begin x.y-z_1   \n-->\n<!--insitu:end-->',
+    ].join('\n')
+    expect(parseRegions(text).map((region) => region.kind)).toEqual(['tree', 'my-ext.render_v2', 'sql', 'x.y-z_1'])
+  })
+
+  it('numbers unnamed regions by their ordinal among all regions', () => {
+    const text = [
+      '<!-- insitu:begin\nid = "named"\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin\nid = ""\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin\nid = 7\n-->\n<!-- insitu:end -->',
+    ].join('\n')
+    expect(parseRegions(text).map((region) => region.id)).toEqual(['named', 'region-2', 'region-3', '7'])
+  })
+
+  it('accepts the one-line begin comment with an empty header', () => {
+    const text = 'a\n<!-- insitu:begin include -->\nbody\n<!-- insitu:end -->\n<!-- insitu:begin -->x<!-- insitu:end -->\n'
+    expect(summary(parseRegions(text))).toEqual([
+      { id: 'region-1', kind: 'include', line: 2, options: {} },
+      { id: 'region-2', kind: 'sql', line: 5, options: {} },
+    ])
+  })
+
+  it('ignores begin-looking comments that are neither form, and ends without a begin', () => {
+    const text = [
+      '<!-- insitu:end -->',
+      '<!-- insitu:begin include path="x" -->',
+      '<!-- insitu:beginning',
+      '-->',
+      '<!-- insitu:end -->',
+      '<!-- insitu:begin tree',
+      '-->',
+      '<!-- insitu:end -->',
+      '<!-- insitu:end -->',
+    ].join('\n')
+    expect(summary(parseRegions(text))).toEqual([{ id: 'region-1', kind: 'tree', line: 6, options: {} }])
+  })
+
+  it('does not nest: the first end closes the region and an inner begin is body text', () => {
+    const text = '<!-- insitu:begin\nid = "outer"\n-->\n<!-- insitu:begin\nid = "inner"\n-->\nx\n<!-- insitu:end -->\ny\n<!-- insitu:end -->\n'
+    const regions = parseRegions(text)
+    expect(regions.map((region) => region.id)).toEqual(['outer'])
+    expect(text.slice(regions[0]!.bodyStart, regions[0]!.bodyEnd)).toBe('\n<!-- insitu:begin\nid = "inner"\n-->\nx\n')
+  })
+
+  it('ends the header at the first -->', () => {
+    const text = '<!-- insitu:begin\nnote = "a"-->\n<!-- insitu:end -->'
+    expect(parseRegions(text)[0]!.options).toEqual({ note: 'a' })
+  })
+
+  it('returns no regions for a document without any', () => {
+    expect(parseRegions('# Nothing here\n\n<!-- a comment -->\n')).toEqual([])
+    expect(parseRegions('')).toEqual([])
+  })
+
+  it('rejects an unterminated region with its line', () => {
+    const error = errorOf(() => parseRegions('x\n\n<!-- insitu:begin tree\n-->\nbody\n'))
+    expect(error.message).toBe('unterminated Insitu region at line 3')
+    expect(error.line).toBe(3)
+  })
+
+  it('rejects an unterminated region after a complete one', () => {
+    const text = '<!-- insitu:begin\n-->\n<!-- insitu:end -->\n<!-- insitu:begin -->\n'
+    expect(errorOf(() => parseRegions(text)).message).toBe('unterminated Insitu region at line 4')
+  })
+
+  it('rejects invalid TOML naming the region line and the error position', () => {
+    const text = '# T\n<!-- insitu:begin\nid = "x"\nmodel = \n-->\n<!-- insitu:end -->\n'
+    const error = errorOf(() => parseRegions(text))
+    expect(error.message).toBe('invalid TOML in Insitu region at line 2: invalid value (line 4, column 9)')
+    expect(error.line).toBe(2)
+  })
+
+  it('rejects duplicate and unsafe TOML keys', () => {
+    expect(errorOf(() => parseRegions('<!-- insitu:begin\nid = 1\nid = 2\n-->\n<!-- insitu:end -->')).message).toBe(
+      'invalid TOML in Insitu region at line 1: trying to redefine an already defined table or value (line 3, column 1)',
+    )
+    expect(errorOf(() => parseRegions('\n<!-- insitu:begin\n__proto__ = 1\n-->\n<!-- insitu:end -->')).message).toBe(
+      'invalid TOML in Insitu region at line 2: document contains an unsafe property (line 3, column 1)',
+    )
+  })
+
+  it('keeps nested tables and arrays, and turns TOML dates into strings', () => {
+    const text = '<!-- insitu:begin\nexclude = ["a", "b"]\nparams = { limit = 3, on = true }\nsince = 2024-01-02\n-->\n<!-- insitu:end -->'
+    expect(parseRegions(text)[0]!.options).toEqual({ exclude: ['a', 'b'], params: { limit: 3, on: true }, since: '2024-01-02' })
+  })
+
+  it('starts scanning at the given offset (e.g. past front matter) but counts lines from the top', () => {
+    const text = '---\nx: "<!-- insitu:begin -->"\n---\n<!-- insitu:begin tree -->\n<!-- insitu:end -->\n'
+    expect(summary(parseRegions(text))).toEqual([{ id: 'region-1', kind: 'sql', line: 2, options: {} }])
+    const regions = parseRegions(text, text.indexOf('---\n<!--') + 4)
+    expect(summary(regions)).toEqual([{ id: 'region-1', kind: 'tree', line: 4, options: {} }])
+  })
+})
+
+describe('fenced code blocks', () => {
+  const region = '<!-- insitu:begin tree -->\n<!-- insitu:end -->'
+
+  it('ignores regions inside backtick and tilde fences', () => {
+    const text = ['```md', region, '```', '~~~', region, '~~~', region, ''].join('\n')
+    expect(parseRegions(text).map((r) => r.line)).toEqual([9])
+  })
+
+  it('needs a closer of the same character at least as long, with nothing after it', () => {
+    const text = ['````md', '```', '~~~~', '``` not a closer', region, '`````  ', region, ''].join('\n')
+    expect(parseRegions(text).map((r) => r.line)).toEqual([8])
+    expect(fencedRanges(text)).toEqual([[0, text.indexOf('`````  ') + '`````  \n'.length]])
+  })
+
+  it('accepts up to three spaces of indentation, and four spaces are not a fence', () => {
+    const three = ['   ```', region, '   ```', ''].join('\n')
+    expect(parseRegions(three)).toEqual([])
+    const four = ['    ```', region, '    ```', ''].join('\n')
+    expect(parseRegions(four).map((r) => r.line)).toEqual([2])
+  })
+
+  it('needs at least three fence characters', () => {
+    expect(parseRegions(['``', region, '``', ''].join('\n')).map((r) => r.line)).toEqual([2])
+  })
+
+  it('does not open a backtick fence whose info string holds a backtick', () => {
+    expect(parseRegions(['```js ` x', region, ''].join('\n')).map((r) => r.line)).toEqual([2])
+  })
+
+  it('runs an unclosed fence to the end of the document', () => {
+    const text = [region, '```', region, ''].join('\n')
+    expect(parseRegions(text).map((r) => r.line)).toEqual([1])
+    expect(fencedRanges(text)).toEqual([[text.indexOf('```'), text.length]])
+  })
+
+  it('skips an end comment inside a fence within a region body', () => {
+    const text = ['<!-- insitu:begin include -->', '```md', '<!-- insitu:end -->', '```', '<!-- insitu:end -->', ''].join('\n')
+    const [only] = parseRegions(text)
+    expect(text.slice(only!.bodyStart, only!.bodyEnd)).toBe('\n```md\n<!-- insitu:end -->\n```\n')
+  })
+
+  it('swallows the end comment when a region body opens a fence it never closes', () => {
+    const text = ['<!-- insitu:begin include -->', '```', '<!-- insitu:end -->', ''].join('\n')
+    expect(() => parseRegions(text)).toThrow('unterminated Insitu region at line 1')
+  })
+})
+
+describe('replacing region bodies', () => {
+  it('formats a body as SPEC says', () => {
+    expect(regionBodyText('a\nb  \n\n')).toBe('\n\na\nb\n\n')
+    expect(regionBodyText('  \n\t')).toBe('\n\n')
+    expect(regionBodyText('')).toBe('\n\n')
+    expect(regionBodyText('a\r\nb', '\r\n')).toBe('\r\n\r\na\r\nb\r\n\r\n')
+    expect(regionBodyText('a\r\nb')).toBe('\n\na\nb\n\n')
+  })
+
+  it('replaces one region and keeps its directives', () => {
+    const [first] = parseRegions(BASIC)
+    const updated = replaceRegionBody(BASIC, first!, '| a |\n| --- |\n\n\n')
+    expect(updated).toBe(
+      BASIC.replace('-->\nold body\n<!-- insitu:end -->', '-->\n\n| a |\n| --- |\n\n<!-- insitu:end -->'),
+    )
+  })
+
+  it('replaces bodies by id and leaves other regions untouched', () => {
+    const updated = replaceRegionBodies(BASIC, new Map([['tasks', '- one'], ['missing', 'x']]))
+    expect(updated).toBe(BASIC.replace('model = "open_tasks"\n-->\n<!-- insitu:end -->', 'model = "open_tasks"\n-->\n\n- one\n\n<!-- insitu:end -->'))
+    expect(replaceRegionBodies(BASIC, new Map([['region-1', '']]))).toBe(BASIC.replace('-->\nold body\n', '-->\n\n'))
+  })
+
+  it('gives every region sharing an id the content', () => {
+    const text = '<!-- insitu:begin\nid = "x"\n-->\n<!-- insitu:end -->\n<!-- insitu:begin\nid = "x"\n-->\n<!-- insitu:end -->\n'
+    expect(replaceRegionBodies(text, new Map([['x', 'c']]))).toBe(text.replaceAll('-->\n<!-- insitu:end', '-->\n\nc\n\n<!-- insitu:end'))
+  })
+
+  it('blanks every body to one line break', () => {
+    const updated = replaceRegionBodies(BASIC, new Map([['tasks', '- one']]))
+    expect(blankRegionBodies(updated)).toBe(BASIC.replace('-->\nold body\n', '-->\n'))
+    expect(blankRegionBodies(blankRegionBodies(BASIC))).toBe(blankRegionBodies(BASIC))
+    expect(blankRegionBodies('no regions\n')).toBe('no regions\n')
+  })
+
+  it('propagates parse errors', () => {
+    expect(() => replaceRegionBodies('<!-- insitu:begin -->', new Map())).toThrow('unterminated Insitu region at line 1')
+    expect(() => blankRegionBodies('\n<!-- insitu:begin -->')).toThrow('unterminated Insitu region at line 2')
+  })
+})
+
+describe('CRLF documents', () => {
+  const crlf = BASIC.replaceAll('\n', '\r\n')
+
+  it('parses regions, headers and lines', () => {
+    expect(summary(parseRegions(crlf))).toEqual(summary(parseRegions(BASIC)))
+    expect(lineEndingOf(crlf)).toBe('\r\n')
+    expect(lineEndingOf(BASIC)).toBe('\n')
+    expect(lineEndingOf('one line')).toBe('\n')
+  })
+
+  it('writes replacements and blanks with CRLF', () => {
+    const replaced = replaceRegionBodies(crlf, new Map([['tasks', 'a\nb\n']]))
+    expect(replaced).toBe(replaceRegionBodies(BASIC, new Map([['tasks', 'a\nb\n']])).replaceAll('\n', '\r\n'))
+    expect(blankRegionBodies(crlf)).toBe(blankRegionBodies(BASIC).replaceAll('\n', '\r\n'))
+  })
+
+  it('recognises CRLF fences', () => {
+    const text = ['```', '<!-- insitu:begin -->', '```', '<!-- insitu:begin tree -->', '<!-- insitu:end -->', ''].join('\r\n')
+    expect(parseRegions(text).map((r) => r.line)).toEqual([4])
+  })
+})
+
+describe('idempotence (property)', () => {
+  // Content that cannot open a fence or spell a directive, as generated Markdown normally is.
+  const content = fc
+    .array(fc.constantFrom('a', 'Z', 'é', '1', ' ', '\t', '\n', '\r\n', '|', '-', '#', '*', '<', '>', '!', '<!-- note -->', '| x | y |'), {
+      maxLength: 40,
+    })
+    .map((parts) => parts.join(''))
+  const documents = [BASIC, BASIC.replaceAll('\n', '\r\n'), '<!-- insitu:begin include -->\n<!-- insitu:end -->']
+
+  it('replacing twice equals replacing once, and parsing is stable', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...documents), content, content, (text, first, second) => {
+        const regions = parseRegions(text)
+        const contents = new Map(regions.map((region, index) => [region.id, index % 2 === 0 ? first : second]))
+        const once = replaceRegionBodies(text, contents)
+        expect(replaceRegionBodies(once, contents)).toBe(once)
+        const reparsed = parseRegions(once)
+        const identity = (list: Region[]) => list.map(({ id, kind, options }) => ({ id, kind, options }))
+        expect(identity(reparsed)).toEqual(identity(regions))
+        expect(parseRegions(replaceRegionBodies(once, contents))).toEqual(reparsed)
+        const eol = lineEndingOf(text)
+        reparsed.forEach((region, index) => {
+          const original = regions[index]!
+          expect(once.slice(region.bodyStart, region.bodyEnd)).toBe(regionBodyText(contents.get(region.id)!, eol))
+          expect(once.slice(region.start, region.bodyStart)).toBe(text.slice(original.start, original.bodyStart))
+          expect(once.slice(region.bodyEnd, region.end)).toBe(text.slice(original.bodyEnd, original.end))
+        })
+        const single = replaceRegionBody(text, regions[0]!, first)
+        expect(replaceRegionBody(single, parseRegions(single)[0]!, first)).toBe(single)
+        expect(blankRegionBodies(once)).toBe(blankRegionBodies(text))
+      }),
+    )
+  })
+})
