@@ -1,0 +1,274 @@
+/**
+ * The project file walker: which files and folders of a project exist for insitu.
+ *
+ * Contract:
+ * - Input: the project root, `sources.exclude` (gitignore patterns, relative to the root) and
+ *   `sources.respect_gitignore`. Output: project-relative POSIX paths, sorted by UTF-16 code
+ *   unit (`Array.prototype.sort` order).
+ * - A path is skipped when `exclude` matches it (gitignore semantics via `ignore`,
+ *   case-sensitive), or, with `respectGitignore`, when the `.gitignore` files met on the way
+ *   down (each relative to its own folder, deeper files taking precedence, `!` re-includes)
+ *   or `.git/info/exclude` ignore it. With `respectGitignore`, entries named `.git` are always
+ *   skipped (git never treats them as worktree content).
+ * - Excluded or ignored folders are never entered, and are not listed themselves. A folder
+ *   whose whole content an `X/**` pattern excludes counts as excluded when `exclude` has no
+ *   `!` patterns (so the default `node_modules/**` and `.git/**` prune those folders).
+ * - Symlinks are listed under their own path as what they point to, only when their target
+ *   lies inside the (real) root; a symlinked folder that is one of its own ancestors is listed
+ *   but not entered. Dangling links, sockets, FIFOs and devices are skipped.
+ * - Only `.gitignore` files inside the root are read (not those of a parent repository).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import ignore, { type Ignore } from 'ignore'
+
+export interface ProjectFilesOptions {
+  /** gitignore-style patterns relative to the project root (`sources.exclude`). */
+  exclude: readonly string[]
+  /** Whether `.gitignore` files and `.git/info/exclude` also hide paths. */
+  respectGitignore: boolean
+}
+
+export interface ProjectEntry {
+  /** Project-relative POSIX path. */
+  path: string
+  kind: 'file' | 'directory'
+}
+
+function createIgnore(patterns: readonly string[] | string): Ignore {
+  return ignore({ ignoreCase: false, allowRelativePaths: true }).add(
+    typeof patterns === 'string' ? patterns : [...patterns],
+  )
+}
+
+/**
+ * A matcher for gitignore patterns relative to the root: `(relPath, isDirectory)` → matched.
+ * Directories are tested with a trailing `/` so that directory-only patterns (`build/`) apply.
+ * A path is also matched when one of its parent folders is.
+ */
+export function createPathMatcher(patterns: readonly string[]): (relPath: string, isDirectory?: boolean) => boolean {
+  const matcher = createIgnore(patterns)
+  return (relPath, isDirectory = false) => relPath !== '' && matcher.ignores(isDirectory ? `${relPath}/` : relPath)
+}
+
+/**
+ * Folder patterns implied by `X/**` patterns: `X/**` matches everything inside `X`, so with
+ * no `!` pattern able to re-include something, the folder `X` itself can be skipped. Anchoring
+ * is kept: `dist/**` (anchored, it has an inner slash) becomes `/dist/`, not `dist/`.
+ */
+function impliedFolderPatterns(patterns: readonly string[]): string[] {
+  if (patterns.some((pattern) => pattern.startsWith('!'))) return []
+  const folders: string[] = []
+  for (const pattern of patterns) {
+    if (!pattern.endsWith('/**') || pattern.length <= 3) continue
+    const base = pattern.slice(0, -3)
+    folders.push(base.includes('/') ? `${base}/` : `/${base}/`)
+  }
+  return folders
+}
+
+interface ExcludeMatcher {
+  file(relPath: string): boolean
+  directory(relPath: string): boolean
+}
+
+function createExcludeMatcher(patterns: readonly string[]): ExcludeMatcher {
+  const matches = createPathMatcher(patterns)
+  const implied = impliedFolderPatterns(patterns)
+  const impliedMatches = implied.length > 0 ? createPathMatcher(implied) : () => false
+  return {
+    file: (relPath) => matches(relPath, false),
+    directory: (relPath) => matches(relPath, true) || impliedMatches(relPath, true),
+  }
+}
+
+/** The rules of one `.gitignore` (or `.git/info/exclude`), relative to folder `base` (`""` or `dir/`). */
+interface GitignoreLayer {
+  base: string
+  matcher: Ignore
+}
+
+function readRulesFile(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+function gitignoreLayer(root: string, relDir: string): GitignoreLayer | undefined {
+  const text = readRulesFile(path.join(root, relDir, '.gitignore'))
+  if (text === undefined) return undefined
+  return { base: relDir === '' ? '' : `${relDir}/`, matcher: createIgnore(text) }
+}
+
+function rootLayers(root: string): GitignoreLayer[] {
+  const layers: GitignoreLayer[] = []
+  const infoExclude = readRulesFile(path.join(root, '.git', 'info', 'exclude'))
+  if (infoExclude !== undefined) layers.push({ base: '', matcher: createIgnore(infoExclude) })
+  const top = gitignoreLayer(root, '')
+  if (top) layers.push(top)
+  return layers
+}
+
+/** Decides with the deepest layer that has an opinion (ignored, or re-included with `!`). */
+function isGitignored(layers: readonly GitignoreLayer[], relPath: string, isDirectory: boolean): boolean {
+  for (let i = layers.length - 1; i >= 0; i -= 1) {
+    const layer = layers[i] as GitignoreLayer
+    const local = relPath.slice(layer.base.length)
+    const result = layer.matcher.test(isDirectory ? `${local}/` : local)
+    if (result.ignored) return true
+    if (result.unignored) return false
+  }
+  return false
+}
+
+function isInside(realRoot: string, realPath: string): boolean {
+  return realPath === realRoot || realPath.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)
+}
+
+interface Walk {
+  root: string
+  realRoot: string
+  respectGitignore: boolean
+  exclude: ExcludeMatcher
+  entries: ProjectEntry[]
+  activeRealDirs: Set<string>
+}
+
+/** Whether entry `relPath` is hidden, given the layers that apply in its folder. */
+function isHidden(walk: Walk, layers: readonly GitignoreLayer[], relPath: string, name: string, isDirectory: boolean): boolean {
+  if (isDirectory ? walk.exclude.directory(relPath) : walk.exclude.file(relPath)) return true
+  if (!walk.respectGitignore) return false
+  if (name === '.git') return true
+  return isGitignored(layers, relPath, isDirectory)
+}
+
+function entryKind(walk: Walk, absolute: string, dirent: fs.Dirent): { kind: 'file' | 'directory'; realPath?: string } | undefined {
+  if (dirent.isFile()) return { kind: 'file' }
+  if (dirent.isDirectory()) return { kind: 'directory' }
+  if (!dirent.isSymbolicLink()) return undefined
+  let realPath: string
+  let stat: fs.Stats
+  try {
+    realPath = fs.realpathSync(absolute)
+    stat = fs.statSync(realPath)
+  } catch {
+    return undefined
+  }
+  if (!isInside(walk.realRoot, realPath)) return undefined
+  if (stat.isFile()) return { kind: 'file', realPath }
+  if (stat.isDirectory()) return { kind: 'directory', realPath }
+  return undefined
+}
+
+function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: readonly GitignoreLayer[]): void {
+  let layers = inherited
+  if (walk.respectGitignore && relDir !== '') {
+    const own = gitignoreLayer(walk.root, relDir)
+    if (own) layers = [...inherited, own]
+  }
+  let dirents: fs.Dirent[]
+  try {
+    dirents = fs.readdirSync(path.join(walk.root, relDir), { withFileTypes: true })
+  } catch {
+    return
+  }
+  walk.activeRealDirs.add(realDir)
+  for (const dirent of dirents) {
+    const name = dirent.name
+    const relPath = relDir === '' ? name : `${relDir}/${name}`
+    const found = entryKind(walk, path.join(walk.root, relPath), dirent)
+    if (!found) continue
+    const isDirectory = found.kind === 'directory'
+    if (isHidden(walk, layers, relPath, name, isDirectory)) continue
+    walk.entries.push({ path: relPath, kind: found.kind })
+    if (!isDirectory) continue
+    const realChild = found.realPath ?? path.join(realDir, name)
+    if (!walk.activeRealDirs.has(realChild)) walkFolder(walk, relPath, realChild, layers)
+  }
+  walk.activeRealDirs.delete(realDir)
+}
+
+function byPath(a: ProjectEntry, b: ProjectEntry): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0
+}
+
+function normalizeUnder(under: string): string {
+  return under.split('/').filter((segment) => segment !== '' && segment !== '.').join('/')
+}
+
+/**
+ * Every visible file and folder of the project (or, with `under`, strictly below that
+ * project-relative folder), sorted by path. `under` is trusted: confine it first
+ * (`resolveInsideRoot`). A hidden, missing or non-folder `under` yields `[]`.
+ */
+export function listProjectEntries(root: string, options: ProjectFilesOptions, under = ''): ProjectEntry[] {
+  const absoluteRoot = path.resolve(root)
+  const walk: Walk = {
+    root: absoluteRoot,
+    realRoot: fs.realpathSync(absoluteRoot),
+    respectGitignore: options.respectGitignore,
+    exclude: createExcludeMatcher(options.exclude),
+    entries: [],
+    activeRealDirs: new Set(),
+  }
+  const start = normalizeUnder(under)
+  let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
+  let realStart = walk.realRoot
+  if (start !== '') {
+    const segments = start.split('/')
+    for (let i = 0; i < segments.length; i += 1) {
+      const relPath = segments.slice(0, i + 1).join('/')
+      if (isHidden(walk, layers, relPath, segments[i] as string, true)) return []
+      if (walk.respectGitignore && i < segments.length - 1) {
+        const own = gitignoreLayer(absoluteRoot, relPath)
+        if (own) layers = [...layers, own]
+      }
+    }
+    try {
+      realStart = fs.realpathSync(path.join(absoluteRoot, start))
+      if (!fs.statSync(realStart).isDirectory() || !isInside(walk.realRoot, realStart)) return []
+    } catch {
+      return []
+    }
+  }
+  walkFolder(walk, start, realStart, layers)
+  return walk.entries.sort(byPath)
+}
+
+/** Project-relative POSIX paths of the visible regular files (see `listProjectEntries`). */
+export function listProjectFiles(root: string, options: ProjectFilesOptions, under = ''): string[] {
+  return listProjectEntries(root, options, under)
+    .filter((entry) => entry.kind === 'file')
+    .map((entry) => entry.path)
+}
+
+/**
+ * Whether the walker would hide `relPath` (it, or one of its parent folders, is excluded or
+ * gitignored). Reads the `.gitignore` files along the path on every call; for one-off checks
+ * such as a watcher event, not for bulk use.
+ */
+export function isIgnored(root: string, options: ProjectFilesOptions, relPath: string, isDirectory = false): boolean {
+  const absoluteRoot = path.resolve(root)
+  const walk: Walk = {
+    root: absoluteRoot,
+    realRoot: absoluteRoot,
+    respectGitignore: options.respectGitignore,
+    exclude: createExcludeMatcher(options.exclude),
+    entries: [],
+    activeRealDirs: new Set(),
+  }
+  const segments = normalizeUnder(relPath).split('/').filter((segment) => segment !== '')
+  let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
+  for (let i = 0; i < segments.length; i += 1) {
+    const current = segments.slice(0, i + 1).join('/')
+    const last = i === segments.length - 1
+    if (isHidden(walk, layers, current, segments[i] as string, last ? isDirectory : true)) return true
+    if (!last && walk.respectGitignore) {
+      const own = gitignoreLayer(absoluteRoot, current)
+      if (own) layers = [...layers, own]
+    }
+  }
+  return false
+}

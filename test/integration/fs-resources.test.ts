@@ -1,0 +1,443 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import {
+  createPathMatcher,
+  isIgnored,
+  listProjectEntries,
+  listProjectFiles,
+  type ProjectFilesOptions,
+} from '../../src/documents/project-files.js'
+import { resolveInsideRoot, toPosixRelative } from '../../src/resources/confine.js'
+import {
+  globBase,
+  globMatcher,
+  resolveFsDir,
+  resolveFsFile,
+  resolveFsGlob,
+  type FsResolveContext,
+} from '../../src/resources/fs.js'
+
+const DEFAULT_EXCLUDE = [
+  '.git/**', '.insitu/**', '.venv/**', '.pytest_cache/**', '.ruff_cache/**', '.pyrefly/**',
+  '**/__pycache__/**', 'dist/**', 'site/**', 'node_modules/**',
+]
+
+const temporaryFolders: string[] = []
+
+function makeFolder(files: Record<string, string | Buffer> = {}): string {
+  const folder = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-')))
+  temporaryFolders.push(folder)
+  for (const [rel, content] of Object.entries(files)) {
+    const absolute = path.join(folder, rel)
+    fs.mkdirSync(path.dirname(absolute), { recursive: true })
+    fs.writeFileSync(absolute, content)
+  }
+  return folder
+}
+
+afterEach(() => {
+  vi.restoreAllMocks()
+  for (const folder of temporaryFolders.splice(0)) fs.rmSync(folder, { recursive: true, force: true })
+})
+
+const defaults: ProjectFilesOptions = { exclude: DEFAULT_EXCLUDE, respectGitignore: true }
+
+function context(root: string, overrides: Partial<FsResolveContext> = {}): FsResolveContext {
+  return {
+    root,
+    exclude: DEFAULT_EXCLUDE,
+    respectGitignore: true,
+    isManagedDocument: (relPath) => relPath.endsWith('.md'),
+    ...overrides,
+  }
+}
+
+describe('listProjectFiles / listProjectEntries', () => {
+  it('lists regular files sorted by code unit', () => {
+    const root = makeFolder({ 'a.md': '', 'a/b.md': '', 'a-b/x.md': '', 'B.md': '', 'a/c/d.txt': '' })
+    expect(listProjectFiles(root, defaults)).toEqual(['B.md', 'a-b/x.md', 'a.md', 'a/b.md', 'a/c/d.txt'])
+    expect(listProjectEntries(root, defaults)).toEqual([
+      { path: 'B.md', kind: 'file' },
+      { path: 'a', kind: 'directory' },
+      { path: 'a-b', kind: 'directory' },
+      { path: 'a-b/x.md', kind: 'file' },
+      { path: 'a.md', kind: 'file' },
+      { path: 'a/b.md', kind: 'file' },
+      { path: 'a/c', kind: 'directory' },
+      { path: 'a/c/d.txt', kind: 'file' },
+    ])
+  })
+
+  it('skips excluded folders without entering them', () => {
+    const root = makeFolder({
+      'README.md': '',
+      'node_modules/pkg/README.md': '',
+      'node_modules/pkg/lib/index.js': '',
+      'docs/node_modules/kept.md': '', // `node_modules/**` is anchored at the root
+      'docs/__pycache__/x.pyc': '',
+      'dist/out.js': '',
+      '.git/HEAD': '',
+    })
+    const readdir = vi.spyOn(fs, 'readdirSync')
+    expect(listProjectEntries(root, defaults)).toEqual([
+      { path: 'README.md', kind: 'file' },
+      { path: 'docs', kind: 'directory' },
+      { path: 'docs/node_modules', kind: 'directory' },
+      { path: 'docs/node_modules/kept.md', kind: 'file' },
+    ])
+    const folders = readdir.mock.calls.map(([folder]) => toPosixRelative(root, String(folder))).sort()
+    expect(folders).toEqual(['', 'docs', 'docs/node_modules'])
+  })
+
+  it('keeps an excluded folder listed when a negation could re-include something inside it', () => {
+    const root = makeFolder({ 'vendor/a.md': '', 'vendor/keep.md': '' })
+    const options = { exclude: ['vendor/**', '!vendor/keep.md'], respectGitignore: false }
+    expect(listProjectFiles(root, options)).toEqual(['vendor/keep.md'])
+  })
+
+  it('applies nested .gitignore files relative to their folder, and .git/info/exclude', () => {
+    const root = makeFolder({
+      '.gitignore': '*.log\nbuild/\n',
+      '.git/info/exclude': 'secret.md\n',
+      'a.log': '',
+      'draft1.md': '',
+      'secret.md': '',
+      'build/out.md': '',
+      'docs/.gitignore': '!keep.log\ndraft*.md\n/local.md\n',
+      'docs/keep.log': '',
+      'docs/other.log': '',
+      'docs/draft1.md': '',
+      'docs/local.md': '',
+      'docs/sub/local.md': '',
+      'docs/build/x.md': '',
+      'docs/sub/secret.md': '',
+    })
+    expect(listProjectFiles(root, defaults)).toEqual([
+      '.gitignore',
+      'docs/.gitignore',
+      'docs/keep.log',
+      'docs/sub/local.md',
+      'draft1.md',
+    ])
+    expect(listProjectFiles(root, { exclude: DEFAULT_EXCLUDE, respectGitignore: false })).toEqual([
+      '.gitignore',
+      'a.log',
+      'build/out.md',
+      'docs/.gitignore',
+      'docs/build/x.md',
+      'docs/draft1.md',
+      'docs/keep.log',
+      'docs/local.md',
+      'docs/other.log',
+      'docs/sub/local.md',
+      'docs/sub/secret.md',
+      'draft1.md',
+      'secret.md',
+    ])
+  })
+
+  it('never lists .git content when respecting gitignore, even without a .git exclude', () => {
+    const root = makeFolder({ '.git/HEAD': 'ref', 'a.md': '' })
+    expect(listProjectFiles(root, { exclude: [], respectGitignore: true })).toEqual(['a.md'])
+    expect(listProjectFiles(root, { exclude: [], respectGitignore: false })).toEqual(['.git/HEAD', 'a.md'])
+  })
+
+  it('lists symlinks pointing inside the root, skips those pointing outside or dangling, and stops at cycles', () => {
+    const outside = makeFolder({ 'secret.md': 'secret', 'inner/x.md': '' })
+    const root = makeFolder({ 'docs/a.md': '' })
+    fs.symlinkSync(path.join(outside, 'secret.md'), path.join(root, 'out-file.md'))
+    fs.symlinkSync(outside, path.join(root, 'out-dir'))
+    fs.symlinkSync('docs', path.join(root, 'alias'))
+    fs.symlinkSync('a.md', path.join(root, 'docs', 'link.md'))
+    fs.symlinkSync('missing.md', path.join(root, 'dangling.md'))
+    fs.symlinkSync('..', path.join(root, 'docs', 'loop'))
+    expect(listProjectEntries(root, defaults)).toEqual([
+      { path: 'alias', kind: 'directory' },
+      { path: 'alias/a.md', kind: 'file' },
+      { path: 'alias/link.md', kind: 'file' },
+      { path: 'alias/loop', kind: 'directory' },
+      { path: 'docs', kind: 'directory' },
+      { path: 'docs/a.md', kind: 'file' },
+      { path: 'docs/link.md', kind: 'file' },
+      { path: 'docs/loop', kind: 'directory' },
+    ])
+  })
+
+  it('walks only below `under`, honouring the .gitignore files above it', () => {
+    const root = makeFolder({
+      '.gitignore': 'docs/private/\n',
+      'docs/.gitignore': '*.tmp\n',
+      'docs/guide/a.md': '',
+      'docs/guide/b.tmp': '',
+      'docs/private/c.md': '',
+      'other.md': '',
+    })
+    expect(listProjectFiles(root, defaults, 'docs/guide')).toEqual(['docs/guide/a.md'])
+    expect(listProjectFiles(root, defaults, 'docs/private')).toEqual([])
+    expect(listProjectFiles(root, defaults, 'nope')).toEqual([])
+    expect(listProjectFiles(root, defaults, 'other.md')).toEqual([])
+  })
+
+  it('isIgnored answers for one path as the walker would', () => {
+    const root = makeFolder({ '.gitignore': '*.log\n', 'docs/.gitignore': '!keep.log\n' })
+    expect(isIgnored(root, defaults, 'a.log')).toBe(true)
+    expect(isIgnored(root, defaults, 'docs/keep.log')).toBe(false)
+    expect(isIgnored(root, defaults, 'docs/other.log')).toBe(true)
+    expect(isIgnored(root, defaults, 'node_modules/x/a.md')).toBe(true)
+    expect(isIgnored(root, defaults, 'node_modules', true)).toBe(true)
+    expect(isIgnored(root, defaults, '.git/config')).toBe(true)
+    expect(isIgnored(root, defaults, 'docs/a.md')).toBe(false)
+    expect(isIgnored(root, { exclude: [], respectGitignore: false }, 'a.log')).toBe(false)
+  })
+
+  it('createPathMatcher uses gitignore semantics, case-sensitively', () => {
+    const matches = createPathMatcher(['build/', '*.log', 'docs/*.tmp'])
+    expect(matches('build', true)).toBe(true)
+    expect(matches('build', false)).toBe(false)
+    expect(matches('a/build/x.md')).toBe(true)
+    expect(matches('deep/x.log')).toBe(true)
+    expect(matches('X.LOG')).toBe(false)
+    expect(matches('docs/a.tmp')).toBe(true)
+    expect(matches('docs/sub/a.tmp')).toBe(false)
+    expect(matches('')).toBe(false)
+  })
+})
+
+describe('resolveInsideRoot', () => {
+  it('returns the absolute path for paths inside the root', () => {
+    const root = makeFolder({ 'docs/a.md': '' })
+    expect(resolveInsideRoot(root, 'docs/a.md', 'fs:file:docs/a.md')).toBe(path.join(root, 'docs', 'a.md'))
+    expect(resolveInsideRoot(root, 'docs/../new/x.md', 'r')).toBe(path.join(root, 'new', 'x.md'))
+    expect(resolveInsideRoot(root, '', 'r')).toBe(root)
+    expect(resolveInsideRoot(root, '..foo', 'r')).toBe(path.join(root, '..foo'))
+  })
+
+  it('rejects absolute paths and .. escapes', () => {
+    const root = makeFolder()
+    expect(() => resolveInsideRoot(root, '/etc/passwd', 'fs:file:/etc/passwd')).toThrow(
+      'resource escapes project root: fs:file:/etc/passwd',
+    )
+    expect(() => resolveInsideRoot(root, '../x', 'fs:file:../x')).toThrow('resource escapes project root: fs:file:../x')
+    expect(() => resolveInsideRoot(root, 'docs/../../x', 'R')).toThrow('resource escapes project root: R')
+    expect(() => resolveInsideRoot(root, '..', 'R')).toThrow('resource escapes project root: R')
+  })
+
+  it('rejects symlinks in any component that point outside, including dangling ones', () => {
+    const outside = makeFolder({ 'secret.md': 'secret' })
+    const root = makeFolder({ 'docs/a.md': '' })
+    fs.symlinkSync(outside, path.join(root, 'docs', 'ext'))
+    fs.symlinkSync(path.join(outside, 'nowhere', 'x.md'), path.join(root, 'dangling.md'))
+    expect(() => resolveInsideRoot(root, 'docs/ext/secret.md', 'R1')).toThrow('resource escapes project root: R1')
+    expect(() => resolveInsideRoot(root, 'docs/ext/missing/deeper.md', 'R2')).toThrow('resource escapes project root: R2')
+    expect(() => resolveInsideRoot(root, 'docs/ext', 'R3')).toThrow('resource escapes project root: R3')
+    expect(() => resolveInsideRoot(root, 'dangling.md', 'R4')).toThrow('resource escapes project root: R4')
+  })
+
+  it('accepts a root reached through a symlink', () => {
+    const real = makeFolder({ 'a.md': '' })
+    const holder = makeFolder()
+    const linkedRoot = path.join(holder, 'project')
+    fs.symlinkSync(real, linkedRoot)
+    expect(resolveInsideRoot(linkedRoot, 'a.md', 'R')).toBe(path.join(linkedRoot, 'a.md'))
+    expect(toPosixRelative(linkedRoot, path.join(linkedRoot, 'docs', 'a.md'))).toBe('docs/a.md')
+  })
+})
+
+describe('fs:file', () => {
+  const managed = [
+    '# Tasks',
+    '<!-- insitu:begin sql',
+    'id = "open"',
+    'model = "open_tasks"',
+    '-->',
+    '| a |',
+    '| - |',
+    '<!-- insitu:end -->',
+    'tail',
+    '',
+  ].join('\n')
+
+  it('returns UTF-8 text and reports the identifier as dependency', () => {
+    const root = makeFolder({ 'notes.txt': 'héllo\n' })
+    expect(resolveFsFile('fs:file:notes.txt', context(root))).toEqual({
+      value: 'héllo\n',
+      dependencies: ['fs:file:notes.txt'],
+    })
+  })
+
+  it('blanks every region body of a managed document, keeping the directives', () => {
+    const root = makeFolder({ 'docs/tasks.md': managed })
+    const result = resolveFsFile('fs:file:docs/tasks.md', context(root))
+    expect(result.value).toBe(
+      '# Tasks\n<!-- insitu:begin sql\nid = "open"\nmodel = "open_tasks"\n-->\n<!-- insitu:end -->\ntail\n',
+    )
+    expect(result.dependencies).toEqual(['fs:file:docs/tasks.md'])
+  })
+
+  it('passes the project-relative POSIX path to isManagedDocument and keeps unmanaged text as is', () => {
+    const root = makeFolder({ 'docs/tasks.md': managed })
+    const asked: string[] = []
+    const ctx = context(root, { isManagedDocument: (relPath) => (asked.push(relPath), false) })
+    expect(resolveFsFile('fs:file:docs/../docs/tasks.md', ctx).value).toBe(managed)
+    expect(asked).toEqual(['docs/tasks.md'])
+  })
+
+  it('ignores a ?query suffix, like the permission check', () => {
+    const root = makeFolder({ 'a.txt': 'A' })
+    expect(resolveFsFile('fs:file:a.txt?raw=1', context(root))).toEqual({
+      value: 'A',
+      dependencies: ['fs:file:a.txt?raw=1'],
+    })
+  })
+
+  it('reads excluded files by name', () => {
+    const root = makeFolder({ 'node_modules/pkg/README.md': 'pkg' })
+    expect(resolveFsFile('fs:file:node_modules/pkg/README.md', context(root)).value).toBe('pkg')
+  })
+
+  it('names the path of a missing file, and refuses folders and invalid UTF-8', () => {
+    const root = makeFolder({ 'docs/a.md': '', 'bad.bin': Buffer.from([0x61, 0xff, 0x62]) })
+    expect(() => resolveFsFile('fs:file:docs/nope.md', context(root))).toThrow('file not found: docs/nope.md')
+    expect(() => resolveFsFile('fs:file:docs/a.md/x', context(root))).toThrow('file not found: docs/a.md/x')
+    expect(() => resolveFsFile('fs:file:docs', context(root))).toThrow('not a file: docs')
+    expect(() => resolveFsFile('fs:file:bad.bin', context(root))).toThrow('file is not valid UTF-8: bad.bin')
+  })
+
+  it('is confined to the root', () => {
+    const outside = makeFolder({ 'secret.md': 'secret' })
+    const root = makeFolder({ 'a.md': '' })
+    fs.symlinkSync(path.join(outside, 'secret.md'), path.join(root, 'link.md'))
+    fs.symlinkSync(outside, path.join(root, 'out'))
+    fs.symlinkSync('a.md', path.join(root, 'inside-link.md'))
+    const ctx = context(root)
+    for (const identifier of ['fs:file:link.md', 'fs:file:out/secret.md', 'fs:file:../x.md', `fs:file:${path.join(outside, 'secret.md')}`]) {
+      expect(() => resolveFsFile(identifier, ctx)).toThrow(`resource escapes project root: ${identifier}`)
+    }
+    expect(resolveFsFile('fs:file:inside-link.md', ctx).value).toBe('')
+  })
+})
+
+describe('fs:glob', () => {
+  const files = {
+    'README.md': '',
+    'notes.txt': '',
+    'docs/a.md': '',
+    'docs/b.txt': '',
+    'docs/sub/c.md': '',
+    'docs/sub/UPPER.MD': '',
+    'guide/docs/d.md': '',
+    'node_modules/pkg/README.md': '',
+    'ignored/e.md': '',
+    '.gitignore': 'ignored/\n',
+  }
+
+  it('matches gitignore-style: unanchored at any depth, anchored from the root', () => {
+    const root = makeFolder(files)
+    const ctx = context(root)
+    expect(resolveFsGlob('fs:glob:*.md', ctx)).toEqual({
+      value: ['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md'],
+      dependencies: ['fs:glob:*.md'],
+    })
+    expect(resolveFsGlob('fs:glob:**/*.md', ctx).value).toEqual(['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md'])
+    expect(resolveFsGlob('fs:glob:docs/*.md', ctx).value).toEqual(['docs/a.md'])
+    expect(resolveFsGlob('fs:glob:docs/**/*.md', ctx).value).toEqual(['docs/a.md', 'docs/sub/c.md'])
+    expect(resolveFsGlob('fs:glob:/README.md', ctx).value).toEqual(['README.md'])
+    expect(resolveFsGlob('fs:glob:docs', ctx).value).toEqual([
+      'docs/a.md', 'docs/b.txt', 'docs/sub/UPPER.MD', 'docs/sub/c.md', 'guide/docs/d.md',
+    ])
+    expect(resolveFsGlob('fs:glob:*.MD', ctx).value).toEqual(['docs/sub/UPPER.MD'])
+    expect(resolveFsGlob('fs:glob:nothing/*.md', ctx).value).toEqual([])
+    expect(resolveFsGlob('fs:glob:?otes.txt', ctx).value).toEqual(['notes.txt'])
+  })
+
+  it('drops excluded files, and gitignored files only when respecting gitignore', () => {
+    const root = makeFolder(files)
+    expect(resolveFsGlob('fs:glob:**/README.md', context(root)).value).toEqual(['README.md'])
+    expect(resolveFsGlob('fs:glob:e.md', context(root)).value).toEqual([])
+    expect(resolveFsGlob('fs:glob:e.md', context(root, { respectGitignore: false })).value).toEqual(['ignored/e.md'])
+    expect(resolveFsGlob('fs:glob:**/README.md', context(root, { exclude: [] })).value).toEqual([
+      'README.md',
+      'node_modules/pkg/README.md',
+    ])
+  })
+
+  it('refuses patterns climbing out of the root', () => {
+    const root = makeFolder(files)
+    expect(() => resolveFsGlob('fs:glob:../*.md', context(root))).toThrow('resource escapes project root: fs:glob:../*.md')
+    expect(() => resolveFsGlob('fs:glob:docs/../../*.md', context(root))).toThrow(
+      'resource escapes project root: fs:glob:docs/../../*.md',
+    )
+  })
+
+  it('does not list files behind a symlinked folder pointing outside', () => {
+    const outside = makeFolder({ 'x.md': '' })
+    const root = makeFolder({ 'a.md': '' })
+    fs.symlinkSync(outside, path.join(root, 'ext'))
+    expect(resolveFsGlob('fs:glob:**/*.md', context(root)).value).toEqual(['a.md'])
+    expect(resolveFsGlob('fs:glob:ext/*.md', context(root)).value).toEqual([])
+  })
+
+  it('globMatcher and globBase expose the same matching for the watch layer', () => {
+    const matches = globMatcher('docs/*.md')
+    expect(matches('docs/a.md')).toBe(true)
+    expect(matches('docs/sub/a.md')).toBe(false)
+    expect(matches('other/docs/a.md')).toBe(false)
+    expect(globMatcher('*.md')('a/b/c.md')).toBe(true)
+    expect(globMatcher('**/*.md')('c.md')).toBe(true)
+    expect(globMatcher('')('a.md')).toBe(false)
+    expect(globBase('docs/*.md')).toBe('docs')
+    expect(globBase('docs/guide/**/*.md')).toBe('docs/guide')
+    expect(globBase('/docs/a.md')).toBe('docs')
+    expect(globBase('**/*.md')).toBe('')
+    expect(globBase('*.md')).toBe('')
+    expect(globBase('docs/')).toBe('')
+    expect(globBase('d?cs/x/*.md')).toBe('')
+  })
+})
+
+describe('fs:dir', () => {
+  it('lists every visible entry below the folder, recursively, with the same rules', () => {
+    const root = makeFolder({
+      '.gitignore': '*.tmp\n',
+      'docs/a.md': '',
+      'docs/b.tmp': '',
+      'docs/sub/c.md': '',
+      'docs/node_modules/d.md': '',
+      'node_modules/x.md': '',
+      'top.md': '',
+    })
+    const ctx = context(root, { exclude: ['**/node_modules/**'] })
+    expect(resolveFsDir('fs:dir:docs', ctx)).toEqual({
+      value: [
+        { path: 'docs/a.md', kind: 'file' },
+        { path: 'docs/sub', kind: 'directory' },
+        { path: 'docs/sub/c.md', kind: 'file' },
+      ],
+      dependencies: ['fs:dir:docs'],
+    })
+    const atRoot = [
+      { path: '.gitignore', kind: 'file' },
+      { path: 'docs', kind: 'directory' },
+      { path: 'docs/a.md', kind: 'file' },
+      { path: 'docs/sub', kind: 'directory' },
+      { path: 'docs/sub/c.md', kind: 'file' },
+      { path: 'top.md', kind: 'file' },
+    ]
+    expect(resolveFsDir('fs:dir:', ctx).value).toEqual(atRoot)
+    expect(resolveFsDir('fs:dir:.', ctx)).toEqual({ value: atRoot, dependencies: ['fs:dir:.'] })
+    expect(resolveFsDir('fs:dir:node_modules', ctx).value).toEqual([])
+  })
+
+  it('names a missing folder, refuses files and escapes', () => {
+    const outside = makeFolder()
+    const root = makeFolder({ 'a.md': '' })
+    fs.symlinkSync(outside, path.join(root, 'ext'))
+    expect(() => resolveFsDir('fs:dir:nope', context(root))).toThrow('directory not found: nope')
+    expect(() => resolveFsDir('fs:dir:a.md', context(root))).toThrow('not a directory: a.md')
+    expect(() => resolveFsDir('fs:dir:..', context(root))).toThrow('resource escapes project root: fs:dir:..')
+    expect(() => resolveFsDir('fs:dir:ext', context(root))).toThrow('resource escapes project root: fs:dir:ext')
+    expect(() => resolveFsDir(`fs:dir:${outside}`, context(root))).toThrow(`resource escapes project root: fs:dir:${outside}`)
+  })
+})
