@@ -1,0 +1,150 @@
+/**
+ * One managed document as the index stores it (SPEC §7 `_documents` row).
+ *
+ * Contract:
+ * - `pathColumns(relPath)`: `parent` (dirname, `''` at the root), `name`, `stem` (name without
+ *   its last suffix, like Python's `PurePath.stem`), `depth` (number of `/` in the path).
+ * - `readDocumentRecord(root, relPath)`: reads the file's bytes; `body` is the text after the
+ *   front matter with every region body blanked (so generated output never becomes input);
+ *   `frontmatter` is canonical JSON (object keys sorted) of the indexable front matter
+ *   (`insitu`/`generated` dropped), `{}` when there is none; `title` is front matter `title`
+ *   when it is a string, else null; `content_hash` is the sha256 of the bytes.
+ *   A document whose front matter or regions cannot be parsed is still indexed, with what could
+ *   be read (front matter `{}` and the whole text as body, or the body unblanked): the document's
+ *   own rendering reports that error, the index must not fail a query over other documents.
+ * - `sameProjection(a, b)`: equal in everything queries can see (path, title, body, front matter).
+ */
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
+import { blankRegionBodies } from './regions.js'
+
+export interface PathColumns {
+  path: string
+  parent: string
+  name: string
+  stem: string
+  depth: number
+}
+
+export interface DocumentRecord extends PathColumns {
+  title: string | null
+  body: string
+  /** Canonical JSON text of the indexable front matter. */
+  frontmatter: string
+  content_hash: string
+  mtime_ns: bigint
+  size: number
+}
+
+export type DocumentProjection = Pick<DocumentRecord, 'path' | 'title' | 'body' | 'frontmatter'>
+
+export function pathColumns(relPath: string): PathColumns {
+  const slash = relPath.lastIndexOf('/')
+  const name = slash === -1 ? relPath : relPath.slice(slash + 1)
+  const dot = name.lastIndexOf('.')
+  return {
+    path: relPath,
+    parent: slash === -1 ? '' : relPath.slice(0, slash),
+    name,
+    stem: dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name,
+    depth: relPath.split('/').length - 1,
+  }
+}
+
+export function hashContent(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+/** Reads the file; `null` when it no longer exists or is not a regular file. */
+export function readFileState(absPath: string): { bytes: Buffer; mtimeNs: bigint; size: number } | null {
+  try {
+    const stat = fs.statSync(absPath, { bigint: true })
+    if (!stat.isFile()) return null
+    const bytes = fs.readFileSync(absPath)
+    return { bytes, mtimeNs: stat.mtimeNs, size: bytes.length }
+  } catch (error) {
+    if (isMissing(error)) return null
+    throw error
+  }
+}
+
+export function buildDocumentRecord(
+  relPath: string,
+  state: { bytes: Buffer; mtimeNs: bigint; size: number },
+  contentHash = hashContent(state.bytes),
+): DocumentRecord {
+  const text = state.bytes.toString('utf8')
+  let title: string | null = null
+  let frontmatter = '{}'
+  let body = text
+  try {
+    const split = splitFrontMatter(text)
+    body = split.body
+    if (split.data) {
+      const data = indexableFrontMatter(split.data)
+      frontmatter = canonicalJson(data)
+      const rawTitle = split.data['title']
+      title = typeof rawTitle === 'string' ? rawTitle : null
+    }
+  } catch {
+    // invalid front matter: indexed without it (see header)
+  }
+  try {
+    body = blankRegionBodies(body)
+  } catch {
+    // unterminated region: body kept as written (see header)
+  }
+  return {
+    ...pathColumns(relPath),
+    title,
+    body,
+    frontmatter,
+    content_hash: contentHash,
+    mtime_ns: state.mtimeNs,
+    size: state.size,
+  }
+}
+
+export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {
+  const state = readFileState(path.join(root, relPath))
+  return state ? buildDocumentRecord(relPath, state) : null
+}
+
+export function sameProjection(a: DocumentProjection, b: DocumentProjection): boolean {
+  return a.path === b.path && a.title === b.title && a.body === b.body && a.frontmatter === b.frontmatter
+}
+
+/** JSON with object keys sorted (recursively); Dates become ISO strings, non-finite numbers null. */
+export function canonicalJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, current: unknown) => {
+      if (current && typeof current === 'object' && !Array.isArray(current)) {
+        const sorted: Record<string, unknown> = {}
+        for (const key of Object.keys(current).sort(compareCodePoints)) {
+          sorted[key] = (current as Record<string, unknown>)[key]
+        }
+        return sorted
+      }
+      return current
+    }) ?? 'null'
+  )
+}
+
+/** Sorts like Python's `sorted()` on str (by code point, not UTF-16 unit). */
+export function compareCodePoints(a: string, b: string): number {
+  const left = [...a]
+  const right = [...b]
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const x = left[i]!.codePointAt(0)!
+    const y = right[i]!.codePointAt(0)!
+    if (x !== y) return x - y
+  }
+  return left.length - right.length
+}
+
+export function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}

@@ -1,0 +1,108 @@
+/**
+ * SQLite schema of the document index (SPEC §7) and the `documents` view.
+ *
+ * Contract:
+ * - `ensureSchema(db)`: creates `_documents`, `entries` (and their parent indexes) when missing.
+ *   A database whose `user_version` is not `SCHEMA_VERSION` (another tool's file, an older
+ *   layout) has its `_documents`, `entries` and `documents` objects dropped and recreated: the
+ *   index is a cache, never a source of truth.
+ * - `documentsViewSql(keys)`: the view exposes the fixed columns `DOCUMENT_VIEW_COLUMNS`
+ *   (`path, parent, name, stem, depth, title, body, frontmatter`; `content_hash`, `mtime_ns` and
+ *   `size` stay internal so that touching a file never changes what queries see) plus one column
+ *   per front-matter key, sorted by code point, `json_extract(frontmatter, '$."<key>"') as "<key>"`.
+ * - `viewColumnKeys(keys)`: which keys become columns. A key equal (case-insensitively, as
+ *   SQLite compares column names) to a fixed column, or to an earlier key, is skipped; its value
+ *   stays reachable through `json_extract(frontmatter, ...)`.
+ */
+import type Database from 'better-sqlite3'
+import { compareCodePoints } from './document-record.js'
+
+export const SCHEMA_VERSION = 1
+
+export const DOCUMENT_VIEW_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title', 'body', 'frontmatter'] as const
+
+const CREATE_TABLES = `
+create table if not exists _documents (
+  path text primary key,
+  parent text not null,
+  name text not null,
+  stem text not null,
+  depth integer not null,
+  title text,
+  body text not null,
+  frontmatter text not null,
+  content_hash text not null,
+  mtime_ns integer not null,
+  size integer not null
+);
+create index if not exists _documents_parent on _documents(parent);
+create table if not exists entries (
+  path text primary key,
+  parent text not null,
+  name text not null,
+  kind text not null check (kind in ('file', 'directory')),
+  depth integer not null
+);
+create index if not exists entries_parent on entries(parent);
+`
+
+export function ensureSchema(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number
+  if (version !== SCHEMA_VERSION) {
+    for (const name of ['documents', '_documents', 'entries']) dropObject(db, name)
+  }
+  db.exec(CREATE_TABLES)
+  if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
+}
+
+function dropObject(db: Database.Database, name: string): void {
+  const row = db.prepare('select type from sqlite_master where name = ?').get(name) as { type: string } | undefined
+  if (row?.type === 'view') db.exec(`drop view ${quoteIdentifier(name)}`)
+  else if (row?.type === 'table') db.exec(`drop table ${quoteIdentifier(name)}`)
+}
+
+/** Distinct top-level front-matter keys over all documents. */
+export function frontMatterKeys(db: Database.Database): string[] {
+  const rows = db
+    .prepare("select distinct j.key as key from _documents d, json_each(d.frontmatter) j where json_type(d.frontmatter) = 'object'")
+    .all() as { key: string }[]
+  return rows.map((row) => String(row.key))
+}
+
+export function viewColumnKeys(keys: Iterable<string>): string[] {
+  const taken = new Set<string>(DOCUMENT_VIEW_COLUMNS)
+  const columns: string[] = []
+  for (const key of [...new Set(keys)].sort(compareCodePoints)) {
+    const folded = foldAsciiCase(key)
+    if (taken.has(folded)) continue
+    taken.add(folded)
+    columns.push(key)
+  }
+  return columns
+}
+
+/** SQLite compares identifiers case-insensitively for ASCII letters only. */
+function foldAsciiCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
+}
+
+export function documentsViewSql(columnKeys: readonly string[]): string {
+  const columns: string[] = [...DOCUMENT_VIEW_COLUMNS]
+  for (const key of columnKeys) {
+    columns.push(`json_extract(frontmatter, ${quoteString(`$.${JSON.stringify(key)}`)}) as ${quoteIdentifier(key)}`)
+  }
+  return `create view documents as select ${columns.join(', ')} from _documents`
+}
+
+export function replaceDocumentsView(db: Database.Database, columnKeys: readonly string[]): void {
+  dropObject(db, 'documents')
+  db.exec(documentsViewSql(columnKeys))
+}
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+function quoteString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`
+}

@@ -1,0 +1,87 @@
+/**
+ * The read-only guard for queries against the document index (SPEC §7).
+ *
+ * Contract:
+ * - `assertSelectOrWith(sql)`: after whitespace, `--` line comments and `/* *\/` block comments,
+ *   the text must start with the keyword `select` or `with` (case-insensitive), else
+ *   `SQL models must be a SELECT or WITH query`.
+ * - `prepareReadOnly(db, sql)`: the above, then `db.prepare` (which refuses more than one
+ *   statement) and better-sqlite3's `stmt.readonly`: a statement that would write (a
+ *   `with ... insert`, `update`, `delete`, DDL) is refused with `SQL models must be read-only`.
+ *   ATTACH, DETACH and PRAGMA are statements of their own kind and can never start with
+ *   SELECT/WITH, so the prefix rule refuses them; no keyword scan is needed (it would also
+ *   refuse legitimate columns named e.g. `pragma`).
+ * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON`, so the
+ *   engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
+ *   `missing SQL parameter :<name>`. Parameter values are coerced to what SQLite can bind:
+ *   booleans → 1/0, undefined → null, objects/arrays → JSON text.
+ */
+import type Database from 'better-sqlite3'
+
+export const NOT_A_QUERY_MESSAGE = 'SQL models must be a SELECT or WITH query'
+export const NOT_READ_ONLY_MESSAGE = 'SQL models must be read-only'
+
+/** Index of the first character that is not whitespace or inside a comment (or `sql.length`). */
+export function skipLeadingComments(sql: string): number {
+  let i = 0
+  for (;;) {
+    while (i < sql.length && /\s/.test(sql[i] ?? '')) i++
+    if (sql.startsWith('--', i)) {
+      const end = sql.indexOf('\n', i)
+      i = end === -1 ? sql.length : end + 1
+    } else if (sql.startsWith('/*', i)) {
+      const end = sql.indexOf('*/', i + 2)
+      i = end === -1 ? sql.length : end + 2
+    } else {
+      return i
+    }
+  }
+}
+
+export function assertSelectOrWith(sql: string): void {
+  const start = skipLeadingComments(sql)
+  if (!/^(select|with)(?![\w$])/i.test(sql.slice(start, start + 7))) throw new Error(NOT_A_QUERY_MESSAGE)
+}
+
+export function prepareReadOnly(db: Database.Database, sql: string): Database.Statement {
+  assertSelectOrWith(sql)
+  const stmt = db.prepare(sql)
+  if (!stmt.readonly || !stmt.reader) throw new Error(NOT_READ_ONLY_MESSAGE)
+  return stmt
+}
+
+export type SqlParamValue = string | number | bigint | Buffer | null
+
+export function toSqlParams(params: Record<string, unknown>): Record<string, SqlParamValue> {
+  const out: Record<string, SqlParamValue> = {}
+  for (const [key, value] of Object.entries(params)) out[key] = toSqlValue(value)
+  return out
+}
+
+function toSqlValue(value: unknown): SqlParamValue {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') return value
+  if (Buffer.isBuffer(value)) return value
+  return JSON.stringify(value)
+}
+
+export function runReadOnly(
+  db: Database.Database,
+  stmt: Database.Statement,
+  params: Record<string, unknown>,
+): Record<string, unknown>[] {
+  db.pragma('query_only = ON')
+  try {
+    return stmt.all(toSqlParams(params)) as Record<string, unknown>[]
+  } catch (error) {
+    const missing = /^Missing named parameter "(.*)"$/.exec(error instanceof Error ? error.message : '')
+    if (missing) throw new Error(`missing SQL parameter :${missing[1] ?? ''}`)
+    if (error instanceof Error && /attempt to write a readonly database/.test(error.message)) {
+      throw new Error(NOT_READ_ONLY_MESSAGE)
+    }
+    throw error
+  } finally {
+    db.pragma('query_only = OFF')
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * SQL models (SPEC §7): Jinja templates under `paths.models` compiled into one read-only query.
+ *
+ * Contract:
+ * - Every `*.sql` file under the models folder (recursively) is a model named by its path
+ *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
+ * - Nothing is cached: `names()` lists the folder and `compile()` reads the model files each
+ *   time, so an edited, added or removed model is seen on the next call without any reload.
+ * - `compile(name)` renders the model with nunjucks (autoescape off, undefined variables are
+ *   errors) and a `ref("<model>")` function that renders as the CTE name of that model; every
+ *   referenced model is compiled the same way, once, and the result is
+ *   `with <cte1> as (<sql1>), ..., __insitu_result as (<sql of name>) select * from __insitu_result`
+ *   with the CTEs in dependency order. Each model's SQL (a trailing `;` stripped) must itself be
+ *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
+ *   requested model first, then in the order refs were first met.
+ * - Errors: `unknown SQL model: <name>`; `dependency cycle: a -> b -> a` (the chain of refs
+ *   from the requested model); template errors name the model file.
+ * - `runSqlModel` runs a compiled model on the document index with the named parameters
+ *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
+ *   overridden by `params`. It returns the rows and the dependencies `index:documents` plus
+ *   `fs:file:<model file>` for each compiled file (the caller adds `sql:model:...` itself).
+ */
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import nunjucks from 'nunjucks'
+import type { Location } from '../protocol/schemas.js'
+import type { DocumentIndex } from './document-index.js'
+import { assertSelectOrWith } from './read-only-sql.js'
+
+export interface CompiledSqlModel {
+  sql: string
+  /** Project-relative POSIX paths of every model file compiled. */
+  files: string[]
+}
+
+export interface SqlModels {
+  /** Project-relative POSIX path of the models folder (`''` for the root). */
+  readonly modelsDir: string
+  /** Sorted model names. */
+  names(): string[]
+  compile(name: string): CompiledSqlModel
+}
+
+export const RESULT_CTE = '__insitu_result'
+
+/**
+ * The CTE name `ref("<name>")` renders as: `__insitu_model_<name>` when the name is only
+ * lowercase ASCII letters, digits and `_`; otherwise the name with other characters turned into
+ * `_` plus a short hash of the name, so that distinct models never share a CTE name (SQLite
+ * compares identifiers case-insensitively, hence upper case letters count as "other").
+ */
+export function modelCteName(name: string): string {
+  const sanitized = name.replace(/[^a-z0-9_]/g, '_')
+  if (sanitized === name) return `__insitu_model_${name}`
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8)
+  return `__insitu_model_${sanitized}_${hash}`
+}
+
+export function loadSqlModels(root: string, modelsDir: string): SqlModels {
+  const absoluteRoot = path.resolve(root)
+  const dir = normalizeDir(modelsDir)
+  const absoluteDir = path.join(absoluteRoot, dir)
+  const environment = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: true })
+  const fileOf = (name: string): string => (dir === '' ? `${name}.sql` : `${dir}/${name}.sql`)
+
+  function readModel(name: string): string {
+    if (!isModelName(name)) throw new Error(`unknown SQL model: ${name}`)
+    try {
+      return fs.readFileSync(path.join(absoluteDir, `${name}.sql`), 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw new Error(`unknown SQL model: ${name}`)
+      throw error
+    }
+  }
+
+  function render(name: string): { sql: string; refs: string[] } {
+    const refs: string[] = []
+    const ref = (target: unknown): string => {
+      if (typeof target !== 'string') throw new Error('ref() takes the name of a SQL model')
+      if (!refs.includes(target)) refs.push(target)
+      return modelCteName(target)
+    }
+    let sql: string
+    try {
+      sql = new nunjucks.Template(readModel(name), environment, fileOf(name), true).render({ ref })
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith('unknown SQL model: ')) throw error
+      const message = error instanceof Error ? error.message : String(error)
+      throw new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}`)
+    }
+    sql = stripTrailingSemicolons(sql)
+    assertSelectOrWith(sql)
+    return { sql, refs }
+  }
+
+  return {
+    modelsDir: dir,
+    names: () => listModelNames(absoluteDir),
+    compile(name) {
+      const compiled = new Map<string, string>()
+      const order: string[] = []
+      const files: string[] = []
+      const visit = (current: string, trace: readonly string[]): void => {
+        if (trace.includes(current)) throw new Error(`dependency cycle: ${[...trace, current].join(' -> ')}`)
+        if (compiled.has(current)) return
+        const { sql, refs } = render(current)
+        files.push(fileOf(current))
+        for (const target of refs) visit(target, [...trace, current])
+        compiled.set(current, sql)
+        order.push(current)
+      }
+      visit(name, [])
+      const ctes = order.map((model) => {
+        const cte = model === name ? RESULT_CTE : modelCteName(model)
+        return `${cte} as (\n${compiled.get(model) ?? ''}\n)`
+      })
+      return { sql: `with ${ctes.join(',\n')}\nselect * from ${RESULT_CTE}`, files }
+    },
+  }
+}
+
+export function runSqlModel(
+  index: DocumentIndex,
+  models: SqlModels,
+  name: string,
+  params: Record<string, unknown>,
+  location: Location,
+): { rows: Record<string, unknown>[]; dependencies: string[] } {
+  const { sql, files } = models.compile(name)
+  const rows = index.query(sql, {
+    insitu_path: location.path,
+    insitu_dir: location.directory,
+    insitu_root: location.root,
+    insitu_depth: location.depth,
+    ...params,
+  })
+  return { rows, dependencies: ['index:documents', ...files.map((file) => `fs:file:${file}`)] }
+}
+
+function normalizeDir(modelsDir: string): string {
+  return modelsDir
+    .replaceAll('\\', '/')
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/')
+}
+
+/** A name that can only address a file inside the models folder. */
+function isModelName(name: string): boolean {
+  if (name === '' || name.includes('\\') || name.includes('\0')) return false
+  return name.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..')
+}
+
+function stripTrailingSemicolons(sql: string): string {
+  let result = sql.trimEnd()
+  while (result.endsWith(';')) result = result.slice(0, -1).trimEnd()
+  return result
+}
+
+function listModelNames(absoluteDir: string): string[] {
+  const names: string[] = []
+  const active = new Set<string>()
+  const walk = (relDir: string): void => {
+    let dirents: fs.Dirent[]
+    let real: string
+    try {
+      real = fs.realpathSync(path.join(absoluteDir, relDir))
+      if (active.has(real)) return // a symlinked folder that is one of its own ancestors
+      dirents = fs.readdirSync(real, { withFileTypes: true })
+    } catch {
+      return
+    }
+    active.add(real)
+    for (const dirent of dirents) {
+      const relPath = relDir === '' ? dirent.name : `${relDir}/${dirent.name}`
+      let isDirectory = dirent.isDirectory()
+      let isFile = dirent.isFile()
+      if (dirent.isSymbolicLink()) {
+        try {
+          const stat = fs.statSync(path.join(absoluteDir, relPath))
+          isDirectory = stat.isDirectory()
+          isFile = stat.isFile()
+        } catch {
+          continue
+        }
+      }
+      if (isDirectory) walk(relPath)
+      else if (isFile && dirent.name.endsWith('.sql') && dirent.name.length > 4) names.push(relPath.slice(0, -4))
+    }
+    active.delete(real)
+  }
+  walk('')
+  return names.sort()
+}

@@ -1,0 +1,428 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DocumentIndex, type DocumentIndexOptions } from '../../src/documents/document-index.js'
+
+const DEFAULT_EXCLUDE = [
+  '.git/**',
+  '.insitu/**',
+  '.venv/**',
+  '.pytest_cache/**',
+  '.ruff_cache/**',
+  '.pyrefly/**',
+  '**/__pycache__/**',
+  'dist/**',
+  'site/**',
+  'node_modules/**',
+]
+
+const README = [
+  '# Readme',
+  '',
+  '<!-- insitu:begin sql',
+  'model = "open_tasks"',
+  '-->',
+  '',
+  '| generated SECRET |',
+  '',
+  '<!-- insitu:end -->',
+  '',
+].join('\n')
+
+const BLANKED_README_BODY = ['# Readme', '', '<!-- insitu:begin sql', 'model = "open_tasks"', '-->', '<!-- insitu:end -->', ''].join(
+  '\n',
+)
+
+let root: string
+const open: DocumentIndex[] = []
+
+function write(relPath: string, text: string): void {
+  const file = path.join(root, relPath)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+function remove(relPath: string): void {
+  fs.rmSync(path.join(root, relPath), { recursive: true, force: true })
+}
+
+function createIndex(overrides: Partial<DocumentIndexOptions> = {}): DocumentIndex {
+  const index = new DocumentIndex({
+    root,
+    include: ['**/*.md'],
+    exclude: DEFAULT_EXCLUDE,
+    respectGitignore: true,
+    ...overrides,
+  })
+  open.push(index)
+  return index
+}
+
+function documentPaths(index: DocumentIndex): string[] {
+  return index.query('select path from documents order by path').map((row) => row['path'] as string)
+}
+
+function entryRows(index: DocumentIndex): string[] {
+  return index.query('select path, kind from entries order by path').map((row) => `${row['kind'] as string} ${row['path'] as string}`)
+}
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+  write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
+  write('tasks/beta.md', '---\nstatus: done\n---\n# Beta\n')
+  write('README.md', README)
+  write('notes.txt', 'not a document\n')
+  write('node_modules/pkg/readme.md', '# excluded\n')
+  write('.gitignore', 'build/\n')
+  write('build/out.md', '# ignored by git\n')
+})
+
+afterEach(() => {
+  for (const index of open.splice(0)) index.close()
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+describe('rebuild', () => {
+  it('indexes the managed documents with their path columns, title and front matter', () => {
+    const index = createIndex()
+    index.rebuild()
+    expect(index.query('select path, parent, name, stem, depth, title, status from documents order by path')).toEqual([
+      { path: 'README.md', parent: '', name: 'README.md', stem: 'README', depth: 0, title: null, status: null },
+      { path: 'tasks/alpha.md', parent: 'tasks', name: 'alpha.md', stem: 'alpha', depth: 1, title: 'Alpha', status: 'backlog' },
+      { path: 'tasks/beta.md', parent: 'tasks', name: 'beta.md', stem: 'beta', depth: 1, title: null, status: 'done' },
+    ])
+  })
+
+  it('lists every walked file and folder in entries, minus excluded and gitignored paths', () => {
+    const index = createIndex()
+    index.rebuild()
+    expect(entryRows(index)).toEqual([
+      'file .gitignore',
+      'file README.md',
+      'file notes.txt',
+      'directory tasks',
+      'file tasks/alpha.md',
+      'file tasks/beta.md',
+    ])
+    expect(index.query("select parent, name, depth from entries where path = 'tasks/alpha.md'")).toEqual([
+      { parent: 'tasks', name: 'alpha.md', depth: 1 },
+    ])
+  })
+
+  it('indexes gitignored documents when respectGitignore is off', () => {
+    const index = createIndex({ respectGitignore: false })
+    index.rebuild()
+    expect(documentPaths(index)).toEqual(['README.md', 'build/out.md', 'tasks/alpha.md', 'tasks/beta.md'])
+  })
+
+  it('stores the body after the front matter with generated region bodies blanked', () => {
+    const index = createIndex()
+    index.rebuild()
+    expect(index.query("select body, frontmatter from documents where path = 'README.md'")).toEqual([
+      { body: BLANKED_README_BODY, frontmatter: '{}' },
+    ])
+    expect(index.query("select body from documents where path = 'tasks/alpha.md'")).toEqual([{ body: '# Alpha\n' }])
+  })
+
+  it('exposes one sorted column per front-matter key, without insitu/generated and fixed-column collisions', () => {
+    write(
+      'tasks/gamma.md',
+      '---\nzeta: 1\nName: shadowed\nowner: Ann\ntags: [a, b]\ninsitu:\n  materializations: {}\ngenerated:\n  x: 1\n---\nGamma\n',
+    )
+    const index = createIndex()
+    index.rebuild()
+    const [row] = index.query("select * from documents where path = 'tasks/gamma.md'")
+    expect(Object.keys(row ?? {})).toEqual([
+      'path',
+      'parent',
+      'name',
+      'stem',
+      'depth',
+      'title',
+      'body',
+      'frontmatter',
+      'owner',
+      'status',
+      'tags',
+      'zeta',
+    ])
+    expect(row).toMatchObject({ name: 'gamma.md', owner: 'Ann', status: null, tags: '["a","b"]', zeta: 1 })
+    expect(row?.['frontmatter']).toBe('{"Name":"shadowed","owner":"Ann","tags":["a","b"],"zeta":1}')
+    expect(index.query(`select json_extract(frontmatter, '$.Name') as n from documents where path = 'tasks/gamma.md'`)).toEqual([
+      { n: 'shadowed' },
+    ])
+  })
+
+  it('indexes a document with invalid front matter with an empty front matter', () => {
+    write('broken.md', '---\n- a list\n---\ntext\n')
+    const index = createIndex()
+    index.rebuild()
+    expect(index.query("select title, frontmatter, body from documents where path = 'broken.md'")).toEqual([
+      { title: null, frontmatter: '{}', body: '---\n- a list\n---\ntext\n' },
+    ])
+  })
+
+  it('tells documents from other paths', () => {
+    const index = createIndex()
+    expect(index.isDocument('tasks/alpha.md')).toBe(true)
+    expect(index.isDocument('README.md')).toBe(true)
+    expect(index.isDocument('notes.txt')).toBe(false)
+    expect(index.isDocument('dist/guide.md')).toBe(false)
+    expect(index.isDocument('node_modules/pkg/readme.md')).toBe(false)
+  })
+})
+
+describe('refresh', () => {
+  let index: DocumentIndex
+  beforeEach(() => {
+    index = createIndex()
+    index.rebuild()
+  })
+
+  it('reports a new document as a projection change and indexes it', () => {
+    write('tasks/delta.md', '---\nstatus: doing\n---\n')
+    expect(index.refresh([{ type: 'create', path: 'tasks/delta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.query("select status from documents where path = 'tasks/delta.md'")).toEqual([{ status: 'doing' }])
+  })
+
+  it('reports no change for a rewrite with identical bytes', () => {
+    write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
+    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: false })
+  })
+
+  it('reports no change when only a generated region body changed, but records the new hash', () => {
+    const [before] = index.query("select content_hash from _documents where path = 'README.md'")
+    write('README.md', README.replace('| generated SECRET |', '| regenerated, longer output |'))
+    expect(index.refresh([{ type: 'update', path: 'README.md' }])).toEqual({ projectionChanged: false })
+    const [after] = index.query("select content_hash, body from _documents where path = 'README.md'")
+    expect(after?.['content_hash']).not.toBe(before?.['content_hash'])
+    expect(after?.['body']).toBe(BLANKED_README_BODY)
+  })
+
+  it('reports no change for a touched mtime, and records it', () => {
+    const file = path.join(root, 'tasks/beta.md')
+    const later = new Date(Date.now() + 60_000)
+    fs.utimesSync(file, later, later)
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: false })
+    const [row] = index.query("select cast(mtime_ns / 1000000000 as integer) as seconds from _documents where path = 'tasks/beta.md'")
+    expect(row?.['seconds']).toBe(Math.floor(later.getTime() / 1000))
+  })
+
+  it('reports a front matter edit and adds a column for a new key', () => {
+    write('tasks/beta.md', '---\nstatus: backlog\npriority: high\n---\n# Beta\n')
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.query('select path, status, priority from documents where status is not null order by path')).toEqual([
+      { path: 'tasks/alpha.md', status: 'backlog', priority: null },
+      { path: 'tasks/beta.md', status: 'backlog', priority: 'high' },
+    ])
+  })
+
+  it('reports a body edit outside regions', () => {
+    write('tasks/beta.md', '---\nstatus: done\n---\n# Beta, renamed\n')
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+  })
+
+  it('drops the column of a key no document has any more', () => {
+    write('tasks/alpha.md', '# Alpha\n')
+    write('tasks/beta.md', '# Beta\n')
+    index.refresh([
+      { type: 'update', path: 'tasks/alpha.md' },
+      { type: 'update', path: 'tasks/beta.md' },
+    ])
+    expect(() => index.query('select status from documents')).toThrow('no such column: status')
+  })
+
+  it('removes a deleted document', () => {
+    remove('tasks/beta.md')
+    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md'])
+    expect(entryRows(index)).not.toContain('file tasks/beta.md')
+  })
+
+  it('removes every document under a deleted folder', () => {
+    remove('tasks')
+    expect(index.refresh([{ type: 'delete', path: 'tasks' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md'])
+    expect(entryRows(index)).toEqual(['file .gitignore', 'file README.md', 'file notes.txt'])
+  })
+
+  it('scans a created folder, nested folders included', () => {
+    write('guides/intro.md', '---\ntitle: Intro\n---\n')
+    write('guides/deep/more.md', '# More\n')
+    write('guides/deep/image.png', 'png')
+    expect(index.refresh([{ type: 'create', path: 'guides' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'guides/deep/more.md', 'guides/intro.md', 'tasks/alpha.md', 'tasks/beta.md'])
+    expect(entryRows(index).filter((row) => row.includes('guides'))).toEqual([
+      'directory guides',
+      'directory guides/deep',
+      'file guides/deep/image.png',
+      'file guides/deep/more.md',
+      'file guides/intro.md',
+    ])
+  })
+
+  it('adds the new folders above a file created without its folder event', () => {
+    write('a/b/c.md', '# C\n')
+    expect(index.refresh([{ type: 'create', path: 'a/b/c.md' }])).toEqual({ projectionChanged: true })
+    expect(entryRows(index).filter((row) => / a/.test(row))).toEqual(['directory a', 'directory a/b', 'file a/b/c.md'])
+  })
+
+  it('counts a non-document file as a change of entries', () => {
+    write('data.csv', 'a,b\n')
+    expect(index.refresh([{ type: 'create', path: 'data.csv' }])).toEqual({ projectionChanged: true })
+    expect(entryRows(index)).toContain('file data.csv')
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+    write('data.csv', 'a,b\n1,2\n')
+    expect(index.refresh([{ type: 'update', path: 'data.csv' }])).toEqual({ projectionChanged: false })
+  })
+
+  it('ignores events on excluded and gitignored paths', () => {
+    write('node_modules/pkg/other.md', '# no\n')
+    write('build/more.md', '# no\n')
+    expect(
+      index.refresh([
+        { type: 'create', path: 'node_modules/pkg/other.md' },
+        { type: 'create', path: 'build/more.md' },
+        { type: 'create', path: 'build' },
+      ]),
+    ).toEqual({ projectionChanged: false })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+  })
+
+  it('ignores paths outside the root and normalizes the others', () => {
+    write('tasks/delta.md', '# Delta\n')
+    expect(index.refresh([{ type: 'delete', path: '../elsewhere.md' }])).toEqual({ projectionChanged: false })
+    expect(index.refresh([{ type: 'create', path: './tasks//delta.md' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md', 'tasks/delta.md'])
+  })
+
+  it('trusts the disk over the event type', () => {
+    write('tasks/beta.md', '---\nstatus: review\n---\n')
+    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.query("select status from documents where path = 'tasks/beta.md'")).toEqual([{ status: 'review' }])
+    remove('tasks/alpha.md')
+    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/beta.md'])
+  })
+
+  it('rebuilds when a .gitignore changes', () => {
+    write('.gitignore', 'build/\ntasks/beta.md\n')
+    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md'])
+    write('.gitignore', '')
+    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'build/out.md', 'tasks/alpha.md', 'tasks/beta.md'])
+  })
+
+  it('handles a file replaced by a folder of the same name', () => {
+    remove('tasks/beta.md')
+    write('tasks/beta.md/inner.md', '# inner\n')
+    expect(index.refresh([{ type: 'create', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md/inner.md'])
+    expect(entryRows(index).filter((row) => row.includes('beta'))).toEqual(['directory tasks/beta.md', 'file tasks/beta.md/inner.md'])
+  })
+})
+
+describe('read-only queries', () => {
+  let index: DocumentIndex
+  beforeEach(() => {
+    index = createIndex()
+    index.rebuild()
+  })
+
+  it.each([
+    "insert into entries values ('x', '', 'x', 'file', 0)",
+    "update _documents set title = 'x'",
+    'delete from _documents',
+    'create table t (a)',
+    'drop table entries',
+    "attach database ':memory:' as other",
+    'detach database main',
+    'pragma user_version = 7',
+    'pragma table_info(documents)',
+    'vacuum',
+    '',
+    '-- only a comment',
+  ])('refuses %j as not a query', (sql) => {
+    expect(() => index.query(sql)).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+  })
+
+  it.each([
+    "with x as (select 1) insert into entries values ('x', '', 'x', 'file', 0)",
+    'with x as (select 1) delete from _documents',
+    "WITH x AS (SELECT 1) UPDATE _documents SET title = 'x'",
+  ])('refuses the write %j', (sql) => {
+    expect(() => index.query(sql)).toThrow(new Error('SQL models must be read-only'))
+  })
+
+  it('refuses several statements', () => {
+    expect(() => index.query('select 1; drop table entries')).toThrow('The supplied SQL string contains more than one statement')
+  })
+
+  it('leaves the data untouched after refused statements', () => {
+    for (const sql of ['delete from _documents', 'with x as (select 1) delete from _documents', 'select 1; delete from entries']) {
+      expect(() => index.query(sql)).toThrow()
+    }
+    expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+    expect(entryRows(index)).toHaveLength(6)
+  })
+
+  it('accepts select and with after comments, in any case', () => {
+    expect(index.query('-- a comment\n  -- another\nSELECT 1 AS one')).toEqual([{ one: 1 }])
+    expect(index.query('/* block */ With t(n) as (select 2) select n from t')).toEqual([{ n: 2 }])
+  })
+
+  it('binds named parameters and names a missing one', () => {
+    expect(index.query('select path from documents where status = :status', { status: 'done' })).toEqual([
+      { path: 'tasks/beta.md' },
+    ])
+    expect(index.query('select :flag as flag, :list as list', { flag: true, list: ['a'] })).toEqual([{ flag: 1, list: '["a"]' }])
+    expect(() => index.query('select path from documents where status = :status')).toThrow(
+      new Error('missing SQL parameter :status'),
+    )
+  })
+
+  it('still writes its own rows after a refused query', () => {
+    expect(() => index.query('delete from entries')).toThrow()
+    write('late.md', '# late\n')
+    expect(index.refresh([{ type: 'create', path: 'late.md' }])).toEqual({ projectionChanged: true })
+    expect(documentPaths(index)).toContain('late.md')
+  })
+})
+
+describe('statePath', () => {
+  it('keeps the index in a file database across instances', () => {
+    const statePath = path.join(root, '.insitu', 'index.db')
+    const first = createIndex({ statePath })
+    first.rebuild()
+    first.close()
+    expect(fs.existsSync(statePath)).toBe(true)
+    const second = createIndex({ statePath })
+    expect(documentPaths(second)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+    expect(second.query("select status from documents where path = 'tasks/beta.md'")).toEqual([{ status: 'done' }])
+    second.rebuild()
+    write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
+    expect(second.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: false })
+  })
+
+  it('replaces a file that is not a database, and a database of another schema', () => {
+    const statePath = path.join(root, 'state', 'index.db')
+    fs.mkdirSync(path.dirname(statePath))
+    fs.writeFileSync(statePath, 'this is not sqlite, but it is long enough to have a header of a database file......')
+    const first = createIndex({ statePath })
+    first.rebuild()
+    expect(documentPaths(first)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+    first.close()
+
+    const foreignPath = path.join(root, 'state', 'foreign.db')
+    const foreign = new Database(foreignPath)
+    foreign.exec("create table documents (path text); insert into documents values ('stale.md'); create table entries (x)")
+    foreign.close()
+    const second = createIndex({ statePath: foreignPath })
+    expect(documentPaths(second)).toEqual([])
+    second.rebuild()
+    expect(documentPaths(second)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
+  })
+})

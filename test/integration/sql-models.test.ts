@@ -1,0 +1,233 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DocumentIndex } from '../../src/documents/document-index.js'
+import { loadSqlModels, modelCteName, runSqlModel, type SqlModels } from '../../src/documents/sql-models.js'
+import type { Location } from '../../src/protocol/schemas.js'
+
+const MODELS = 'insitu/models'
+const LOCATION: Location = { path: 'docs/guide/index.md', directory: 'docs/guide', root: '../..', depth: 2 }
+
+let root: string
+let index: DocumentIndex
+let models: SqlModels
+
+function write(relPath: string, text: string): void {
+  const file = path.join(root, relPath)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+function writeModel(name: string, sql: string): void {
+  write(`${MODELS}/${name}.sql`, sql)
+}
+
+function run(name: string, params: Record<string, unknown> = {}) {
+  return runSqlModel(index, models, name, params, LOCATION)
+}
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+  write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
+  write('tasks/beta.md', '---\nstatus: done\n---\n# Beta\n')
+  writeModel('all_tasks', 'select title, status, path from documents where status is not null;\n')
+  writeModel('open_tasks', `select title, status, path\nfrom {{ ref("all_tasks") }}\nwhere status != 'done'\norder by title\n`)
+  writeModel('counts', 'select count(*) as total from {{ ref("all_tasks") }}')
+  index = new DocumentIndex({ root, include: ['**/*.md'], exclude: ['.git/**', 'node_modules/**'], respectGitignore: true })
+  index.rebuild()
+  models = loadSqlModels(root, MODELS)
+})
+
+afterEach(() => {
+  index.close()
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+describe('the SPEC fixture', () => {
+  it('lists the models by relative path without suffix', () => {
+    writeModel('reports/by_status', 'select status, count(*) as n from {{ ref("all_tasks") }} group by status')
+    write(`${MODELS}/notes.txt`, 'not a model')
+    expect(models.names()).toEqual(['all_tasks', 'counts', 'open_tasks', 'reports/by_status'])
+    expect(models.modelsDir).toBe('insitu/models')
+  })
+
+  it('runs all_tasks', () => {
+    expect(run('all_tasks')).toEqual({
+      rows: [
+        { title: 'Alpha', status: 'backlog', path: 'tasks/alpha.md' },
+        { title: null, status: 'done', path: 'tasks/beta.md' },
+      ],
+      dependencies: ['index:documents', 'fs:file:insitu/models/all_tasks.sql'],
+    })
+  })
+
+  it('runs open_tasks through its ref', () => {
+    expect(run('open_tasks')).toEqual({
+      rows: [{ title: 'Alpha', status: 'backlog', path: 'tasks/alpha.md' }],
+      dependencies: ['index:documents', 'fs:file:insitu/models/open_tasks.sql', 'fs:file:insitu/models/all_tasks.sql'],
+    })
+  })
+
+  it('runs counts', () => {
+    expect(run('counts').rows).toEqual([{ total: 2 }])
+  })
+
+  it('compiles refs into a chain of CTEs', () => {
+    expect(models.compile('open_tasks')).toEqual({
+      sql: [
+        'with __insitu_model_all_tasks as (',
+        'select title, status, path from documents where status is not null',
+        '),',
+        '__insitu_result as (',
+        'select title, status, path',
+        'from __insitu_model_all_tasks',
+        "where status != 'done'",
+        'order by title',
+        ')',
+        'select * from __insitu_result',
+      ].join('\n'),
+      files: ['insitu/models/open_tasks.sql', 'insitu/models/all_tasks.sql'],
+    })
+  })
+})
+
+describe('composition', () => {
+  it('orders shared dependencies once, before their users', () => {
+    writeModel('base', 'select 1 as n')
+    writeModel('left', 'select n + 1 as n from {{ ref("base") }}')
+    writeModel('right', 'select n + 2 as n from {{ ref("base") }}')
+    writeModel('top', 'select l.n as l, r.n as r from {{ ref("left") }} l, {{ ref("right") }} r')
+    const compiled = models.compile('top')
+    expect(compiled.files).toEqual([
+      'insitu/models/top.sql',
+      'insitu/models/left.sql',
+      'insitu/models/base.sql',
+      'insitu/models/right.sql',
+    ])
+    expect([...compiled.sql.matchAll(/^(?:with )?(\w+) as \(/gm)].map((m) => m[1])).toEqual([
+      '__insitu_model_base',
+      '__insitu_model_left',
+      '__insitu_model_right',
+      '__insitu_result',
+    ])
+    expect(run('top').rows).toEqual([{ l: 2, r: 3 }])
+  })
+
+  it('refs models in subfolders by their path', () => {
+    writeModel('reports/done', `select path from {{ ref("all_tasks") }} where status = 'done'`)
+    writeModel('summary', 'select count(*) as done from {{ ref("reports/done") }}')
+    expect(run('summary')).toEqual({
+      rows: [{ done: 1 }],
+      dependencies: [
+        'index:documents',
+        'fs:file:insitu/models/summary.sql',
+        'fs:file:insitu/models/reports/done.sql',
+        'fs:file:insitu/models/all_tasks.sql',
+      ],
+    })
+    expect(run('reports/done').rows).toEqual([{ path: 'tasks/beta.md' }])
+  })
+
+  it('gives distinct models distinct CTE names', () => {
+    expect(modelCteName('all_tasks')).toBe('__insitu_model_all_tasks')
+    expect(modelCteName('reports/done')).toMatch(/^__insitu_model_reports_done_[0-9a-f]{8}$/)
+    expect(modelCteName('Open')).toMatch(/^__insitu_model__pen_[0-9a-f]{8}$/)
+    const names = ['reports/done', 'reports_done', 'reports-done', 'Reports_done', 'reports_DONE']
+    expect(new Set(names.map((name) => modelCteName(name).toLowerCase())).size).toBe(names.length)
+  })
+
+  it('keeps models with their own WITH clause and comments working', () => {
+    writeModel('commented', '-- the open tasks\nwith open as (select * from {{ ref("open_tasks") }})\nselect path from open -- trailing')
+    expect(run('commented').rows).toEqual([{ path: 'tasks/alpha.md' }])
+  })
+
+  it('reads model files again on every compile', () => {
+    expect(run('counts').rows).toEqual([{ total: 2 }])
+    writeModel('counts', `select count(*) as open from {{ ref("all_tasks") }} where status != 'done'`)
+    expect(run('counts').rows).toEqual([{ open: 1 }])
+    writeModel('fresh', 'select 42 as answer')
+    expect(models.names()).toContain('fresh')
+    expect(run('fresh').rows).toEqual([{ answer: 42 }])
+  })
+
+  it('sees index refreshes', () => {
+    write('tasks/gamma.md', '---\ntitle: Gamma\nstatus: doing\n---\n')
+    index.refresh([{ type: 'create', path: 'tasks/gamma.md' }])
+    expect(run('open_tasks').rows.map((row) => row['title'])).toEqual(['Alpha', 'Gamma'])
+  })
+})
+
+describe('errors', () => {
+  it('names an unknown model, requested or referenced', () => {
+    expect(() => models.compile('nope')).toThrow(new Error('unknown SQL model: nope'))
+    writeModel('broken_ref', 'select * from {{ ref("missing") }}')
+    expect(() => models.compile('broken_ref')).toThrow(new Error('unknown SQL model: missing'))
+    expect(() => models.compile('../models/all_tasks')).toThrow(new Error('unknown SQL model: ../models/all_tasks'))
+    expect(() => models.compile('reports')).toThrow(new Error('unknown SQL model: reports'))
+  })
+
+  it('reports a missing models folder as an unknown model', () => {
+    const empty = loadSqlModels(root, 'nowhere')
+    expect(empty.names()).toEqual([])
+    expect(() => empty.compile('all_tasks')).toThrow(new Error('unknown SQL model: all_tasks'))
+  })
+
+  it('reports dependency cycles with the chain of refs', () => {
+    writeModel('a', 'select * from {{ ref("b") }}')
+    writeModel('b', 'select * from {{ ref("a") }}')
+    writeModel('c', 'select * from {{ ref("a") }}')
+    writeModel('self', 'select * from {{ ref("self") }}')
+    expect(() => models.compile('a')).toThrow(new Error('dependency cycle: a -> b -> a'))
+    expect(() => models.compile('c')).toThrow(new Error('dependency cycle: c -> a -> b -> a'))
+    expect(() => models.compile('self')).toThrow(new Error('dependency cycle: self -> self'))
+  })
+
+  it('refuses models that are not queries', () => {
+    writeModel('wipe', 'delete from _documents')
+    writeModel('pragma', 'pragma user_version = 3')
+    writeModel('uses_wipe', 'select * from {{ ref("wipe") }}')
+    expect(() => run('wipe')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+    expect(() => run('pragma')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+    expect(() => run('uses_wipe')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+    writeModel('sneaky', 'with x as (select 1) delete from _documents')
+    expect(() => run('sneaky')).toThrow()
+    expect(run('all_tasks').rows).toHaveLength(2)
+  })
+
+  it('names the model file in template errors', () => {
+    writeModel('bad', 'select {{ not_defined }} as x')
+    expect(() => models.compile('bad')).toThrow(
+      new Error(
+        'cannot render SQL model bad: (insitu/models/bad.sql) [Line 1, Column 8] attempted to output null or undefined value',
+      ),
+    )
+  })
+})
+
+describe('parameters', () => {
+  beforeEach(() => {
+    writeModel('where_am_i', 'select :insitu_path as path, :insitu_dir as dir, :insitu_root as root, :insitu_depth as depth')
+    writeModel('by_status', 'select path from documents where status = :status order by path')
+  })
+
+  it('binds the location', () => {
+    expect(run('where_am_i').rows).toEqual([{ path: 'docs/guide/index.md', dir: 'docs/guide', root: '../..', depth: 2 }])
+  })
+
+  it('lets user params override the location ones', () => {
+    expect(run('where_am_i', { insitu_dir: 'elsewhere', insitu_depth: '7' }).rows).toEqual([
+      { path: 'docs/guide/index.md', dir: 'elsewhere', root: '../..', depth: '7' },
+    ])
+  })
+
+  it('binds user params, including in referenced models', () => {
+    expect(run('by_status', { status: 'done' }).rows).toEqual([{ path: 'tasks/beta.md' }])
+    writeModel('count_by_status', 'select count(*) as n from {{ ref("by_status") }}')
+    expect(run('count_by_status', { status: 'backlog' }).rows).toEqual([{ n: 1 }])
+  })
+
+  it('names a missing parameter', () => {
+    expect(() => run('by_status')).toThrow(new Error('missing SQL parameter :status'))
+  })
+})
