@@ -105,7 +105,8 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], what?: string,
       const keys = issue.keys.map((k) => (path ? `${path}.${k}` : k))
       return `unknown field${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`
     }
-    if (issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'field required'
+    // Only with the parsed input at hand can a missing field be told from a wrong one.
+    if (input !== undefined && issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'field required'
     return path ? `${path}: ${message}` : message
   })
   const body = parts.join('; ')
