@@ -1,0 +1,193 @@
+/**
+ * JSON text exactly as Python's `json.dumps` writes it (SPEC §8 filters `json` and `tojson`).
+ *
+ * Contract:
+ * - `pythonJsonDumps(v)` = Python `json.dumps(v, sort_keys=True)`: keys sorted by code point
+ *   (recursively), separators `", "` / `": "`, non-ASCII and control characters escaped as
+ *   lowercase `\uXXXX` (astral characters as surrogate pairs), `NaN` / `Infinity` as Python
+ *   writes them.
+ * - `jinjaToJson(v, indent)` = Jinja's `tojson` (`htmlsafe_json_dumps` with `sort_keys=True`):
+ *   separators `","` / `": "` when indented, `", "` / `": "` otherwise, then `<` `>` `&` `'`
+ *   written as `\u003c` `\u003e` `\u0026` `\u0027`.
+ * - `pythonJsonText(v)` is the unsorted, unescaped variant (`ensure_ascii=False`), used to
+ *   stringify objects and arrays printed by templates.
+ * - Numbers: JavaScript cannot tell Python's `1` from `1.0`. A safe integer (|n| < 2^53) is
+ *   written as an int (`1`); any other number as Python's float repr (`1.5`, `1e-05`,
+ *   `1e+16`, `1.2345678901234568e+17`). A `bigint` is written as an int.
+ * - Values that are not JSON (undefined, functions, symbols, class instances other than
+ *   `String`, circular structures) throw a `TypeError`/`ValueError`-like error named as
+ *   Python names it (`Object of type Date is not JSON serializable`, `Circular reference detected`).
+ */
+
+export interface PythonJsonOptions {
+  /** `sort_keys` */
+  sortKeys: boolean
+  /** `ensure_ascii` */
+  ensureAscii: boolean
+  /** `indent`: a number of spaces or an indent string; `null` for one line */
+  indent: number | string | null
+  /** separator between items */
+  itemSeparator: string
+  /** separator between a key and its value */
+  keySeparator: string
+}
+
+/** Python `json.dumps(value, sort_keys=True)`. */
+export function pythonJsonDumps(value: unknown): string {
+  return encodePythonJson(value, {
+    sortKeys: true,
+    ensureAscii: true,
+    indent: null,
+    itemSeparator: ', ',
+    keySeparator: ': ',
+  })
+}
+
+/** Jinja's `value | tojson(indent=indent)`. */
+export function jinjaToJson(value: unknown, indent?: number | string | null): string {
+  const indented = indent !== undefined && indent !== null
+  const text = encodePythonJson(value, {
+    sortKeys: true,
+    ensureAscii: true,
+    indent: indented ? indent : null,
+    itemSeparator: indented ? ',' : ', ',
+    keySeparator: ': ',
+  })
+  return text
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll("'", '\\u0027')
+}
+
+/** Python `json.dumps(value, ensure_ascii=False)`: insertion order, non-ASCII kept. */
+export function pythonJsonText(value: unknown): string {
+  return encodePythonJson(value, {
+    sortKeys: false,
+    ensureAscii: false,
+    indent: null,
+    itemSeparator: ', ',
+    keySeparator: ': ',
+  })
+}
+
+export function encodePythonJson(value: unknown, options: PythonJsonOptions): string {
+  const indentUnit =
+    options.indent === null
+      ? null
+      : typeof options.indent === 'number'
+        ? ' '.repeat(Math.max(0, Math.trunc(options.indent)))
+        : options.indent
+  const active = new Set<object>()
+
+  const encode = (item: unknown, level: number): string => {
+    if (item === null) return 'null'
+    if (item === true) return 'true'
+    if (item === false) return 'false'
+    if (typeof item === 'string') return encodeString(item, options.ensureAscii)
+    if (item instanceof String) return encodeString(item.valueOf(), options.ensureAscii)
+    if (typeof item === 'number') return pythonNumberRepr(item)
+    if (typeof item === 'bigint') return item.toString()
+    if (typeof item !== 'object') {
+      throw new TypeError(`Object of type ${typeof item} is not JSON serializable`)
+    }
+    const isArray = Array.isArray(item)
+    if (!isArray && !isPlainObject(item)) {
+      const name = (item as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+      throw new TypeError(`Object of type ${name} is not JSON serializable`)
+    }
+    if (active.has(item)) throw new Error('Circular reference detected')
+    active.add(item)
+    const parts: string[] = isArray
+      ? (item as unknown[]).map((element) => encode(element, level + 1))
+      : objectKeys(item as Record<string, unknown>, options.sortKeys).map(
+          (key) =>
+            encodeString(key, options.ensureAscii) +
+            options.keySeparator +
+            encode((item as Record<string, unknown>)[key], level + 1),
+        )
+    active.delete(item)
+    const [open, close] = isArray ? ['[', ']'] : ['{', '}']
+    if (parts.length === 0) return open + close
+    if (indentUnit === null) return open + parts.join(options.itemSeparator) + close
+    const inner = '\n' + indentUnit.repeat(level + 1)
+    const outer = '\n' + indentUnit.repeat(level)
+    return open + inner + parts.join(options.itemSeparator + inner) + outer + close
+  }
+
+  return encode(value, 0)
+}
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function objectKeys(object: Record<string, unknown>, sort: boolean): string[] {
+  const keys = Object.keys(object)
+  return sort ? keys.sort(compareCodePoints) : keys
+}
+
+/** Python's str ordering (by code point; UTF-16 order differs above U+D7FF). */
+export function compareCodePoints(a: string, b: string): number {
+  let i = 0
+  let j = 0
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) as number
+    const y = b.codePointAt(j) as number
+    if (x !== y) return x - y
+    i += x > 0xffff ? 2 : 1
+    j += y > 0xffff ? 2 : 1
+  }
+  return a.length - i - (b.length - j)
+}
+
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+}
+
+// Python's ESCAPE_ASCII is `([\\"]|[^\ -~])`; ESCAPE is `[\x00-\x1f\\"\b\f\n\r\t]`.
+const ESCAPE_ASCII = /[\\"\u0000-\u001f\u007f-\uffff]/g
+const ESCAPE = /[\\"\u0000-\u001f]/g
+
+function encodeString(text: string, ensureAscii: boolean): string {
+  // Working on UTF-16 code units yields Python's surrogate pairs for astral characters.
+  const escaped = text.replace(
+    ensureAscii ? ESCAPE_ASCII : ESCAPE,
+    (char) => SHORT_ESCAPES[char] ?? '\\u' + char.charCodeAt(0).toString(16).padStart(4, '0'),
+  )
+  return '"' + escaped + '"'
+}
+
+/** An int for safe integers, else Python's `float.__repr__`. */
+export function pythonNumberRepr(n: number): string {
+  if (Number.isSafeInteger(n)) return String(n)
+  return pythonFloatRepr(n)
+}
+
+/** Python's `repr(float)`: shortest round-trip digits, fixed for 1e-4 <= |x| < 1e16. */
+export function pythonFloatRepr(n: number): string {
+  if (Number.isNaN(n)) return 'NaN'
+  if (n === Infinity) return 'Infinity'
+  if (n === -Infinity) return '-Infinity'
+  if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0'
+  const sign = n < 0 ? '-' : ''
+  const [mantissa = '', exponentText = '0'] = Math.abs(n).toExponential().split('e')
+  const digits = mantissa.replace('.', '')
+  const exponent = Number(exponentText)
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0) return sign + '0.' + '0'.repeat(-exponent - 1) + digits
+    const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0')
+    const fraction = digits.slice(exponent + 1)
+    return sign + whole + '.' + (fraction === '' ? '0' : fraction)
+  }
+  const head = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits
+  const magnitude = String(Math.abs(exponent)).padStart(2, '0')
+  return sign + head + 'e' + (exponent < 0 ? '-' : '+') + magnitude
+}

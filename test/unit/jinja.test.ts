@@ -1,0 +1,459 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  BUILTIN_TEMPLATES,
+  JinjaTemplateError,
+  createJinjaEnvironment,
+  createJinjaRenderer,
+  jinjaToJson,
+  pythonJsonDumps,
+  rowsOf,
+} from '../../src/builtins/jinja.js'
+import { normalizeJinjaSource } from '../../src/builtins/jinja-source.js'
+import { pythonFloatRepr } from '../../src/builtins/python-json.js'
+import type { Location } from '../../src/protocol/schemas.js'
+
+/** The error `run` throws (fails the test when it does not throw). */
+function errorOf(run: () => unknown): JinjaTemplateError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(JinjaTemplateError)
+    return error as JinjaTemplateError
+  }
+  throw new Error('expected an error')
+}
+
+const location: Location = { path: 'docs/guide/a.md', directory: 'docs/guide', root: '../..', depth: 2 }
+
+// Values the json/tojson filters are cross-checked on against python3's json module.
+const TRICKY_VALUES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  9007199254740991,
+  -9007199254740991,
+  2.5,
+  -0.001,
+  1e-7,
+  0.1 + 0.2,
+  123456.789,
+  1e300,
+  1.7976931348623157e308,
+  5e-324,
+  '',
+  'plain',
+  'quote " backslash \\ slash /',
+  '\u0000\u0001\u001f\u007f',
+  '\b\f\n\r\t',
+  'é ü 日本',
+  'emoji 😀 and 𝄞',
+  'lone \ud800 surrogate',
+  '\u2028\u2029',
+  "<b>&'x'</b>",
+  [],
+  {},
+  [[]],
+  [{}],
+  [1, 'two', null, [true, { z: 1, a: 2 }]],
+  { b: 1, a: 2, B: 3, é: 4, '😀': 5, '\uffff': 6, _: 7, '10': 8, '9': 9, '': 10 },
+  { z: [1, { y: null, x: [true, false] }], a: {}, m: { 'k<>': "it's" } },
+  { nested: { deeper: { deepest: ['ü', 1.5, -2] } } },
+]
+
+const RELATIVE_PATHS: [string, string | undefined][] = [
+  ['docs/guide/a.md', 'docs'],
+  ['docs/x.md', 'docs/guide'],
+  ['docs', 'docs'],
+  ['a.md', ''],
+  ['a.md', undefined],
+  ['tasks/t1.md', 'docs/guide'],
+  ['docs/./guide//b.md', 'docs/guide/'],
+  ['../outside.md', 'docs'],
+]
+const RELATIVE_BASE = '/srv/project/templates'
+
+interface PythonResults {
+  dumps: string[]
+  tojson: string[]
+  floats: string[]
+  relpaths: string[]
+}
+
+const PYTHON_SCRIPT = String.raw`
+import json, os, sys
+from pathlib import Path
+data = json.load(sys.stdin)
+def tojson(value, indent):
+    # Jinja's htmlsafe_json_dumps with the default policy json.dumps_kwargs = {"sort_keys": True}
+    kwargs = {"sort_keys": True}
+    if indent is not None:
+        kwargs["indent"] = indent
+    return (json.dumps(value, **kwargs).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("'", "\\u0027"))
+root = Path(data["root"])
+print(json.dumps({
+    "dumps": [json.dumps(v, sort_keys=True) for v in data["values"]],
+    "tojson": [tojson(v, i) for v in data["values"] for i in (None, 0, 2)],
+    "floats": [repr(float(s)) for s in data["floats"]],
+    "relpaths": [Path(os.path.relpath(root / v, root / (d or ""))).as_posix() for v, d in data["relpaths"]],
+}))
+`
+
+function floatText(n: number): string {
+  return Object.is(n, -0) ? '-0.0' : String(n)
+}
+
+const FLOATS: number[] = [
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  1e-4,
+  1e-5,
+  0.00012345,
+  1e15,
+  1e16,
+  123456789012345680,
+  1e21,
+  1e22,
+  2 ** 53,
+  2 ** 53 + 2,
+  1.5e300,
+  -2.5e-300,
+  5e-324,
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  0.1 + 0.2,
+  1 / 3,
+  ...fc.sample(fc.double({ noNaN: true, noDefaultInfinity: true }), { numRuns: 400, seed: 20240607 }),
+]
+
+let python: PythonResults
+
+beforeAll(() => {
+  const input = JSON.stringify({
+    values: TRICKY_VALUES,
+    floats: FLOATS.map(floatText),
+    relpaths: RELATIVE_PATHS,
+    root: RELATIVE_BASE,
+  })
+  python = JSON.parse(execFileSync('python3', ['-c', PYTHON_SCRIPT], { input, encoding: 'utf8' }))
+})
+
+describe('json filter = Python json.dumps(v, sort_keys=True)', () => {
+  it('matches python3 byte for byte on tricky values', () => {
+    expect(TRICKY_VALUES.map(pythonJsonDumps)).toEqual(python.dumps)
+  })
+
+  it('is the `json` filter of the environment', () => {
+    const env = createJinjaEnvironment()
+    const rendered = TRICKY_VALUES.map((v) => env.renderString('{{ v | json }}', { v }))
+    expect(rendered).toEqual(python.dumps)
+  })
+
+  it('writes literal expectations for a few values', () => {
+    expect(pythonJsonDumps({ b: [1, 'é'], a: '😀' })).toBe('{"a": "\\ud83d\\ude00", "b": [1, "\\u00e9"]}')
+    expect(pythonJsonDumps([NaN, Infinity, -Infinity])).toBe('[NaN, Infinity, -Infinity]')
+    expect(pythonJsonDumps(1e16)).toBe('1e+16')
+    expect(pythonJsonDumps(10n ** 20n)).toBe('100000000000000000000')
+  })
+
+  it('rejects values that are not JSON like Python does', () => {
+    expect(() => pythonJsonDumps(undefined)).toThrow('Object of type undefined is not JSON serializable')
+    expect(() => pythonJsonDumps({ when: new Date(0) })).toThrow('Object of type Date is not JSON serializable')
+    const loop: Record<string, unknown> = {}
+    loop.self = loop
+    expect(() => pythonJsonDumps(loop)).toThrow('Circular reference detected')
+  })
+})
+
+describe('float repr', () => {
+  it('matches Python repr(float) for edge cases and 400 random doubles', () => {
+    expect(FLOATS.map(pythonFloatRepr)).toEqual(python.floats)
+  })
+})
+
+describe("tojson filter = Jinja's htmlsafe_json_dumps", () => {
+  it('matches python3 for indent None, 0 and 2', () => {
+    const ours = TRICKY_VALUES.flatMap((v) => [jinjaToJson(v), jinjaToJson(v, 0), jinjaToJson(v, 2)])
+    expect(ours).toEqual(python.tojson)
+  })
+
+  it('accepts tojson, tojson(2) and tojson(indent=2) in templates', () => {
+    const env = createJinjaEnvironment()
+    const value = { b: "<i>'&'</i>", a: [1, { é: null }] }
+    expect(env.renderString('{{ v | tojson }}', { v: value })).toBe(
+      '{"a": [1, {"\\u00e9": null}], "b": "\\u003ci\\u003e\\u0027\\u0026\\u0027\\u003c/i\\u003e"}',
+    )
+    const indented =
+      '{\n  "a": [\n    1,\n    {\n      "\\u00e9": null\n    }\n  ],\n' +
+      '  "b": "\\u003ci\\u003e\\u0027\\u0026\\u0027\\u003c/i\\u003e"\n}'
+    expect(env.renderString('{{ v | tojson(indent=2) }}', { v: value })).toBe(indented)
+    expect(env.renderString('{{ v | tojson(2) }}', { v: value })).toBe(indented)
+    expect(() => env.renderString('{{ v | tojson(width=2) }}', { v: value })).toThrow(
+      "tojson() got an unexpected keyword argument 'width'",
+    )
+  })
+})
+
+describe('relative_to filter', () => {
+  it('matches Python os.path.relpath(base/path, base/dir) as POSIX', () => {
+    const env = createJinjaEnvironment(RELATIVE_BASE)
+    const ours = RELATIVE_PATHS.map(([p, d]) =>
+      d === undefined
+        ? env.renderString('{{ p | relative_to }}', { p })
+        : env.renderString('{{ p | relative_to(d) }}', { p, d }),
+    )
+    expect(ours).toEqual(python.relpaths)
+    expect(ours.slice(0, 4)).toEqual(['guide/a.md', '../x.md', '.', 'a.md'])
+  })
+})
+
+describe('rowsOf', () => {
+  it('gives each value shape its rows', () => {
+    expect(rowsOf([{ a: 1 }, { b: 2 }])).toEqual([{ a: 1 }, { b: 2 }])
+    expect(rowsOf(['x', 2, null, [3]])).toEqual([{ value: 'x' }, { value: 2 }, { value: null }, { value: [3] }])
+    expect(rowsOf([{ a: 1 }, 'b'])).toEqual([{ a: 1 }, { value: 'b' }])
+    expect(rowsOf({ a: 1 })).toEqual([{ a: 1 }])
+    expect(rowsOf('s')).toEqual([{ value: 's' }])
+    expect(rowsOf(3.5)).toEqual([{ value: 3.5 }])
+    expect(rowsOf(false)).toEqual([{ value: false }])
+    expect(rowsOf(null)).toEqual([{ value: null }])
+    expect(rowsOf([])).toEqual([])
+  })
+})
+
+describe('whitespace control (expected strings rendered by Jinja 3.1.6, trim/lstrip blocks)', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+  })
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  const cases: [string, string, Record<string, unknown>, string][] = [
+    ['for loop joins lines', '{% for x in xs %}\n- {{ x }}\n{% endfor %}\nend\n', { xs: [1, 2] }, '- 1\n- 2\nend\n'],
+    ['newline after endfor is removed', '{% for x in xs %}{{ x }}{% endfor %}\nz\n', { xs: [1, 2] }, '12z\n'],
+    ['indented block tags vanish', 'a\n  {% if true %}\n  b\n  {% endif %}\nc', {}, 'a\n  b\nc'],
+    ['mid-line tags keep spaces', 'x  {% if true %}y{% endif %}  \n', {}, 'x  y  \n'],
+    [
+      'comments on their own lines vanish',
+      '{# header #}\n{% for x in xs %}\n  {# per item #}\n  * {{ x }}\n{% endfor %}\n',
+      { xs: [1, 2] },
+      '  * 1\n  * 2\n',
+    ],
+    ['newline after a comment is removed', 'a {# c #}\nb\n', {}, 'a b\n'],
+    ['multi-line comment', 'a\n{# multi\nline\ncomment #}\nb\n', {}, 'a\nb\n'],
+    ['comment with - modifiers', 'a   {#- x -#}   \n\n  b\n', {}, 'ab\n'],
+    ['CRLF and CR become LF', '  \t{% if true %}\r\nq\r\n{% endif %}\r\nr\rs\n', {}, 'q\nr\ns\n'],
+    ['comment syntax in strings and raw', '{{ "{# not a comment #}" }}\n{% raw %}{# kept #}{% endraw %}\n', {}, '{# not a comment #}\n{# kept #}'],
+    ['macros', '{% macro m(x) %}\n<{{x}}>\n{% endmacro %}\n{{ m(1) }}{{ m(2) }}', {}, '<1>\n<2>\n'],
+    [
+      'nested loops',
+      '{% for r in rows %}\n  {% for k in r %}\n    {{ k }};\n  {% endfor %}\n{% endfor %}\n',
+      { rows: [['a', 'b'], ['c']] },
+      '    a;\n    b;\n    c;\n',
+    ],
+    ['raw keeps its first newline', '{% raw %}\n{{x}}\n{% endraw %}\nr', {}, '\n{{x}}\nr'],
+    ['raw lstrip and trim', 'a\n  {% raw %}\n  {{x}}\n  {% endraw %}\nr\n', {}, 'a\n\n  {{x}}\nr\n'],
+    ['raw with - modifiers', '{%- raw -%}\n  x  \n{%- endraw -%}\n\n y\n', {}, 'xy\n'],
+  ]
+
+  it.each(cases)('%s', (_title, source, context, expected) => {
+    const name = `case-${cases.findIndex((c) => c[1] === source)}.j2`
+    fs.writeFileSync(path.join(dir, name), source)
+    expect(createJinjaEnvironment(dir).render(name, context)).toBe(expected)
+  })
+
+  it('keeps line numbers after comments and raw blocks', () => {
+    const source = '{# a\nb #}\n{% raw %}\nx\n{% endraw %}\n{{ missing }}\n'
+    expect(normalizeJinjaSource(source).split('\n')).toHaveLength(source.split('\n').length)
+    fs.writeFileSync(path.join(dir, 'lines.j2'), source)
+    const renderer = createJinjaRenderer({ templatesDir: dir, root: dir })
+    expect(() => renderer.render({ template: 'lines.j2', value: [], location })).toThrow(
+      'template lines.j2: attempted to output an undefined value (line 6, column 1)',
+    )
+  })
+})
+
+describe('builtin templates', () => {
+  const renderer = createJinjaRenderer({ templatesDir: '/nonexistent-templates', root: '/nonexistent' })
+  const render = (template: string | undefined, value: unknown) =>
+    renderer.render(template === undefined ? { value, location } : { template, value, location })
+
+  it('lists the three builtins', () => {
+    expect(Object.keys(BUILTIN_TEMPLATES)).toEqual(['@insitu/table', '@insitu/list', '@insitu/json'])
+  })
+
+  it('@insitu/table is the default: one line per row, escaped cells', () => {
+    const rows = [
+      { name: 'a|b', note: 'line1\nline2\r\nline3', done: true, n: 1.5 },
+      { name: 'c', note: null, done: false, n: 0 },
+      { name: 'd', done: null, n: [1, 'é'], extra: 'dropped' },
+    ]
+    expect(render(undefined, rows)).toEqual({
+      content:
+        '| name | note | done | n |\n' +
+        '| --- | --- | --- | --- |\n' +
+        '| a\\|b | line1 line2 line3 | true | 1.5 |\n' +
+        '| c |  | false | 0 |\n' +
+        '| d |  |  | [1, "é"] |',
+      dependencies: [],
+    })
+  })
+
+  it('@insitu/table escapes header keys and renders scalars and objects', () => {
+    expect(render('@insitu/table', { 'a|b': 'x' }).content).toBe('| a\\|b |\n| --- |\n| x |')
+    expect(render('@insitu/table', ['x', 'y']).content).toBe('| value |\n| --- |\n| x |\n| y |')
+    expect(render('@insitu/table', null).content).toBe('| value |\n| --- |\n|  |')
+  })
+
+  it('@insitu/table says _No rows._ for no rows', () => {
+    expect(render('@insitu/table', []).content).toBe('_No rows._')
+  })
+
+  it('@insitu/list shows values of {value} rows and JSON text of other rows', () => {
+    expect(render('@insitu/list', ['a', 2, null, 'two\nlines', { k: 'é', n: 1 }, [1, 2]]).content).toBe(
+      '- a\n- 2\n- \n- two lines\n- {"k": "é", "n": 1}\n- [1, 2]',
+    )
+    expect(render('@insitu/list', []).content).toBe('_No rows._')
+  })
+
+  it('@insitu/json is a json block of value with indent 2', () => {
+    expect(render('@insitu/json', { b: '<x>', a: [1, 'é'] }).content).toBe(
+      '```json\n{\n  "a": [\n    1,\n    "\\u00e9"\n  ],\n  "b": "\\u003cx\\u003e"\n}\n```',
+    )
+    expect(render('@insitu/json', null).content).toBe('```json\nnull\n```')
+    expect(render('@insitu/json', []).content).toBe('```json\n[]\n```')
+  })
+
+  it('rejects unknown builtins', () => {
+    expect(errorOf(() => render('@insitu/nope', [])).message).toBe('unknown builtin template: @insitu/nope')
+  })
+})
+
+describe('template files', () => {
+  let root: string
+  let templatesDir: string
+  let renderer: ReturnType<typeof createJinjaRenderer>
+
+  beforeAll(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+    templatesDir = path.join(root, 'templates')
+    fs.mkdirSync(path.join(templatesDir, 'partials'), { recursive: true })
+    fs.writeFileSync(path.join(root, 'secret.j2'), 'outside\n')
+    fs.symlinkSync(path.join(root, 'secret.j2'), path.join(templatesDir, 'link.j2'))
+    renderer = createJinjaRenderer({ templatesDir, root })
+  })
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+  const write = (name: string, text: string) => fs.writeFileSync(path.join(templatesDir, name), text)
+
+  it('renders the context (rows, params, this, value), right-trimmed, with its dependency', () => {
+    write(
+      'tasks.md.j2',
+      '# {{ params.title }} ({{ this.path }}, depth {{ this.depth }})\n' +
+        '{% for row in rows %}\n' +
+        '- [{{ "x" if row.done else " " }}] {{ row.path | relative_to(this.directory) }}\n' +
+        '{% endfor %}\n' +
+        'count: {{ value | length }}\n\n\n',
+    )
+    const output = renderer.render({
+      template: 'tasks.md.j2',
+      params: { title: 'Tasks' },
+      value: [
+        { path: 'docs/guide/t1.md', done: true },
+        { path: 'docs/t2.md', done: false },
+      ],
+      location,
+    })
+    expect(output).toEqual({
+      content: '# Tasks (docs/guide/a.md, depth 2)\n- [x] t1.md\n- [ ] ../t2.md\ncount: 2',
+      dependencies: ['fs:file:templates/tasks.md.j2'],
+    })
+  })
+
+  it('stringifies null as empty, booleans as true/false, objects as JSON text', () => {
+    write('strings.j2', '[{{ value.n }}] {{ value.t }} {{ value.f }} {{ value.o }} {{ value.a }}')
+    const value = { n: null, t: true, f: false, o: { b: 1, a: 'é' }, a: [1, null] }
+    const output = renderer.render({ template: 'strings.j2', params: {}, value, location })
+    expect(output.content).toBe('[] true false {"b": 1, "a": "é"} [1, null]')
+  })
+
+  it('records included files and re-reads edited files', () => {
+    write('partials/row.j2', '* {{ row.value }}\n')
+    write('main.j2', '{% for row in rows %}\n{% include "partials/row.j2" %}\n{% endfor %}\n')
+    const first = renderer.render({ template: 'main.j2', value: ['a', 'b'], location })
+    expect(first).toEqual({
+      content: '* a\n* b',
+      dependencies: ['fs:file:templates/main.j2', 'fs:file:templates/partials/row.j2'],
+    })
+    write('partials/row.j2', '+ {{ row.value }}!\n')
+    expect(renderer.render({ template: 'main.j2', value: ['a'], location }).content).toBe('+ a!')
+  })
+
+  it('normalizes the dependency of a name with dot segments', () => {
+    write('plain.j2', 'plain')
+    expect(renderer.render({ template: 'partials/../plain.j2', value: null, location }).dependencies).toEqual([
+      'fs:file:templates/plain.j2',
+    ])
+  })
+
+  it('errors on undefined variables and attributes, naming the template and line', () => {
+    write('undefined.j2', 'ok\n  {{ missing }}\n')
+    expect(errorOf(() => renderer.render({ template: 'undefined.j2', value: [], location })).message).toBe(
+      'template undefined.j2: attempted to output an undefined value (line 2, column 3)',
+    )
+    write('attribute.j2', '{% for row in rows %}{{ row.nope }}{% endfor %}')
+    expect(errorOf(() => renderer.render({ template: 'attribute.j2', value: [{ a: 1 }], location })).message).toBe(
+      'template attribute.j2: attempted to output an undefined value (line 1, column 22)',
+    )
+    write('defaulted.j2', '{{ missing | default("d") }}{% if missing %}x{% endif %}')
+    expect(renderer.render({ template: 'defaulted.j2', value: [], location }).content).toBe('d')
+  })
+
+  it('reports syntax errors and errors in included files with their position', () => {
+    write('syntax.j2', 'a\n{% for x in %}\n')
+    expect(errorOf(() => renderer.render({ template: 'syntax.j2', value: [], location })).message).toBe(
+      'template syntax.j2: unexpected token: %} (line 2, column 13)',
+    )
+    write('partials/bad.j2', 'x\n{{ nope }}\n')
+    write('includes-bad.j2', '{% include "partials/bad.j2" %}')
+    const caught = errorOf(() => renderer.render({ template: 'includes-bad.j2', value: [], location }))
+    expect(caught.message).toBe(
+      'template includes-bad.j2: attempted to output an undefined value (partials/bad.j2 line 2, column 1)',
+    )
+    expect(caught.dependencies).toEqual([
+      'fs:file:templates/includes-bad.j2',
+      'fs:file:templates/partials/bad.j2',
+    ])
+  })
+
+  it('confines names to the templates directory', () => {
+    for (const name of ['../secret.j2', 'partials/../../secret.j2', path.join(root, 'secret.j2'), 'link.j2']) {
+      const error = errorOf(() => renderer.render({ template: name, value: [], location }))
+      expect(error.message).toBe(`template escapes templates directory: ${name}`)
+      expect(error.dependencies).toEqual(name === 'link.j2' ? ['fs:file:templates/link.j2'] : [])
+    }
+    write('inner.j2', 'inner')
+    expect(renderer.render({ template: path.join(templatesDir, 'inner.j2'), value: [], location }).content).toBe(
+      'inner',
+    )
+  })
+
+  it('reports missing templates with the file to watch', () => {
+    const caught = errorOf(() => renderer.render({ template: 'missing.j2', value: [], location }))
+    expect(caught.message).toBe('template not found: missing.j2')
+    expect(caught.dependencies).toEqual(['fs:file:templates/missing.j2'])
+    expect(errorOf(() => renderer.render({ template: 'partials', value: [], location })).message).toBe(
+      'template not found: partials',
+    )
+  })
+})
