@@ -1,0 +1,349 @@
+/**
+ * The insitu host: extensions and builtins behind one API (SPEC §3, §6, §9).
+ *
+ * Contract:
+ * - `InsituHost.start()` discovers the project's enabled extensions, builds the capability
+ *   registry (composition errors and dependency errors throw), and starts the extensions in
+ *   dependency order, independent ones in parallel. An extension that fails to start does
+ *   not stop the others: it is listed in `startFailures` and its capabilities fail with
+ *   that error when invoked.
+ * - `transform` / `resource` / `render` / `validate` run a capability by name and return an
+ *   `InvocationResult` whose `dependencies` are flattened: what the provider reported, then
+ *   the dependencies of every resource it read through the host, transitively,
+ *   de-duplicated in first-seen order.
+ * - `readResource()` is the `host.resource.get` path: the permission check (only for reads
+ *   made by an extension), the trace and cycle check, then `resource:` through the registry
+ *   and every other scheme through the caller's `resolve`.
+ * - `close()` stops every extension (SPEC §3.6); idempotent.
+ */
+import {
+  type CapabilityKind,
+  type Diagnostic,
+  InvocationResult,
+  type Location,
+  parseBoundary,
+  type ResourceRead,
+} from '../protocol/schemas.js'
+import { isPermitted, permissionDeniedMessage } from '../resources/permissions.js'
+import { splitQuery } from '../resources/resolver.js'
+import type { ProjectConfig } from './config.js'
+import { type DiscoveredExtension, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
+import { ExtensionProcess, type HostLogger } from './process.js'
+import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
+
+/** Resolves every identifier scheme except `resource:` (which the host serves itself). */
+export type ResourceResolver = (identifier: string, location: Location, trace: readonly string[]) => Promise<ResourceRead>
+
+/** What an in-process builtin receives besides its request. */
+export interface BuiltinContext {
+  host: InsituHost
+  location: Location
+  /** The trace of this invocation (it ends with this invocation's node). */
+  trace: readonly string[]
+  /** Read a resource through the host (no permission check); its dependencies are recorded. */
+  read(identifier: string): Promise<unknown>
+  /** Record a dependency directly. */
+  depend(identifier: string): void
+}
+
+export interface BuiltinCapability {
+  kind: CapabilityKind
+  name: string
+  invoke(
+    request: { name: string; options: Record<string, unknown>; location: Location; value: unknown; trace: readonly string[] },
+    context: BuiltinContext,
+  ): Promise<Partial<InvocationResult>> | Partial<InvocationResult>
+}
+
+export interface HostOptions {
+  config: ProjectConfig
+  /** Resolver for `fs:`, `sql:`, `git://`, `index:`… identifiers. @default rejects every identifier */
+  resolve?: ResourceResolver
+  builtins?: readonly BuiltinCapability[]
+  /** Python interpreter for the `{python}` command token. @default 'python3' */
+  python?: string
+  /** Per-request timeout for extension calls, in ms. @default 30000 */
+  timeoutMs?: number
+  logger?: HostLogger
+  /** Return false to skip an extension (by manifest name). @default every enabled extension */
+  filterExtension?: (name: string) => boolean
+  /** Start extension processes in `start()` (else on first use). @default true */
+  eager?: boolean
+}
+
+export interface StartFailure {
+  extension: string
+  error: Error
+}
+
+const VALIDATOR_LOCATION: Location = { path: '', directory: '', root: '.', depth: 0 }
+
+const TRACE_NODE: Record<CapabilityKind, string> = {
+  transform: 'transform',
+  resource: 'resource',
+  renderer: 'render',
+  validator: 'validate',
+}
+
+const silentLogger: HostLogger = { info() {}, warn() {}, error() {} }
+
+export class InsituHost {
+  readonly startFailures: StartFailure[] = []
+  private readonly processes = new Map<string, ExtensionProcess>()
+  private readonly startErrors = new Map<string, Error>()
+  /** Open invocations of extensions, by `extension + trace + location`, collecting what their reads depend on. */
+  private readonly recorders = new Map<string, Set<string[]>>()
+  private closing: Promise<void> | undefined
+
+  private constructor(
+    readonly config: ProjectConfig,
+    readonly extensions: readonly DiscoveredExtension[],
+    private registry: CapabilityRegistry,
+    private readonly options: HostOptions,
+  ) {}
+
+  static async start(options: HostOptions): Promise<InsituHost> {
+    const { config } = options
+    const filter = options.filterExtension ?? (() => true)
+    const extensions = discoverExtensions(config).filter((e) => filter(e.manifest.name))
+    const host = new InsituHost(config, extensions, undefined!, options)
+    const providers: CapabilityProvider[] = [
+      ...(options.builtins ?? []).map((b) => host.builtinProvider(b)),
+      ...extensions.flatMap((e) => e.manifest.capabilities.map((c) => host.extensionProvider(e.manifest, c))),
+    ]
+    const approvals = new Map(extensions.map((e) => [e.manifest.name, e.allowReplace]))
+    host.registry = CapabilityRegistry.build(providers, approvals)
+    const owners = new Map<string, string>()
+    for (const p of providers) {
+      owners.set(`${p.kind}:${p.name}`, p.owner)
+      if (!owners.has(p.name)) owners.set(p.name, p.owner)
+    }
+    const layers = extensionStartOrder(
+      extensions.map((e) => e.manifest),
+      owners,
+    )
+    for (const e of extensions) host.processes.set(e.manifest.name, host.createProcess(e.manifest))
+    if (options.eager ?? true) {
+      for (const layer of layers) {
+        await Promise.all(layer.map((manifest) => host.startExtension(manifest)))
+      }
+    }
+    return host
+  }
+
+  get logger(): HostLogger {
+    return this.options.logger ?? silentLogger
+  }
+
+  /** PIDs of running extension processes, by extension name. */
+  pids(): Map<string, number> {
+    const pids = new Map<string, number>()
+    for (const [name, process] of this.processes) if (process.pid !== undefined) pids.set(name, process.pid)
+    return pids
+  }
+
+  hasCapability(kind: CapabilityKind, name: string): boolean {
+    return this.registry.has(kind, name)
+  }
+
+  /** The owner (extension name or `insitu`) of the base provider of a capability. */
+  ownerOf(kind: CapabilityKind, name: string): string | undefined {
+    return this.registry.has(kind, name) ? this.registry.chain(kind, name).base.owner : undefined
+  }
+
+  transform(name: string, options: Record<string, unknown>, location: Location, trace: readonly string[] = []): Promise<InvocationResult> {
+    return this.invoke('transform', name, options, location, null, trace)
+  }
+
+  resource(name: string, options: Record<string, unknown>, location: Location, trace: readonly string[] = []): Promise<InvocationResult> {
+    return this.invoke('resource', name, options, location, null, trace)
+  }
+
+  render(name: string, value: unknown, options: Record<string, unknown>, location: Location, trace: readonly string[] = []): Promise<InvocationResult> {
+    return this.invoke('renderer', name, options, location, value, trace)
+  }
+
+  /** Run every validator concurrently; their diagnostics are reported, dependencies ignored. */
+  async validate(): Promise<Diagnostic[]> {
+    const names = this.registry.names('validator')
+    const results = await Promise.all(
+      names.map((name) =>
+        this.invoke('validator', name, {}, VALIDATOR_LOCATION, null, []).then(
+          (result) => result.diagnostics,
+          (error: Error): Diagnostic[] => [{ severity: 'error', message: error.message, path: null, line: null, code: null }],
+        ),
+      ),
+    )
+    return results.flat()
+  }
+
+  /**
+   * `host.resource.get`: read `identifier` on behalf of `reader` (an extension manifest; omit
+   * for the host's own reads, which are not permission-checked).
+   */
+  async readResource(identifier: string, location: Location, trace: readonly string[], reader?: Manifest): Promise<ResourceRead> {
+    if (reader && !isPermitted(reader.permissions, identifier)) {
+      throw new Error(permissionDeniedMessage(reader.name, identifier))
+    }
+    if (trace.includes(identifier)) throw new Error(`dependency cycle: ${[...trace, identifier].join(' -> ')}`)
+    const next = [...trace, identifier]
+    if (identifier.startsWith('resource:')) {
+      const { name, query } = splitQuery(identifier.slice('resource:'.length))
+      const result = await this.invoke('resource', name, query, location, null, next)
+      return { value: result.value, dependencies: unique([identifier, ...result.dependencies]) }
+    }
+    if (!this.options.resolve) throw new Error(`unsupported host resource: ${identifier}`)
+    const read = await this.options.resolve(identifier, location, next)
+    return { value: read.value, dependencies: unique(read.dependencies) }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= Promise.all([...this.processes.values()].map((p) => p.stop())).then(() => undefined)
+    return this.closing
+  }
+
+  private async invoke(
+    kind: CapabilityKind,
+    name: string,
+    options: Record<string, unknown>,
+    location: Location,
+    value: unknown,
+    trace: readonly string[],
+  ): Promise<InvocationResult> {
+    if (this.closing) throw new Error('insitu host is closed')
+    const node = `${TRACE_NODE[kind]}:${name}`
+    let nodeTrace: readonly string[] = trace
+    if (trace.at(-1) !== node) {
+      if (trace.includes(node)) throw new Error(`dependency cycle: ${[...trace, node].join(' -> ')}`)
+      nodeTrace = [...trace, node]
+    }
+    const chain = this.registry.chain(kind, name)
+    const request = (provider: CapabilityProvider, opts: Record<string, unknown>) => ({
+      name: provider.name,
+      options: opts,
+      location,
+      value: value ?? null,
+      trace: [...nodeTrace],
+    })
+    const results: InvocationResult[] = []
+    let result = await chain.base.invoke(request(chain.base, options))
+    results.push(result)
+    let content = result.content
+    for (const contributor of chain.contributors) {
+      const contribution = await contributor.invoke(request(contributor, options))
+      results.push(contribution)
+      content = [content, contribution.content].filter((c): c is string => !!c).map((c) => c.trimEnd()).join('\n\n')
+    }
+    for (const decorator of chain.decorators) {
+      const decorated = await decorator.invoke(request(decorator, { ...options, content: content ?? '' }))
+      results.push(decorated)
+      content = decorated.content
+    }
+    result = {
+      content,
+      value: result.value,
+      diagnostics: results.flatMap((r) => r.diagnostics),
+      dependencies: unique(results.flatMap((r) => r.dependencies)),
+    }
+    return result
+  }
+
+  private createProcess(manifest: Manifest): ExtensionProcess {
+    return new ExtensionProcess({
+      manifest,
+      command: resolveCommand(manifest, { python: this.options.python }),
+      cwd: resolveExtensionCwd(manifest),
+      root: this.config.root,
+      timeoutMs: this.options.timeoutMs,
+      logger: this.logger,
+      onResourceGet: async (params) => {
+        const read = await this.readResource(params.resource, params.location, params.trace, manifest)
+        const recorders = this.recorders.get(recorderKey(manifest.name, params.trace, params.location))
+        for (const deps of recorders ?? []) deps.push(...read.dependencies)
+        return read
+      },
+    })
+  }
+
+  private async startExtension(manifest: Manifest): Promise<void> {
+    try {
+      await this.processes.get(manifest.name)!.start()
+    } catch (error) {
+      const failure = error as Error
+      this.startErrors.set(manifest.name, failure)
+      this.startFailures.push({ extension: manifest.name, error: failure })
+      this.logger.error(`extension ${manifest.name} failed to start: ${failure.message}`)
+    }
+  }
+
+  private extensionProvider(manifest: Manifest, capability: Manifest['capabilities'][number]): CapabilityProvider {
+    const method = `insitu.${TRACE_NODE[capability.kind]}`
+    return {
+      ...capability,
+      owner: manifest.name,
+      invoke: async (request) => {
+        const startError = this.startErrors.get(manifest.name)
+        if (startError) throw startError
+        const process = this.processes.get(manifest.name)!
+        const key = recorderKey(manifest.name, request.trace, request.location)
+        const reads: string[] = []
+        let open = this.recorders.get(key)
+        if (!open) this.recorders.set(key, (open = new Set()))
+        open.add(reads)
+        let raw: unknown
+        try {
+          raw = await process.request(method, request)
+        } catch (error) {
+          throw new Error(`${request.trace.at(-1) ?? method} (${manifest.name}): ${(error as Error).message}`, { cause: error })
+        } finally {
+          open.delete(reads)
+          if (open.size === 0) this.recorders.delete(key)
+        }
+        const result = parseBoundary(InvocationResult, raw, `${method} result from ${manifest.name}`)
+        return { ...result, dependencies: unique([...result.dependencies, ...reads]) }
+      },
+    }
+  }
+
+  private builtinProvider(builtin: BuiltinCapability): CapabilityProvider {
+    return {
+      kind: builtin.kind,
+      name: builtin.name,
+      mode: 'provide',
+      target: null,
+      before: [],
+      after: [],
+      owner: BUILTIN_OWNER,
+      invoke: async (request) => {
+        const dependencies: string[] = []
+        const context: BuiltinContext = {
+          host: this,
+          location: request.location,
+          trace: request.trace,
+          read: async (identifier) => {
+            const read = await this.readResource(identifier, request.location, request.trace)
+            dependencies.push(...read.dependencies)
+            return read.value
+          },
+          depend: (identifier) => void dependencies.push(identifier),
+        }
+        const partial = await builtin.invoke(request, context)
+        const result = parseBoundary(InvocationResult, partial, `result of builtin ${builtin.kind} ${builtin.name}`)
+        return { ...result, dependencies: unique([...dependencies, ...result.dependencies]) }
+      },
+    }
+  }
+}
+
+/**
+ * Reads are matched to open invocations by what `host.resource.get` echoes back: trace and
+ * location. Concurrent invocations with the same trace and location share a key, so each of
+ * them gets the union of their reads (a safe over-approximation).
+ */
+function recorderKey(extension: string, trace: readonly string[], location: Location): string {
+  return `${extension}\u0000${JSON.stringify(trace)}\u0000${JSON.stringify([location.path, location.directory, location.root, location.depth])}`
+}
+
+export function unique(items: readonly string[]): string[] {
+  return [...new Set(items)]
+}

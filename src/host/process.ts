@@ -1,0 +1,337 @@
+/**
+ * One supervised extension process (SPEC §3).
+ *
+ * Contract:
+ * - `start()` spawns the manifest's command in its confined cwd, speaks protocol v1 on
+ *   stdin/stdout, runs the initialize handshake and checks it against the manifest
+ *   (identity, declared capabilities, pinned schemas), with SPEC's exact messages.
+ * - stderr is forwarded line by line to `logger.info` as `[<name>] <line>`; the last 20
+ *   lines are kept for crash reports. stdout carries protocol only.
+ * - `request()` starts the process on demand. When the process dies, every pending request
+ *   fails at once with an `ExtensionCrashError` naming the extension, the exit code or
+ *   signal, and the stderr tail; the next request restarts it, at most 5 times in 3
+ *   minutes, after which requests fail with the budget message.
+ * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
+ *   with the violation, named for the extension.
+ * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
+ *   Every live child is also SIGKILLed synchronously on `process.on('exit')`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { isDeepStrictEqual } from 'node:util'
+import { FramingError } from '../protocol/framing.js'
+import { RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
+import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
+import type { Manifest } from './manifest.js'
+
+export const RESTART_LIMIT = 5
+export const RESTART_WINDOW_MS = 3 * 60_000
+export const STDERR_TAIL_LINES = 20
+const KILL_GRACE_MS = 2_000
+
+export interface HostLogger {
+  info(message: string): void
+  warn(message: string): void
+  error(message: string): void
+}
+
+export interface ExtensionProcessOptions {
+  manifest: Manifest
+  /** The command with `{python}`/`{node}` already resolved. */
+  command: readonly string[]
+  /** Absolute, already confined to the manifest folder. */
+  cwd: string
+  /** Absolute project root (POSIX) sent at initialize. */
+  root: string
+  /** Default per-request timeout. @default 30000 */
+  timeoutMs?: number
+  logger: HostLogger
+  /** Serves `host.resource.get` from the extension; throw to answer with an error. */
+  onResourceGet: (params: ResourceGetParams) => Promise<ResourceRead>
+  /** Extra environment variables for the child. */
+  env?: Record<string, string>
+}
+
+/** The process died (or broke the protocol) while requests were pending or on start. */
+export class ExtensionCrashError extends Error {
+  override name = 'ExtensionCrashError'
+}
+
+/** Handshake or manifest-consistency failure; not retried. */
+export class ExtensionStartError extends Error {
+  override name = 'ExtensionStartError'
+}
+
+const liveChildren = new Set<ChildProcess>()
+let exitHookInstalled = false
+function trackChild(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.on('exit', () => {
+      for (const survivor of liveChildren) {
+        try {
+          survivor.kill('SIGKILL')
+        } catch {
+          // already gone
+        }
+      }
+    })
+  }
+  liveChildren.add(child)
+  child.once('exit', () => liveChildren.delete(child))
+}
+
+/** PIDs of every extension child this Node process still has alive (for tests and diagnostics). */
+export function liveExtensionPids(): number[] {
+  return [...liveChildren].map((child) => child.pid).filter((pid): pid is number => pid !== undefined)
+}
+
+interface Running {
+  child: ChildProcess
+  /** Set when the host itself is ending the process (stop or failed start). */
+  closing: boolean
+  peer: RpcPeer
+  stderrTail: string[]
+  /** Settles with the error pending requests should see once the process is gone. */
+  failure: Promise<Error>
+  exited: Promise<void>
+}
+
+export class ExtensionProcess {
+  readonly name: string
+  private running: Running | undefined
+  private starting: Promise<Running> | undefined
+  private restarts: number[] = []
+  private lastFailure: Error | undefined
+  private stopped = false
+  private stopping: Promise<void> | undefined
+
+  constructor(private readonly options: ExtensionProcessOptions) {
+    this.name = options.manifest.name
+  }
+
+  /** PID of the live process; undefined before start and once it has exited. */
+  get pid(): number | undefined {
+    const child = this.running?.child
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined
+  }
+
+  /** Start (or return the running process) and run the initialize handshake. */
+  async start(): Promise<void> {
+    await this.ensureRunning()
+  }
+
+  async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
+    const running = await this.ensureRunning()
+    try {
+      return await running.peer.request(method, params, { timeoutMs: this.options.timeoutMs, ...options })
+    } catch (error) {
+      if (error instanceof RpcResponseError || error instanceof RpcTimeoutError) throw error
+      if ((error as Error).name === 'AbortError') throw error
+      // The connection is gone: report why the process went away.
+      throw await running.failure
+    }
+  }
+
+  /** Shut the process down (SPEC §3.6). Idempotent; later requests fail. */
+  stop(): Promise<void> {
+    this.stopped = true
+    this.stopping ??= this.shutdown()
+    return this.stopping
+  }
+
+  private async shutdown(): Promise<void> {
+    const running = this.running ?? (await this.starting?.catch(() => undefined))
+    if (!running) return
+    const { child, peer } = running
+    running.closing = true
+    if (child.exitCode === null && child.signalCode === null) {
+      await peer.request('insitu.shutdown', null).catch(() => undefined)
+    }
+    peer.close()
+    await terminate(child, running.exited)
+  }
+
+  private ensureRunning(): Promise<Running> {
+    if (this.stopped) return Promise.reject(new ExtensionCrashError(`extension ${this.name} is stopped`))
+    if (this.running && !this.running.peer.isClosed) return Promise.resolve(this.running)
+    if (this.starting) return this.starting
+    if (this.running || this.lastFailure) {
+      // A restart: keep within the budget.
+      const now = Date.now()
+      this.restarts = this.restarts.filter((at) => now - at < RESTART_WINDOW_MS)
+      if (this.restarts.length >= RESTART_LIMIT) {
+        return Promise.reject(
+          new ExtensionCrashError(
+            `extension ${this.name} restart budget spent (${RESTART_LIMIT} restarts in 3 minutes); last failure: ${this.lastFailure?.message ?? 'unknown'}`,
+          ),
+        )
+      }
+      this.restarts.push(now)
+    }
+    this.running = undefined
+    this.starting = this.launch().finally(() => (this.starting = undefined))
+    return this.starting
+  }
+
+  private async launch(): Promise<Running> {
+    const { manifest, command, cwd, logger } = this.options
+    const [file, ...args] = command
+    if (!file) throw new ExtensionStartError(`extension command cannot be empty`)
+    const child = spawn(file, args, {
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONUNBUFFERED: '1', ...this.options.env },
+      windowsHide: true,
+    })
+    trackChild(child)
+    const stderrTail: string[] = []
+    forwardStderr(child, this.name, stderrTail, logger)
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve()
+      else child.once('exit', () => resolve())
+    })
+    const spawnError = new Promise<Error>((resolve) => child.once('error', resolve))
+    const peer = new RpcPeer(child.stdout!, child.stdin!, { name: this.name, timeoutMs: this.options.timeoutMs })
+    peer.onRequest('host.resource.get', async (params) => {
+      const request = parseBoundary(ResourceGetParams, params, 'host.resource.get params')
+      return this.options.onResourceGet(request)
+    })
+    const running: Running = { child, peer, stderrTail, failure: undefined!, exited, closing: false }
+    running.failure = Promise.race([
+      spawnError.then((error) => new ExtensionCrashError(`extension ${this.name} could not start ${JSON.stringify(file)}: ${error.message}`)),
+      peer.closed.then(async (reason) => {
+        // EOF on stdout usually precedes the exit event; a protocol error leaves the child alive
+        // (and closing the peer ends its stdin, so it may exit 0 soon: that is still a violation).
+        const violation = isProtocolViolation(reason)
+        const exitedSoon = !violation && (await Promise.race([exited.then(() => true), delay(500).then(() => false)]))
+        if (running.closing) return new ExtensionCrashError(`extension ${this.name} is stopped`)
+        if (!exitedSoon) {
+          child.kill('SIGKILL')
+          await exited
+          return new ExtensionCrashError(`extension ${this.name} broke the protocol: ${reason.message}${formatTail(stderrTail)}`)
+        }
+        await stderrDrained(child)
+        return new ExtensionCrashError(`extension ${this.name} ${describeExit(child)}${formatTail(stderrTail)}`)
+      }),
+    ]).then((error) => {
+      this.lastFailure = error
+      peer.close(error)
+      return error
+    })
+    this.running = running
+    let result: unknown
+    try {
+      result = await Promise.race([
+        peer.request('insitu.initialize', { protocol: 1, root: this.options.root, extension: manifest.name }),
+        running.failure.then((error) => Promise.reject(error)),
+      ])
+    } catch (error) {
+      const reason = error instanceof RpcResponseError || error instanceof RpcTimeoutError
+        ? new ExtensionStartError(`extension ${this.name} failed to initialize: ${(error as Error).message}`)
+        : (error as Error)
+      await this.abandon(running)
+      throw reason
+    }
+    try {
+      checkInitializeResult(manifest, result)
+    } catch (error) {
+      await this.abandon(running)
+      throw error
+    }
+    return running
+  }
+
+  private async abandon(running: Running): Promise<void> {
+    running.closing = true
+    running.peer.close()
+    await terminate(running.child, running.exited)
+  }
+}
+
+/** SPEC §3.3: the runtime must match the manifest. */
+export function checkInitializeResult(manifest: Manifest, raw: unknown): void {
+  const result = parseBoundary(InitializeResult, raw, `initialize result of ${manifest.name}`)
+  if (result.name !== manifest.name || result.version !== manifest.version) {
+    throw new ExtensionStartError(`manifest/runtime identity mismatch for ${manifest.name}`)
+  }
+  for (const capability of manifest.capabilities) {
+    const byKind = result.capabilities[capability.kind]
+    const entry = isObject(byKind) ? byKind[capability.name] : undefined
+    if (!isObject(entry)) {
+      throw new ExtensionStartError(`${manifest.name} did not register ${capability.kind}:${capability.name}`)
+    }
+    const pinned = [
+      ['params', capability.params_schema],
+      ['value', capability.value_schema],
+      ['result', capability.result_schema],
+    ] as const
+    for (const [key, schema] of pinned) {
+      if (schema === null || schema === undefined) continue
+      if (!isDeepStrictEqual(entry[key], schema)) {
+        throw new ExtensionStartError(
+          `${manifest.name} runtime ${key} schema mismatch for ${capability.kind}:${capability.name}`,
+        )
+      }
+    }
+  }
+}
+
+function forwardStderr(child: ChildProcess, name: string, tail: string[], logger: HostLogger): void {
+  let partial = ''
+  const emit = (line: string): void => {
+    tail.push(line)
+    if (tail.length > STDERR_TAIL_LINES) tail.shift()
+    logger.info(`[${name}] ${line}`)
+  }
+  child.stderr!.setEncoding('utf8')
+  child.stderr!.on('data', (text: string) => {
+    const lines = (partial + text).split(/\r?\n/)
+    partial = lines.pop() ?? ''
+    for (const line of lines) emit(line)
+  })
+  child.stderr!.on('end', () => {
+    if (partial) emit(partial)
+    partial = ''
+  })
+}
+
+function stderrDrained(child: ChildProcess): Promise<void> {
+  const stderr = child.stderr
+  if (!stderr || stderr.readableEnded || stderr.destroyed) return Promise.resolve()
+  return Promise.race([new Promise<void>((resolve) => stderr.once('close', () => resolve())), delay(500)])
+}
+
+/** The peer closed because of what the extension wrote, not at EOF nor inside a frame cut short by an exit. */
+function isProtocolViolation(reason: Error): boolean {
+  if (reason instanceof FramingError) return reason.rule !== 'incomplete-frame'
+  return reason instanceof RpcClosedError && reason.message !== 'RPC peer closed'
+}
+
+function describeExit(child: ChildProcess): string {
+  if (child.signalCode) return `was killed by signal ${child.signalCode}`
+  return `exited with code ${child.exitCode}`
+}
+
+function formatTail(tail: readonly string[]): string {
+  return tail.length ? `\nlast stderr lines:\n${tail.join('\n')}` : ' (no stderr output)'
+}
+
+/** Close stdin, then SIGTERM, wait 2 s, then SIGKILL. */
+async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  const alive = (): boolean => child.exitCode === null && child.signalCode === null
+  if (!alive()) return
+  if (child.stdin && !child.stdin.destroyed) child.stdin.end()
+  if (await Promise.race([exited.then(() => true), delay(100).then(() => false)])) return
+  child.kill('SIGTERM')
+  if (await Promise.race([exited.then(() => true), delay(KILL_GRACE_MS).then(() => false)])) return
+  child.kill('SIGKILL')
+  await exited
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
