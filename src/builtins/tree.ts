@@ -1,0 +1,66 @@
+/**
+ * Builtin transform `tree` (SPEC §8): a ```text tree of the document's directory.
+ *
+ * Options: `depth` (default 1, 0..32; 0 means no limit), `directories_only` (default
+ * false), `exclude` (gitignore-style patterns relative to the directory). Entries come from
+ * `fs:dir:<dir or .>` (so the walk's `sources.exclude` and .gitignore rules apply and that
+ * identifier is the dependency). Directories come first, then names compared case-folded;
+ * directories end with `/`. The first line is the directory's name (`.` at the root).
+ */
+import path from 'node:path/posix'
+import type { ProjectEntry } from '../documents/project-files.js'
+import { createPathMatcher } from '../documents/project-files.js'
+import type { BuiltinCapability } from '../host/host.js'
+import { optionalBoolean, optionalInteger, optionalStringArray } from './options.js'
+
+interface TreeNode {
+  name: string
+  directory: boolean
+  children: TreeNode[]
+}
+
+export const treeTransform: BuiltinCapability = {
+  kind: 'transform',
+  name: 'tree',
+  async invoke({ options, location }, context) {
+    const depth = optionalInteger(options, 'depth', 'tree', 0, 32) ?? 1
+    const directoriesOnly = optionalBoolean(options, 'directories_only', 'tree') ?? false
+    const exclude = optionalStringArray(options, 'exclude', 'tree')
+    const directory = location.directory || '.'
+    const entries = (await context.read(`fs:dir:${directory}`)) as ProjectEntry[]
+    const excluded = createPathMatcher(exclude)
+    const root: TreeNode = { name: directory === '.' ? '.' : path.basename(directory), directory: true, children: [] }
+    const nodes = new Map<string, TreeNode>([['', root]])
+    const prefix = directory === '.' ? '' : `${directory}/`
+    for (const entry of entries) {
+      const relative = entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path
+      const isDirectory = entry.kind === 'directory'
+      if (!relative || (directoriesOnly && !isDirectory)) continue
+      if (depth > 0 && relative.split('/').length > depth) continue
+      if (excluded(relative, isDirectory)) continue
+      const parent = nodes.get(path.dirname(relative) === '.' ? '' : path.dirname(relative))
+      if (!parent) continue
+      const node: TreeNode = { name: path.basename(relative), directory: isDirectory, children: [] }
+      parent.children.push(node)
+      if (isDirectory) nodes.set(relative, node)
+    }
+    return { content: ['```text', `${root.name}/`, ...renderChildren(root, ''), '```'].join('\n') }
+  },
+}
+
+function renderChildren(node: TreeNode, indent: string): string[] {
+  const children = [...node.children].sort(
+    (a, b) => Number(b.directory) - Number(a.directory) || caseFolded(a.name, b.name),
+  )
+  return children.flatMap((child, i) => {
+    const last = i === children.length - 1
+    const line = `${indent}${last ? '└── ' : '├── '}${child.name}${child.directory ? '/' : ''}`
+    return [line, ...renderChildren(child, indent + (last ? '    ' : '│   '))]
+  })
+}
+
+function caseFolded(a: string, b: string): number {
+  const x = a.toLowerCase()
+  const y = b.toLowerCase()
+  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0
+}

@@ -1,0 +1,260 @@
+/**
+ * The insitu engine: one project's host, document index, resources and builtins, with a
+ * result cache and the reverse dependency index. Build-tool agnostic (no Vite import).
+ *
+ * Contract:
+ * - `InsituEngine.create(options)` loads `insitu.toml` (walking up from `root`; defaults when
+ *   there is none), builds the document index, and starts the host with the builtins and the
+ *   scheme resolvers plugged into `host.resource.get`.
+ * - `renderDocument(path, text)` regenerates a managed document (see render-document.ts);
+ *   `transformModule(path, code, rule)` runs a transform on a whole module with the rule's
+ *   options plus `content`. Both record the result's dependencies for `affected()` (a
+ *   re-run replaces the owner's previous dependencies) and cache the result by text.
+ * - `affected(events)` refreshes the document index with the events, detects git metadata
+ *   changes, clears the cache of every owner whose result may change, and returns those
+ *   owners (project-relative paths).
+ * - `close()` stops the extensions and closes the index; idempotent.
+ */
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import { DocumentIndex } from '../documents/document-index.js'
+import { loadSqlModels } from '../documents/sql-models.js'
+import { createBuiltins } from '../builtins/index.js'
+import { findProjectConfig, loadProjectConfig, parseProjectConfig, type ProjectConfig, toPosixPath } from '../host/config.js'
+import { type HostOptions, InsituHost } from '../host/host.js'
+import type { HostLogger } from '../host/process.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
+import { createResourceResolver } from '../resources/resolver.js'
+import { DependencyGraph, type FileEvent } from './dependency-graph.js'
+import { type DocumentResult, describeFailure, locationOf, renderDocument } from './render-document.js'
+
+export interface EngineOptions {
+  /** Folder to start looking for `insitu.toml` from (or the project root when there is none). */
+  root: string
+  /** Use this config instead of looking for `insitu.toml`. */
+  config?: ProjectConfig
+  /** Override `[sources] include` (which files are managed documents). */
+  include?: readonly string[]
+  /** Override `[sources] exclude`. */
+  exclude?: readonly string[]
+  /** Keep the document index in `paths.state` instead of memory. @default false */
+  persistIndex?: boolean
+  python?: string
+  timeoutMs?: number
+  logger?: HostLogger
+  filterExtension?: HostOptions['filterExtension']
+}
+
+export interface ModuleRule {
+  /** The transform capability to run on the module. */
+  transform: string
+  /** Options passed to the transform, besides `content`. */
+  options?: Record<string, unknown>
+}
+
+export interface ModuleResult {
+  path: string
+  code: string
+  dependencies: string[]
+  diagnostics: Diagnostic[]
+}
+
+export interface AffectedResult {
+  /** Project-relative paths of documents and modules whose results may change. */
+  owners: string[]
+  projectionChanged: boolean
+  gitChanged: boolean
+}
+
+interface Cached<T> {
+  hash: string
+  result: T
+}
+
+export class InsituEngine {
+  readonly graph = new DependencyGraph()
+  private readonly documentCache = new Map<string, Cached<DocumentResult>>()
+  private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
+  private closing: Promise<void> | undefined
+
+  private constructor(
+    readonly config: ProjectConfig,
+    readonly host: InsituHost,
+    readonly index: DocumentIndex,
+    /** Absolute git metadata paths (HEAD, refs, packed-refs, index), or null without a repository. */
+    readonly gitPaths: readonly string[] | null,
+  ) {}
+
+  static async create(options: EngineOptions): Promise<InsituEngine> {
+    const config = options.config ?? readConfig(options.root)
+    const sources = {
+      ...config.sources,
+      include: [...(options.include ?? config.sources.include)],
+      exclude: [...(options.exclude ?? config.sources.exclude)],
+    }
+    const effective: ProjectConfig = { ...config, sources }
+    const root = config.root
+    const index = new DocumentIndex({
+      root,
+      include: sources.include,
+      exclude: sources.exclude,
+      respectGitignore: sources.respect_gitignore,
+      statePath: options.persistIndex ? path.join(root, config.paths.state) : undefined,
+    })
+    try {
+      index.rebuild()
+      const models = loadSqlModels(root, config.paths.models)
+      const resolve = createResourceResolver({
+        root,
+        exclude: sources.exclude,
+        respectGitignore: sources.respect_gitignore,
+        index,
+        models,
+      })
+      const builtins = createBuiltins({
+        root,
+        templatesDir: path.join(root, config.paths.templates),
+        index,
+        models: () => models,
+      })
+      const [host, gitPaths] = await Promise.all([
+        InsituHost.start({
+          config: effective,
+          resolve,
+          builtins,
+          python: options.python,
+          timeoutMs: options.timeoutMs,
+          logger: options.logger,
+          filterExtension: options.filterExtension,
+        }),
+        gitMetadataPaths(root).catch(() => null),
+      ])
+      return new InsituEngine(effective, host, index, gitPaths)
+    } catch (error) {
+      index.close()
+      throw error
+    }
+  }
+
+  get root(): string {
+    return this.config.root
+  }
+
+  /** Project-relative POSIX path of an absolute or relative path, or null when outside the root. */
+  relativePath(file: string): string | null {
+    const relative = toPosixPath(path.relative(this.root, path.resolve(this.root, file)))
+    if (relative === '' || relative.startsWith('../') || relative === '..' || path.isAbsolute(relative)) return null
+    return relative
+  }
+
+  isDocument(file: string): boolean {
+    const relative = this.relativePath(file)
+    return relative !== null && this.index.isDocument(relative)
+  }
+
+  async renderDocument(file: string, text: string): Promise<DocumentResult> {
+    const relPath = this.requireRelative(file)
+    const hash = hashText(text)
+    const cached = this.documentCache.get(relPath)
+    if (cached && cached.hash === hash) return cached.result
+    const result = await renderDocument(this.host, relPath, text)
+    this.graph.set(relPath, result.dependencies)
+    this.documentCache.set(relPath, { hash, result })
+    return result
+  }
+
+  async transformModule(file: string, code: string, rule: ModuleRule): Promise<ModuleResult> {
+    const relPath = this.requireRelative(file)
+    const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
+    const cached = this.moduleCache.get(relPath)
+    if (cached && cached.hash === hash) return cached.result
+    let result: ModuleResult
+    try {
+      const invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
+      if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+      result = {
+        path: relPath,
+        code: invocation.content,
+        dependencies: invocation.dependencies,
+        diagnostics: invocation.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath })),
+      }
+    } catch (error) {
+      // Keep no stale edges, but remember nothing: the caller reports the error.
+      this.graph.delete(relPath)
+      this.moduleCache.delete(relPath)
+      throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+    }
+    this.graph.set(relPath, result.dependencies)
+    this.moduleCache.set(relPath, { hash, result })
+    return result
+  }
+
+  /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
+  invalidate(file: string): void {
+    const relPath = this.relativePath(file)
+    if (relPath === null) return
+    this.documentCache.delete(relPath)
+    this.moduleCache.delete(relPath)
+  }
+
+  /** Forget an owner entirely (e.g. its file was deleted). */
+  forget(file: string): void {
+    const relPath = this.relativePath(file)
+    if (relPath === null) return
+    this.invalidate(relPath)
+    this.graph.delete(relPath)
+  }
+
+  /**
+   * Which owners the file events may affect. `events` carry absolute or project-relative
+   * paths; git metadata paths may lie outside the project root.
+   */
+  affected(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): AffectedResult {
+    const projectEvents: FileEvent[] = []
+    let gitChanged = false
+    for (const event of events) {
+      const absolute = toPosixPath(path.resolve(this.root, event.path))
+      if (this.isGitMetadata(absolute)) {
+        gitChanged = true
+        continue
+      }
+      const relPath = this.relativePath(absolute)
+      if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
+    }
+    const { projectionChanged } = projectEvents.length > 0 ? this.index.refresh(projectEvents) : { projectionChanged: false }
+    const owners = this.graph.affected(projectEvents, { projection: projectionChanged, git: gitChanged })
+    for (const owner of owners) this.invalidate(owner)
+    return { owners: [...owners].sort(), projectionChanged, gitChanged }
+  }
+
+  isGitMetadata(absolutePath: string): boolean {
+    if (!this.gitPaths) return false
+    const posix = toPosixPath(absolutePath)
+    return this.gitPaths.some((p) => {
+      const dir = path.posix.dirname(p)
+      return (posix === p || posix.startsWith(`${p}/`)) && isGitMetadataPath(dir, posix)
+    })
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.host.close().finally(() => this.index.close())
+    return this.closing
+  }
+
+  private requireRelative(file: string): string {
+    const relPath = this.relativePath(file)
+    if (relPath === null) throw new Error(`not inside the insitu project ${this.root}: ${file}`)
+    return relPath
+  }
+}
+
+function readConfig(start: string): ProjectConfig {
+  const file = findProjectConfig(start)
+  if (file) return loadProjectConfig(file)
+  return parseProjectConfig('', path.join(path.resolve(start), 'insitu.toml'))
+}
+
+function hashText(text: string): string {
+  return createHash('sha1').update(text).digest('hex')
+}

@@ -1,0 +1,177 @@
+/**
+ * Regenerate one managed document: its regions and its front-matter materializations.
+ *
+ * Contract:
+ * - Every job (region or materialization) of the document runs concurrently through the
+ *   host (`transform` by kind, with the region's options and the document's Location).
+ * - A failing job yields an error diagnostic at the job's line whose message names the
+ *   capability, its extension (when not a builtin) and the job id; that region keeps its
+ *   previous body (the materialization its previous value) and other jobs still apply.
+ * - A document that cannot be parsed (unterminated region, bad front matter, duplicate
+ *   owners) yields one error diagnostic and its text unchanged.
+ * - Front-matter values follow the Python implementation: kind `sql` without `template`
+ *   gives the model's rows (one row → that object), an entry with `source` gives the raw
+ *   resource value, anything else the transform's content.
+ * - The result lists, per job, its id, kind, line, content, dependencies and diagnostics,
+ *   and the union of every job's dependencies (also of failed jobs, when known).
+ */
+import { FrontMatterError, materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
+import { parseRegions, RegionError, replaceRegionBodies } from '../documents/regions.js'
+import type { InsituHost } from '../host/host.js'
+import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
+
+export interface JobResult {
+  id: string
+  kind: string
+  line: number
+  target: 'region' | 'frontmatter'
+  /** The regenerated body (region) or the text form of the value (front matter); null on failure. */
+  content: string | null
+  value: unknown
+  dependencies: string[]
+  diagnostics: Diagnostic[]
+  /** Set when the job failed; the document keeps that job's previous output. */
+  error: string | null
+}
+
+export interface DocumentResult {
+  /** Project-relative POSIX path. */
+  path: string
+  /** The regenerated document text. */
+  text: string
+  changed: boolean
+  jobs: JobResult[]
+  dependencies: string[]
+  diagnostics: Diagnostic[]
+}
+
+/** The Location of a project-relative document path (SPEC §4). */
+export function locationOf(relPath: string): Location {
+  const slash = relPath.lastIndexOf('/')
+  const directory = slash < 0 ? '' : relPath.slice(0, slash)
+  return { path: relPath, directory, root: '.', depth: directory === '' ? 0 : directory.split('/').length }
+}
+
+/** A capability failure named for the user: capability, extension, job id. */
+export function describeFailure(host: InsituHost, kind: string, id: string, error: unknown): string {
+  const owner = host.ownerOf('transform', kind)
+  const who = owner && owner !== 'insitu' ? `transform ${kind} (extension ${owner})` : `transform ${kind}`
+  const message = error instanceof Error ? error.message : String(error)
+  return `${who} failed in ${id}: ${message}`
+}
+
+export async function renderDocument(host: InsituHost, relPath: string, text: string): Promise<DocumentResult> {
+  const location = locationOf(relPath)
+  const failed = (message: string, line: number | null): DocumentResult => ({
+    path: relPath,
+    text,
+    changed: false,
+    jobs: [],
+    dependencies: [],
+    diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
+  })
+  let frontMatter
+  let regions
+  let materializations
+  try {
+    frontMatter = splitFrontMatter(text)
+    regions = parseRegions(text, frontMatter.bodyOffset)
+    materializations = materializationJobs(frontMatter.data, text)
+  } catch (error) {
+    if (error instanceof RegionError || error instanceof FrontMatterError) return failed(error.message, error.line)
+    throw error
+  }
+  const conflicts = ownershipConflicts([
+    ...regions.map((r) => `region:${r.id}`),
+    ...materializations.map((m) => `frontmatter:${m.pointer}`),
+  ])
+  if (conflicts.length > 0) return failed(conflicts.join('; '), null)
+
+  const run = async (
+    id: string,
+    kind: string,
+    line: number,
+    target: JobResult['target'],
+    invoke: () => Promise<InvocationResult & { frontMatterValue?: unknown }>,
+  ): Promise<JobResult> => {
+    try {
+      const result = await invoke()
+      return {
+        id,
+        kind,
+        line,
+        target,
+        content: result.content,
+        value: result.frontMatterValue !== undefined ? result.frontMatterValue : result.value,
+        dependencies: result.dependencies,
+        diagnostics: result.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath, line: d.line ?? line })),
+        error: null,
+      }
+    } catch (error) {
+      const message = describeFailure(host, kind, id, error)
+      const known = (error as { dependencies?: unknown }).dependencies
+      return {
+        id,
+        kind,
+        line,
+        target,
+        content: null,
+        value: null,
+        dependencies: Array.isArray(known) ? known.filter((d): d is string => typeof d === 'string') : [],
+        diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/job' }],
+        error: message,
+      }
+    }
+  }
+
+  const jobs = await Promise.all([
+    ...regions.map((region) =>
+      run(region.id, region.kind, region.line, 'region', () => host.transform(region.kind, region.options, location)),
+    ),
+    ...materializations.map((job) =>
+      run(job.id, job.kind, job.line, 'frontmatter', () => materializeFrontMatter(host, job.kind, job.options, location)),
+    ),
+  ])
+
+  const bodies = new Map<string, string>()
+  for (const job of jobs) if (job.target === 'region' && job.error === null) bodies.set(job.id, job.content ?? '')
+  let output = replaceRegionBodies(text, bodies)
+  const values = jobs.filter((j) => j.target === 'frontmatter' && j.error === null)
+  if (values.length > 0 && frontMatter.data) {
+    const data = structuredClone(frontMatter.data)
+    for (const job of values) {
+      const pointer = materializations.find((m) => m.id === job.id)!.pointer
+      setPointer(data, pointer, job.value)
+    }
+    output = writeFrontMatter(output, data)
+  }
+  return {
+    path: relPath,
+    text: output,
+    changed: output !== text,
+    jobs,
+    dependencies: [...new Set(jobs.flatMap((j) => j.dependencies))],
+    diagnostics: jobs.flatMap((j) => j.diagnostics),
+  }
+}
+
+/** A front-matter job's value, as the Python implementation computes it. */
+async function materializeFrontMatter(
+  host: InsituHost,
+  kind: string,
+  options: Record<string, unknown>,
+  location: Location,
+): Promise<InvocationResult & { frontMatterValue: unknown }> {
+  if (kind === 'sql' && options.template === undefined) {
+    if (typeof options.model !== 'string' || !options.model) throw new Error('SQL materialization requires model')
+    const result = await host.resource('sql', options, location)
+    const rows = Array.isArray(result.value) ? result.value : []
+    return { ...result, frontMatterValue: rows.length === 1 ? rows[0] : rows }
+  }
+  if (typeof options.source === 'string' && !options.source.includes(':') && options.renderer === undefined) {
+    const result = await host.resource(options.source, options, location)
+    return { ...result, frontMatterValue: result.value }
+  }
+  const result = await host.transform(kind, options, location)
+  return { ...result, frontMatterValue: result.value ?? result.content }
+}

@@ -1,0 +1,58 @@
+/**
+ * The host's resource resolver: every identifier scheme of SPEC §6 except `resource:`
+ * (which the host serves through its registry).
+ *
+ * Contract: `createResourceResolver(context)` returns a function that resolves `fs:file:`,
+ * `fs:glob:`, `fs:dir:`, `sql:model:<name>[?k=v…]` and every `git://` form to
+ * `{ value, dependencies }`; anything else fails with `unsupported host resource: <r>`.
+ * `sql:model:` reports `[r, "index:documents", "fs:file:<each compiled model>"]`; the
+ * others report `[r]`. Confinement and permission checks live in the called resolvers and
+ * in the host respectively.
+ */
+import type { DocumentIndex } from '../documents/document-index.js'
+import { runSqlModel, type SqlModels } from '../documents/sql-models.js'
+import type { Location, ResourceRead } from '../protocol/schemas.js'
+import { type FsResolveContext, resolveFsDir, resolveFsFile, resolveFsGlob } from './fs.js'
+import { resolveGitResource } from './git.js'
+
+export interface ResourceResolverContext {
+  root: string
+  exclude: readonly string[]
+  respectGitignore: boolean
+  index: DocumentIndex
+  models: SqlModels
+}
+
+export type ResolveResource = (identifier: string, location: Location) => Promise<ResourceRead>
+
+export function unsupportedResource(identifier: string): Error {
+  return new Error(`unsupported host resource: ${identifier}`)
+}
+
+export function createResourceResolver(context: ResourceResolverContext): ResolveResource {
+  const fsContext: FsResolveContext = {
+    root: context.root,
+    exclude: context.exclude,
+    respectGitignore: context.respectGitignore,
+    isManagedDocument: (relPath) => context.index.isDocument(relPath),
+  }
+  return async (identifier, location) => {
+    if (identifier.startsWith('fs:file:')) return resolveFsFile(identifier, fsContext)
+    if (identifier.startsWith('fs:glob:')) return resolveFsGlob(identifier, fsContext)
+    if (identifier.startsWith('fs:dir:')) return resolveFsDir(identifier, fsContext)
+    if (identifier.startsWith('git://')) return resolveGitResource(identifier, { root: context.root })
+    if (identifier.startsWith('sql:model:')) {
+      const { name, query } = splitQuery(identifier.slice('sql:model:'.length))
+      const { rows, dependencies } = runSqlModel(context.index, context.models, name, query, location)
+      return { value: rows, dependencies: [...new Set([identifier, ...dependencies])] }
+    }
+    throw unsupportedResource(identifier)
+  }
+}
+
+/** `name?k=v&k2=v2` → the name and its string-valued query (SPEC §6: query values are strings). */
+export function splitQuery(text: string): { name: string; query: Record<string, string> } {
+  const at = text.indexOf('?')
+  if (at < 0) return { name: text, query: {} }
+  return { name: text.slice(0, at), query: Object.fromEntries(new URLSearchParams(text.slice(at + 1))) }
+}
