@@ -117,6 +117,12 @@ export class DocumentIndex {
     return { projectionChanged }
   }
 
+  /** Project-relative paths of every indexed document, sorted. */
+  documentPaths(): string[] {
+    this.assertOpen()
+    return (this.statement('select path from _documents order by path').all() as { path: string }[]).map((r) => r.path)
+  }
+
   query(sql: string, params: Record<string, unknown> = {}): Record<string, unknown>[] {
     this.assertOpen()
     return runReadOnly(this.db, prepareReadOnly(this.db, sql), params)

@@ -16,7 +16,7 @@
  *   and the union of every job's dependencies (also of failed jobs, when known).
  */
 import { FrontMatterError, materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
-import { parseRegions, RegionError, replaceRegionBodies } from '../documents/regions.js'
+import { lineEndingOf, parseRegions, RegionError, regionBodyText } from '../documents/regions.js'
 import type { InsituHost } from '../host/host.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
 
@@ -34,11 +34,20 @@ export interface JobResult {
   error: string | null
 }
 
+/** Replace `[start, end)` of the source text with `text` (offsets in UTF-16 code units). */
+export interface TextEdit {
+  start: number
+  end: number
+  text: string
+}
+
 export interface DocumentResult {
   /** Project-relative POSIX path. */
   path: string
-  /** The regenerated document text. */
+  /** The regenerated document text (the source with `edits` applied). */
   text: string
+  /** Non-overlapping edits of the source, in order: for source maps. */
+  edits: TextEdit[]
   changed: boolean
   jobs: JobResult[]
   dependencies: string[]
@@ -65,6 +74,7 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
   const failed = (message: string, line: number | null): DocumentResult => ({
     path: relPath,
     text,
+    edits: [],
     changed: false,
     jobs: [],
     dependencies: [],
@@ -133,9 +143,7 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     ),
   ])
 
-  const bodies = new Map<string, string>()
-  for (const job of jobs) if (job.target === 'region' && job.error === null) bodies.set(job.id, job.content ?? '')
-  let output = replaceRegionBodies(text, bodies)
+  const edits: TextEdit[] = []
   const values = jobs.filter((j) => j.target === 'frontmatter' && j.error === null)
   if (values.length > 0 && frontMatter.data) {
     const data = structuredClone(frontMatter.data)
@@ -143,16 +151,38 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
       const pointer = materializations.find((m) => m.id === job.id)!.pointer
       setPointer(data, pointer, job.value)
     }
-    output = writeFrontMatter(output, data)
+    const body = text.slice(frontMatter.bodyOffset)
+    const written = writeFrontMatter(text, data)
+    // writeFrontMatter keeps the body as it is; only the front matter block is an edit.
+    if (!written.endsWith(body)) throw new Error('front matter rewrite changed the document body')
+    edits.push({ start: 0, end: frontMatter.bodyOffset, text: written.slice(0, written.length - body.length) })
   }
+  const eol = lineEndingOf(text)
+  regions.forEach((region, i) => {
+    const job = jobs[i]!
+    if (job.error === null) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: regionBodyText(job.content ?? '', eol) })
+  })
+  const changedEdits = edits.filter((e) => text.slice(e.start, e.end) !== e.text)
+  const output = applyEdits(text, changedEdits)
   return {
     path: relPath,
     text: output,
+    edits: changedEdits,
     changed: output !== text,
     jobs,
     dependencies: [...new Set(jobs.flatMap((j) => j.dependencies))],
     diagnostics: jobs.flatMap((j) => j.diagnostics),
   }
+}
+
+export function applyEdits(text: string, edits: readonly TextEdit[]): string {
+  let output = ''
+  let cursor = 0
+  for (const edit of edits) {
+    output += text.slice(cursor, edit.start) + edit.text
+    cursor = edit.end
+  }
+  return output + text.slice(cursor)
 }
 
 /** A front-matter job's value, as the Python implementation computes it. */

@@ -1,0 +1,54 @@
+/**
+ * Watch a repository's metadata (HEAD, refs/, packed-refs, index) for the plugin.
+ *
+ * Vite's watcher ignores `.git`, so git dependencies need a watcher of their own. Contract:
+ * `watchGitMetadata(paths, isMetadata, onChange, debounceMs)` watches the folders holding
+ * `paths` (from `gitMetadataPaths`) without entering objects/, logs/ or hooks/, and calls
+ * `onChange(files)` once per burst of metadata events (debounced). `close()` stops it.
+ */
+import path from 'node:path'
+import { watch } from 'chokidar'
+
+export interface GitWatcher {
+  ready: Promise<void>
+  close(): Promise<void>
+}
+
+const SKIPPED = /[\\/](objects|logs|hooks|lfs|modules|worktrees|info|rr-cache)([\\/]|$)/
+
+export function watchGitMetadata(
+  metadataPaths: readonly string[],
+  isMetadata: (absolutePath: string) => boolean,
+  onChange: (files: string[]) => void,
+  debounceMs: number,
+): GitWatcher {
+  const folders = [...new Set(metadataPaths.map((p) => path.dirname(p)))]
+  const watcher = watch(folders, {
+    ignoreInitial: true,
+    depth: 8,
+    ignored: (file: string) => SKIPPED.test(file.slice(Math.min(...folders.map((f) => (file.startsWith(f) ? f.length : 0))))),
+  })
+  let pending = new Set<string>()
+  let timer: NodeJS.Timeout | undefined
+  const flush = () => {
+    timer = undefined
+    const files = [...pending]
+    pending = new Set()
+    if (files.length > 0) onChange(files)
+  }
+  const record = (file: string) => {
+    if (!isMetadata(file)) return
+    pending.add(file)
+    if (timer) clearTimeout(timer)
+    timer = setTimeout(flush, debounceMs)
+  }
+  watcher.on('add', record).on('change', record).on('unlink', record)
+  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()))
+  return {
+    ready,
+    async close() {
+      if (timer) clearTimeout(timer)
+      await watcher.close()
+    },
+  }
+}

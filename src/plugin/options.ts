@@ -1,0 +1,153 @@
+/**
+ * The plugin's options, resolved and validated in one place.
+ *
+ * Contract: `resolveOptions(user)` returns `ResolvedOptions` with every default filled, or
+ * throws an `Error` whose message names the option (`vite-plugin-insitu: option "timeout"
+ * must be a positive integer (got -1)`), so a bad `vite.config` fails at config time.
+ */
+
+export interface ModuleRule {
+  /** gitignore-style patterns (relative to the insitu root) of the modules this rule transforms. */
+  include: string | string[]
+  /** gitignore-style patterns of modules to leave alone. @default [] */
+  exclude?: string | string[]
+  /** The transform capability (builtin or extension) that turns the module into JavaScript. */
+  transform: string
+  /** Options passed to the transform, besides `content` (the module's code). @default {} */
+  options?: Record<string, unknown>
+}
+
+export interface InsituOptions {
+  /**
+   * The insitu project: the folder holding `insitu.toml` (or where it would be).
+   * @default the nearest folder holding `insitu.toml`, walking up from Vite's root; else Vite's root
+   */
+  root?: string
+  /**
+   * Which modules are managed documents: gitignore-style patterns relative to the insitu root.
+   * @default `[sources] include` of insitu.toml (`["**\/*.md"]`)
+   */
+  include?: string | string[]
+  /**
+   * Modules that are never managed documents: gitignore-style patterns relative to the insitu root.
+   * @default `[sources] exclude` of insitu.toml
+   */
+  exclude?: string | string[]
+  /**
+   * Rules that run a transform capability on whole modules (e.g. `*.csv` to JavaScript).
+   * @default []
+   */
+  modules?: ModuleRule[]
+  /**
+   * Milliseconds an extension may take to answer one request.
+   * @default 30000
+   */
+  timeout?: number
+  /**
+   * The Python interpreter that replaces `{python}` in extension commands.
+   * @default 'python3'
+   */
+  python?: string
+  /**
+   * Turn extensions on or off by manifest name: `{ 'acme/slow': false }`. Extensions not
+   * listed follow `enabled` in insitu.toml.
+   * @default {}
+   */
+  extensions?: Record<string, boolean>
+  /**
+   * Keep the document index in `paths.state` (`.insitu/index.db`) instead of memory.
+   * @default false
+   */
+  persistIndex?: boolean
+}
+
+export interface ResolvedModuleRule {
+  include: string[]
+  exclude: string[]
+  transform: string
+  options: Record<string, unknown>
+}
+
+export interface ResolvedOptions {
+  root: string | undefined
+  include: string[] | undefined
+  exclude: string[] | undefined
+  modules: ResolvedModuleRule[]
+  timeout: number
+  python: string
+  extensions: Record<string, boolean>
+  persistIndex: boolean
+}
+
+export const PLUGIN_NAME = 'vite-plugin-insitu'
+
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex'])
+
+function fail(option: string, expected: string, value: unknown): never {
+  let shown: string
+  try {
+    shown = JSON.stringify(value) ?? String(value)
+  } catch {
+    shown = String(value)
+  }
+  throw new Error(`${PLUGIN_NAME}: option "${option}" must be ${expected} (got ${shown})`)
+}
+
+function patterns(option: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list) || list.some((p) => typeof p !== 'string' || p === '')) {
+    fail(option, 'a non-empty string or an array of non-empty strings', value)
+  }
+  return list as string[]
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
+  if (!isPlainObject(user)) fail('options', 'an object', user)
+  for (const key of Object.keys(user)) {
+    if (!KNOWN.has(key)) throw new Error(`${PLUGIN_NAME}: unknown option "${key}"`)
+  }
+  if (user.root !== undefined && (typeof user.root !== 'string' || user.root === '')) fail('root', 'a folder path', user.root)
+  const timeout: unknown = user.timeout ?? 30_000
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout <= 0) {
+    fail('timeout', 'a positive integer (milliseconds)', user.timeout)
+  }
+  const python = user.python ?? 'python3'
+  if (typeof python !== 'string' || python === '') fail('python', 'a non-empty string', user.python)
+  const extensions: unknown = user.extensions ?? {}
+  if (!isPlainObject(extensions) || Object.values(extensions).some((v) => typeof v !== 'boolean')) {
+    fail('extensions', 'an object mapping extension names to true or false', user.extensions)
+  }
+  const persistIndex = user.persistIndex ?? false
+  if (typeof persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
+  const rules = user.modules ?? []
+  if (!Array.isArray(rules)) fail('modules', 'an array of rules', rules)
+  const modules = rules.map((rule, i): ResolvedModuleRule => {
+    const at = `modules[${i}]`
+    if (!isPlainObject(rule)) fail(at, 'an object { include, transform }', rule)
+    for (const key of Object.keys(rule)) {
+      if (!['include', 'exclude', 'transform', 'options'].includes(key)) {
+        throw new Error(`${PLUGIN_NAME}: unknown option "${at}.${key}"`)
+      }
+    }
+    const include = patterns(`${at}.include`, rule.include)
+    if (!include) fail(`${at}.include`, 'a non-empty string or an array of non-empty strings', rule.include)
+    if (typeof rule.transform !== 'string' || rule.transform === '') fail(`${at}.transform`, 'a transform name', rule.transform)
+    if (rule.options !== undefined && !isPlainObject(rule.options)) fail(`${at}.options`, 'an object', rule.options)
+    return { include, exclude: patterns(`${at}.exclude`, rule.exclude) ?? [], transform: rule.transform, options: rule.options ?? {} }
+  })
+  return {
+    root: user.root,
+    include: patterns('include', user.include),
+    exclude: patterns('exclude', user.exclude),
+    modules,
+    timeout,
+    python,
+    extensions: extensions as Record<string, boolean>,
+    persistIndex,
+  }
+}
