@@ -1,0 +1,347 @@
+/**
+ * A symmetric JSON-RPC 2.0 peer over a pair of byte streams (SPEC §2).
+ *
+ * Contract:
+ * - Both sides send requests and notifications at any time; outbound request ids are
+ *   integers from 1. Inbound messages with `method` are requests (with `id`) or
+ *   notifications; the rest are responses matched by id (unknown or settled ids ignored).
+ * - Inbound requests run concurrently. Each outbound message is encoded into one buffer and
+ *   written with one `write`, so frames never interleave.
+ * - Handler failures answer `-32601 unknown method: <m>`, `-32602 <field path: reason>` (a
+ *   `BoundaryError`), or `-32000 <message>`; notifications never get a reply.
+ * - Outbound requests time out after 30 s (2 s for `insitu.shutdown`) unless overridden;
+ *   a timeout or an abort only drops local state: nothing is sent to the other side.
+ * - An outbound message over 16 MiB fails its caller before anything is written or recorded.
+ * - On EOF, a framing/JSON error or a stream error the peer closes: every pending request
+ *   fails with the reason (`RPC peer closed` on a clean EOF) and later requests fail at once.
+ */
+import type { Readable, Writable } from 'node:stream'
+import { encodeFrame, FrameDecoder } from './framing.js'
+import { BoundaryError } from './schemas.js'
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+export const SHUTDOWN_TIMEOUT_MS = 2_000
+
+export const ErrorCodes = {
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  HandlerFailed: -32000,
+} as const
+
+/** An error response from the other side (or one a handler wants to send with its code). */
+export class RpcResponseError extends Error {
+  override name = 'RpcResponseError'
+  constructor(
+    message: string,
+    readonly code: number = ErrorCodes.HandlerFailed,
+    readonly data?: unknown,
+  ) {
+    super(message)
+  }
+}
+
+export class RpcTimeoutError extends Error {
+  override name = 'RpcTimeoutError'
+  constructor(
+    readonly method: string,
+    readonly peerName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${method} to ${peerName} timed out after ${timeoutMs} ms`)
+  }
+}
+
+/** The connection is gone: EOF, a protocol violation, a stream error, or `close()`. */
+export class RpcClosedError extends Error {
+  override name = 'RpcClosedError'
+}
+
+export interface RequestContext {
+  /** Aborted when the peer closes. */
+  signal: AbortSignal
+}
+export type RequestHandler = (params: unknown, context: RequestContext) => unknown
+export type NotificationHandler = (params: unknown) => void
+
+export interface RequestOptions {
+  /** Milliseconds before the request fails; `0` or `Infinity` disables the timer. @default 30000 (2000 for insitu.shutdown) */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface RpcPeerOptions {
+  /** Who is on the other side, as errors should name it (e.g. the extension name). @default 'peer' */
+  name?: string
+  /** Default timeout of outbound requests. @default 30000 */
+  timeoutMs?: number
+  /** Called once when the peer closes, with the reason. */
+  onClose?: (reason: Error) => void
+  /** Called when a notification handler or a reply write fails (never thrown). */
+  onError?: (error: Error) => void
+}
+
+interface Pending {
+  method: string
+  resolve: (value: unknown) => void
+  reject: (error: Error) => void
+  timer: NodeJS.Timeout | undefined
+  signal: AbortSignal | undefined
+  onAbort: (() => void) | undefined
+}
+
+type Id = number | string
+
+export class RpcPeer {
+  readonly name: string
+  private readonly decoder = new FrameDecoder()
+  private readonly pending = new Map<Id, Pending>()
+  private readonly requestHandlers = new Map<string, RequestHandler>()
+  private readonly notificationHandlers = new Map<string, NotificationHandler>()
+  private readonly lifetime = new AbortController()
+  private readonly defaultTimeoutMs: number
+  private nextId = 1
+  private closeReason: Error | undefined
+  private readonly closedPromise: Promise<Error>
+  private resolveClosed!: (reason: Error) => void
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly options: RpcPeerOptions = {},
+  ) {
+    this.name = options.name ?? 'peer'
+    this.defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve))
+    input.on('data', this.onData)
+    input.on('end', this.onEnd)
+    input.on('error', this.onStreamError)
+    input.on('close', this.onEnd)
+    output.on('error', this.onStreamError)
+  }
+
+  /** Resolves with the reason once the peer has closed. */
+  get closed(): Promise<Error> {
+    return this.closedPromise
+  }
+
+  get isClosed(): boolean {
+    return this.closeReason !== undefined
+  }
+
+  /** Outbound requests still waiting for a response. */
+  get pendingCount(): number {
+    return this.pending.size
+  }
+
+  onRequest(method: string, handler: RequestHandler): this {
+    this.requestHandlers.set(method, handler)
+    return this
+  }
+
+  onNotification(method: string, handler: NotificationHandler): this {
+    this.notificationHandlers.set(method, handler)
+    return this
+  }
+
+  request(method: string, params: unknown = null, options: RequestOptions = {}): Promise<unknown> {
+    if (this.closeReason) return Promise.reject(this.closeReason)
+    const { signal } = options
+    if (signal?.aborted) return Promise.reject(abortError(method, signal))
+    const id = this.nextId++
+    let frame: Buffer
+    try {
+      frame = encodeFrame({ jsonrpc: '2.0', id, method, params: params ?? null })
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return new Promise((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? (method === 'insitu.shutdown' ? SHUTDOWN_TIMEOUT_MS : this.defaultTimeoutMs)
+      const entry: Pending = { method, resolve, reject, timer: undefined, signal, onAbort: undefined }
+      if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
+        entry.timer = setTimeout(() => this.settle(id, new RpcTimeoutError(method, this.name, timeoutMs)), timeoutMs)
+      }
+      if (signal) {
+        entry.onAbort = () => this.settle(id, abortError(method, signal))
+        signal.addEventListener('abort', entry.onAbort, { once: true })
+      }
+      this.pending.set(id, entry)
+      this.write(frame)
+    })
+  }
+
+  /** Send a notification; resolves once it is handed to the stream. */
+  notify(method: string, params: unknown = null): Promise<void> {
+    if (this.closeReason) return Promise.reject(this.closeReason)
+    let frame: Buffer
+    try {
+      frame = encodeFrame({ jsonrpc: '2.0', method, params: params ?? null })
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return new Promise((resolve, reject) => this.write(frame, (error) => (error ? reject(error) : resolve())))
+  }
+
+  /**
+   * Close the connection: fail pending requests with `reason` (default `RPC peer closed`)
+   * and end the output stream. Idempotent.
+   */
+  close(reason: Error = new RpcClosedError('RPC peer closed')): void {
+    if (this.closeReason) return
+    this.closeReason = reason
+    this.input.off('data', this.onData)
+    this.input.off('end', this.onEnd)
+    this.input.off('close', this.onEnd)
+    // Keep swallowing stream errors (EPIPE after close) so they never become uncaught.
+    this.lifetime.abort(reason)
+    for (const id of [...this.pending.keys()]) this.settle(id, reason)
+    if (!this.output.writableEnded && !this.output.destroyed) this.output.end()
+    this.resolveClosed(reason)
+    this.options.onClose?.(reason)
+  }
+
+  private write(frame: Buffer, callback?: (error?: Error | null) => void): void {
+    if (this.output.destroyed || this.output.writableEnded) {
+      callback?.(this.closeReason ?? new RpcClosedError('RPC peer closed'))
+      return
+    }
+    this.output.write(frame, callback)
+  }
+
+  private settle(id: Id, error: Error | undefined, result?: unknown): void {
+    const entry = this.pending.get(id)
+    if (!entry) return
+    this.pending.delete(id)
+    if (entry.timer) clearTimeout(entry.timer)
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort)
+    if (error) entry.reject(error)
+    else entry.resolve(result)
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    let bodies: Buffer[]
+    try {
+      bodies = this.decoder.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+    } catch (error) {
+      this.close(error as Error)
+      return
+    }
+    for (const body of bodies) {
+      if (this.closeReason) return
+      let message: unknown
+      try {
+        message = JSON.parse(body.toString('utf8'))
+      } catch (error) {
+        this.close(new RpcClosedError(`frame body is not valid JSON: ${(error as Error).message}`))
+        return
+      }
+      this.dispatch(message)
+    }
+  }
+
+  private readonly onEnd = (): void => {
+    if (this.closeReason) return
+    try {
+      this.decoder.end()
+    } catch (error) {
+      this.close(error as Error)
+      return
+    }
+    this.close()
+  }
+
+  private readonly onStreamError = (error: Error): void => {
+    this.close(error)
+  }
+
+  private dispatch(message: unknown): void {
+    if (!isObject(message) || message.jsonrpc !== '2.0') {
+      this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
+      return
+    }
+    const { id } = message
+    if ('method' in message) {
+      const hasId = 'id' in message
+      if (typeof message.method !== 'string' || (hasId && !isId(id))) {
+        this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
+        return
+      }
+      const params = message.params ?? null
+      if (hasId) void this.answer(id as Id, message.method, params)
+      else this.deliver(message.method, params)
+      return
+    }
+    if (!isId(id) || !('result' in message || 'error' in message)) {
+      this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
+      return
+    }
+    if ('error' in message && message.error !== undefined) {
+      const error = isObject(message.error) ? message.error : {}
+      const text = typeof error.message === 'string' ? error.message : JSON.stringify(message.error)
+      const code = typeof error.code === 'number' ? error.code : ErrorCodes.HandlerFailed
+      this.settle(id, new RpcResponseError(text, code, error.data))
+    } else {
+      this.settle(id, undefined, message.result ?? null)
+    }
+  }
+
+  private deliver(method: string, params: unknown): void {
+    const handler = this.notificationHandlers.get(method)
+    if (!handler) return
+    try {
+      // An async handler's rejection must reach onError too, never become an unhandled rejection.
+      const outcome: unknown = handler(params)
+      if (outcome instanceof Promise) outcome.catch((error: unknown) => this.options.onError?.(error as Error))
+    } catch (error) {
+      this.options.onError?.(error as Error)
+    }
+  }
+
+  private async answer(id: Id, method: string, params: unknown): Promise<void> {
+    let reply: object
+    const handler = this.requestHandlers.get(method)
+    if (!handler) {
+      reply = { jsonrpc: '2.0', id, error: { code: ErrorCodes.MethodNotFound, message: `unknown method: ${method}` } }
+    } else {
+      try {
+        const result = await handler(params, { signal: this.lifetime.signal })
+        reply = { jsonrpc: '2.0', id, result: result ?? null }
+      } catch (error) {
+        reply = { jsonrpc: '2.0', id, error: errorObject(error) }
+      }
+    }
+    if (this.closeReason) return
+    let frame: Buffer
+    try {
+      frame = encodeFrame(reply)
+    } catch (error) {
+      // The result itself is unsendable (too large, or not JSON): tell the caller instead.
+      frame = encodeFrame({ jsonrpc: '2.0', id, error: errorObject(error) })
+    }
+    this.write(frame, (error) => {
+      if (error) this.options.onError?.(error)
+    })
+  }
+}
+
+function errorObject(error: unknown): { code: number; message: string } {
+  if (error instanceof RpcResponseError) return { code: error.code, message: error.message }
+  if (error instanceof BoundaryError) return { code: ErrorCodes.InvalidParams, message: error.message }
+  const message = error instanceof Error ? error.message : String(error)
+  return { code: ErrorCodes.HandlerFailed, message }
+}
+
+function abortError(method: string, signal: AbortSignal): Error {
+  const reason: unknown = signal.reason
+  if (reason instanceof Error && reason.name !== 'AbortError') return reason
+  const error = new Error(`${method} aborted`)
+  error.name = 'AbortError'
+  return error
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isId(value: unknown): value is Id {
+  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'string'
+}
