@@ -56,7 +56,7 @@ export class ExtensionCrashError extends Error {
   override name = 'ExtensionCrashError'
 }
 
-/** Handshake or manifest-consistency failure; not retried. */
+/** Handshake or manifest-consistency failure; not retried (later requests fail with it). */
 export class ExtensionStartError extends Error {
   override name = 'ExtensionStartError'
 }
@@ -102,6 +102,8 @@ export class ExtensionProcess {
   private starting: Promise<Running> | undefined
   private restarts: number[] = []
   private lastFailure: Error | undefined
+  /** A handshake/manifest failure: permanent, every later request fails with it (no respawn). */
+  private startError: Error | undefined
   private stopped = false
   private stopping: Promise<void> | undefined
 
@@ -153,6 +155,7 @@ export class ExtensionProcess {
 
   private ensureRunning(): Promise<Running> {
     if (this.stopped) return Promise.reject(new ExtensionCrashError(`extension ${this.name} is stopped`))
+    if (this.startError) return Promise.reject(this.startError)
     if (this.running && !this.running.peer.isClosed) return Promise.resolve(this.running)
     if (this.starting) return this.starting
     if (this.running || this.lastFailure) {
@@ -229,12 +232,14 @@ export class ExtensionProcess {
       const reason = error instanceof RpcResponseError || error instanceof RpcTimeoutError
         ? new ExtensionStartError(`extension ${this.name} failed to initialize: ${(error as Error).message}`)
         : (error as Error)
+      if (reason instanceof ExtensionStartError) this.startError = reason
       await this.abandon(running)
       throw reason
     }
     try {
       checkInitializeResult(manifest, result)
     } catch (error) {
+      this.startError = error as Error
       await this.abandon(running)
       throw error
     }

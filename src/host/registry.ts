@@ -9,7 +9,8 @@
  * - `chain(kind, name)` gives what an invocation runs: the base provider (the provider or
  *   its approved replacement), then, for transforms, contributors (outputs appended, in
  *   registration order) and decorators (each receives `content`, applied in order: a
- *   decorator listed in another's `before` runs earlier; ties by name; cycles reported).
+ *   decorator runs before those named in its `before` and after those named in its `after`
+ *   (by capability or extension name); ties by name; cycles reported).
  * - `extensionStartOrder(manifests, capabilityOwners)` checks `[[dependencies]]` (package
  *   with a semver range, or a capability) and returns layers: every extension comes after
  *   what it depends on; extensions of one layer can start in parallel.
