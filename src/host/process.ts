@@ -19,13 +19,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { isDeepStrictEqual } from 'node:util'
 import { FramingError } from '../protocol/framing.js'
-import { RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
+import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
 import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
 import type { Manifest } from './manifest.js'
 
 export const RESTART_LIMIT = 5
 export const RESTART_WINDOW_MS = 3 * 60_000
 export const STDERR_TAIL_LINES = 20
+export const MIN_INITIALIZE_TIMEOUT_MS = 10_000
 const KILL_GRACE_MS = 2_000
 
 export interface HostLogger {
@@ -125,7 +126,7 @@ export class ExtensionProcess {
   async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     const running = await this.ensureRunning()
     try {
-      return await running.peer.request(method, params, { timeoutMs: this.options.timeoutMs, ...options })
+      return await running.peer.request(method, params, options)
     } catch (error) {
       if (error instanceof RpcResponseError || error instanceof RpcTimeoutError) throw error
       if ((error as Error).name === 'AbortError') throw error
@@ -225,7 +226,12 @@ export class ExtensionProcess {
     let result: unknown
     try {
       result = await Promise.race([
-        peer.request('insitu.initialize', { protocol: 1, root: this.options.root, extension: manifest.name }),
+        peer.request(
+          'insitu.initialize',
+          { protocol: 1, root: this.options.root, extension: manifest.name },
+          // Start-up (interpreter, imports) gets at least 10 s even when requests are held shorter.
+          { timeoutMs: Math.max(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MIN_INITIALIZE_TIMEOUT_MS) },
+        ),
         running.failure.then((error) => Promise.reject(error)),
       ])
     } catch (error) {
