@@ -24,10 +24,8 @@ export async function readSource(
   context: BuiltinContext,
 ): Promise<{ value: unknown; dependencies: string[] }> {
   const source = requiredString(options, 'source', 'materialize transform requires source')
-  if (source.includes(':')) {
-    const read = await context.host.readResource(source, context.location, context.trace)
-    return { value: read.value, dependencies: read.dependencies }
-  }
+  // Dependencies of what `context` reads are recorded by the host's builtin context.
+  if (source.includes(':')) return { value: await context.read(source), dependencies: [] }
   const result = await context.host.resource(source, options, context.location, context.trace)
   return { value: result.value, dependencies: result.dependencies }
 }

@@ -12,8 +12,8 @@
  *   - `index:documents`, `sql:model:*`: only when `changes.projection` (the index's
  *     queryable projection changed);
  *   - `git://*`: when `changes.git` (HEAD, refs, packed-refs or index changed); also
- *     `git://status/<p>` and `git://diff/<p>` on an event at or under p, and
- *     `git://ignore-rules` on a `.gitignore` event;
+ *     `git://status/<p>` and `git://diff/<p>` on an event at or under p (or on a folder
+ *     holding p), and `git://ignore-rules` on a `.gitignore` event;
  *   - `resource:*` and anything else: nothing itself (its transitive dependencies are listed).
  * Paths are project-relative POSIX.
  */
@@ -51,6 +51,8 @@ export class DependencyGraph {
   private readonly byOwner = new Map<string, readonly string[]>()
   private readonly files = new Map<string, Set<string>>()
   private readonly dirs = new Map<string, Set<string>>()
+  /** `git://status/<p>` and `git://diff/<p>` paths: a change at, under or above p changes the value. */
+  private readonly gitPaths = new Map<string, Set<string>>()
   private readonly globs = new Map<string, GlobEntry>()
   private readonly indexOwners = new Map<string, number>()
   private readonly gitOwners = new Map<string, number>()
@@ -89,6 +91,9 @@ export class DependencyGraph {
       const target = trimSlashes(event.path)
       for (const [file, fileOwners] of this.files) {
         if (file === target || isInside(file, target)) addAll(fileOwners)
+      }
+      for (const [gitPath, gitPathOwners] of this.gitPaths) {
+        if (gitPath === target || isInside(target, gitPath) || isInside(gitPath, target)) addAll(gitPathOwners)
       }
       if (basename(target) === '.gitignore') addAll(this.ignoreRuleOwners.keys())
       if (event.type === 'update') continue
@@ -130,7 +135,7 @@ export class DependencyGraph {
       count(this.gitOwners, owner, delta)
       const [form, ...rest] = dependency.slice(GIT.length).replace(/^\/+/, '').split('/')
       if ((form === 'status' || form === 'diff') && rest.length > 0) {
-        this.linkSet(this.files, trimSlashes(normalizeDir(rest.join('/'))), owner, delta)
+        this.linkSet(this.gitPaths, normalizeDir(rest.join('/')), owner, delta)
       }
       if (form === 'ignore-rules') count(this.ignoreRuleOwners, owner, delta)
     }

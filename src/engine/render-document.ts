@@ -17,7 +17,7 @@
  */
 import { FrontMatterError, materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
 import { lineEndingOf, parseRegions, RegionError, regionBodyText } from '../documents/regions.js'
-import type { InsituHost } from '../host/host.js'
+import { errorDependencies, type InsituHost } from '../host/host.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
 
 export interface JobResult {
@@ -119,7 +119,6 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
       }
     } catch (error) {
       const message = describeFailure(host, kind, id, error)
-      const known = (error as { dependencies?: unknown }).dependencies
       return {
         id,
         kind,
@@ -127,7 +126,7 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
         target,
         content: null,
         value: null,
-        dependencies: Array.isArray(known) ? known.filter((d): d is string => typeof d === 'string') : [],
+        dependencies: errorDependencies(error),
         diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/job' }],
         error: message,
       }

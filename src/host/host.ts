@@ -294,7 +294,8 @@ export class InsituHost {
         try {
           raw = await process.request(method, request)
         } catch (error) {
-          throw new Error(`${request.trace.at(-1) ?? method} (${manifest.name}): ${(error as Error).message}`, { cause: error })
+          const failure = new Error(`${request.trace.at(-1) ?? method} (${manifest.name}): ${(error as Error).message}`, { cause: error })
+          throw withDependencies(failure, reads)
         } finally {
           open.delete(reads)
           if (open.size === 0) this.recorders.delete(key)
@@ -321,13 +322,21 @@ export class InsituHost {
           location: request.location,
           trace: request.trace,
           read: async (identifier) => {
+            // A failed read (e.g. a file that does not exist yet) is still a dependency.
+            dependencies.push(identifier)
             const read = await this.readResource(identifier, request.location, request.trace)
             dependencies.push(...read.dependencies)
             return read.value
           },
           depend: (identifier) => void dependencies.push(identifier),
         }
-        const partial = await builtin.invoke(request, context)
+        let partial: Partial<InvocationResult>
+        try {
+          partial = await builtin.invoke(request, context)
+        } catch (error) {
+          // Keep what the builtin depended on so far: the caller watches it and retries.
+          throw withDependencies(error, dependencies)
+        }
         const result = parseBoundary(InvocationResult, partial, `result of builtin ${builtin.kind} ${builtin.name}`)
         return { ...result, dependencies: unique([...dependencies, ...result.dependencies]) }
       },
@@ -340,6 +349,18 @@ export class InsituHost {
  * location. Concurrent invocations with the same trace and location share a key, so each of
  * them gets the union of their reads (a safe over-approximation).
  */
+/** What a failed invocation had depended on so far (an error's `dependencies`), or []. */
+export function errorDependencies(error: unknown): string[] {
+  const own = (error as { dependencies?: unknown } | null)?.dependencies
+  return Array.isArray(own) ? own.filter((d): d is string => typeof d === 'string') : []
+}
+
+/** The error, carrying `earlier` then its own `dependencies` (first-seen order), for callers that watch them. */
+export function withDependencies(error: unknown, earlier: readonly string[]): Error {
+  const failure = error instanceof Error ? error : new Error(String(error))
+  return Object.assign(failure, { dependencies: unique([...earlier, ...errorDependencies(failure)]) })
+}
+
 function recorderKey(extension: string, trace: readonly string[], location: Location): string {
   return `${extension}\u0000${JSON.stringify(trace)}\u0000${JSON.stringify([location.path, location.directory, location.root, location.depth])}`
 }

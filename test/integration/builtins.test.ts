@@ -1,0 +1,233 @@
+/**
+ * The builtin transforms `include` and `tree` (SPEC §8) on real files, through a real engine
+ * (its host, resolver and document index): exact outputs, options, errors and dependencies.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { InsituEngine } from '../../src/engine/engine.js'
+import { locationOf } from '../../src/engine/render-document.js'
+
+let root: string
+let engine: InsituEngine
+
+const FILES: Record<string, string> = {
+  'snippets/answer.py': 'def answer():\n    return 42\n',
+  'snippets/lines.txt': 'one\ntwo\nthree\nfour\n',
+  'snippets/crlf.txt': 'first\r\nsecond\r\n',
+  'snippets/Makefile': 'all:\n\techo hi\n',
+  'snippets/ticks.md': 'Use ```js fences``` here.\n',
+  'snippets/many-ticks.txt': 'a ````` b\n',
+  'snippets/managed.md': '# Managed\n\n<!-- insitu:begin tree\n-->\n\ngenerated text\n\n<!-- insitu:end -->\n',
+  'docs/guide/page.md': '# Page\n',
+  'docs/guide/local.txt': 'local text\n',
+  'docs/shared/note.txt': 'shared note\n',
+  // tree fixture: the document docs/tree/index.md lists its own folder
+  'docs/tree/index.md': '# Tree\n',
+  'docs/tree/zeta.txt': 'z\n',
+  'docs/tree/Apple.txt': 'A\n',
+  'docs/tree/apple.txt': 'a\n',
+  'docs/tree/banana.txt': 'b\n',
+  'docs/tree/Beta/b.txt': 'b\n',
+  'docs/tree/alpha/one.txt': '1\n',
+  'docs/tree/alpha/nested/deep.txt': 'deep\n',
+  'docs/tree/alpha/nested/deeper/deepest.txt': 'deepest\n',
+  'node_modules/pkg/index.js': '// excluded by the default sources.exclude\n',
+  'docs/tree/_build/out.txt': 'build output\n',
+}
+
+beforeAll(async () => {
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-builtins-')))
+  for (const [rel, text] of Object.entries(FILES)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), text)
+  }
+  fs.mkdirSync(path.join(root, 'docs/tree/empty'))
+  engine = await InsituEngine.create({ root })
+})
+
+afterAll(async () => {
+  await engine.close()
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+function transform(name: string, options: Record<string, unknown>, document = 'README.md') {
+  return engine.host.transform(name, options, locationOf(document))
+}
+
+async function failure(promise: Promise<unknown>): Promise<string> {
+  return promise.then(
+    () => {
+      throw new Error('expected the transform to fail')
+    },
+    (error: Error) => error.message,
+  )
+}
+
+describe('include', () => {
+  it('renders the whole file as a fenced block in the file suffix, and depends on the file', async () => {
+    const result = await transform('include', { path: 'snippets/answer.py' })
+    expect(result.content).toBe('```py\ndef answer():\n    return 42\n```')
+    expect(result.dependencies).toEqual(['fs:file:snippets/answer.py'])
+    expect(result.diagnostics).toEqual([])
+  })
+
+  it('uses an explicit language, and an empty info string for a file without suffix', async () => {
+    expect((await transform('include', { path: 'snippets/answer.py', language: 'python' })).content).toBe(
+      '```python\ndef answer():\n    return 42\n```',
+    )
+    expect((await transform('include', { path: 'snippets/Makefile' })).content).toBe('```\nall:\n\techo hi\n```')
+  })
+
+  it('selects lines start..end (1-based, inclusive)', async () => {
+    expect((await transform('include', { path: 'snippets/lines.txt', start: 2, end: 3 })).content).toBe('```txt\ntwo\nthree\n```')
+    expect((await transform('include', { path: 'snippets/lines.txt', start: 3 })).content).toBe('```txt\nthree\nfour\n```')
+    expect((await transform('include', { path: 'snippets/lines.txt', end: 1 })).content).toBe('```txt\none\n```')
+  })
+
+  it('raw = true gives the lines as they are, without a fence', async () => {
+    expect((await transform('include', { path: 'snippets/lines.txt', raw: true })).content).toBe('one\ntwo\nthree\nfour')
+    expect((await transform('include', { path: 'snippets/lines.txt', raw: true, start: 4, end: 4 })).content).toBe('four')
+  })
+
+  it('normalizes CRLF line endings', async () => {
+    expect((await transform('include', { path: 'snippets/crlf.txt', raw: true })).content).toBe('first\nsecond')
+  })
+
+  it('makes the fence longer than any backtick run inside the text', async () => {
+    expect((await transform('include', { path: 'snippets/ticks.md' })).content).toBe('````md\nUse ```js fences``` here.\n````')
+    expect((await transform('include', { path: 'snippets/many-ticks.txt' })).content).toBe('``````txt\na ````` b\n``````')
+  })
+
+  it('reads a managed Markdown file with its region bodies blanked', async () => {
+    expect((await transform('include', { path: 'snippets/managed.md', raw: true })).content).toBe(
+      '# Managed\n\n<!-- insitu:begin tree\n-->\n<!-- insitu:end -->',
+    )
+  })
+
+  it('resolves path relative to the document\'s directory', async () => {
+    const local = await transform('include', { path: 'local.txt', raw: true }, 'docs/guide/page.md')
+    expect(local.content).toBe('local text')
+    expect(local.dependencies).toEqual(['fs:file:docs/guide/local.txt'])
+    const shared = await transform('include', { path: '../shared/note.txt', raw: true }, 'docs/guide/page.md')
+    expect(shared.content).toBe('shared note')
+    expect(shared.dependencies).toEqual(['fs:file:docs/shared/note.txt'])
+  })
+
+  it('fails with SPEC messages on a missing path option, a missing file and an escape', async () => {
+    expect(await failure(transform('include', {}))).toBe('include transform requires path')
+    expect(await failure(transform('include', { path: '' }))).toBe('include transform requires path')
+    expect(await failure(transform('include', { path: 'nowhere.txt' }, 'docs/guide/page.md'))).toBe(
+      'file not found: docs/guide/nowhere.txt',
+    )
+    expect(await failure(transform('include', { path: '../../../outside.txt' }, 'docs/guide/page.md'))).toBe(
+      'resource escapes project root: fs:file:../outside.txt',
+    )
+  })
+
+  it('rejects malformed options by name', async () => {
+    expect(await failure(transform('include', { path: 'snippets/lines.txt', start: 0 }))).toBe(
+      `include option start must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`,
+    )
+    expect(await failure(transform('include', { path: 'snippets/lines.txt', raw: 'yes' }))).toBe('include option raw must be a boolean')
+    expect(await failure(transform('include', { path: 'snippets/lines.txt', start: 3, end: 2 }))).toBe(
+      'include end (2) is before start (3)',
+    )
+  })
+
+  it('regenerates a region of a document, keeping the directives', async () => {
+    const text = '# Doc\n\n<!-- insitu:begin include\npath = "local.txt"\nraw = true\n-->\nold\n<!-- insitu:end -->\n'
+    const result = await engine.renderDocument('docs/guide/region.md', text)
+    expect(result.diagnostics).toEqual([])
+    expect(result.text).toBe('# Doc\n\n<!-- insitu:begin include\npath = "local.txt"\nraw = true\n-->\n\nlocal text\n\n<!-- insitu:end -->\n')
+    expect(result.dependencies).toEqual(['fs:file:docs/guide/local.txt'])
+  })
+})
+
+describe('tree', () => {
+  const DOC = 'docs/tree/index.md'
+
+  it('lists the document\'s folder to depth 1: directories first, then names case-folded', async () => {
+    const result = await transform('tree', {}, DOC)
+    expect(result.content).toBe(
+      [
+        '```text',
+        'tree/',
+        '├── _build/',
+        '├── alpha/',
+        '├── Beta/',
+        '├── empty/',
+        '├── Apple.txt',
+        '├── apple.txt',
+        '├── banana.txt',
+        '├── index.md',
+        '└── zeta.txt',
+        '```',
+      ].join('\n'),
+    )
+    expect(result.dependencies).toEqual(['fs:dir:docs/tree'])
+  })
+
+  it('descends `depth` levels', async () => {
+    const result = await transform('tree', { depth: 3, exclude: ['_build/', '*.txt'] }, DOC)
+    expect(result.content).toBe(
+      [
+        '```text',
+        'tree/',
+        '├── alpha/',
+        '│   └── nested/',
+        '│       └── deeper/',
+        '├── Beta/',
+        '├── empty/',
+        '└── index.md',
+        '```',
+      ].join('\n'),
+    )
+  })
+
+  it('directories_only lists folders only', async () => {
+    const result = await transform('tree', { depth: 2, directories_only: true }, DOC)
+    expect(result.content).toBe(
+      ['```text', 'tree/', '├── _build/', '├── alpha/', '│   └── nested/', '├── Beta/', '└── empty/', '```'].join('\n'),
+    )
+  })
+
+  it('exclude takes gitignore patterns relative to the folder', async () => {
+    const result = await transform('tree', { depth: 2, exclude: ['alpha/nested/', '[Aa]pple.txt', '_build', 'empty'] }, DOC)
+    expect(result.content).toBe(
+      [
+        '```text',
+        'tree/',
+        '├── alpha/',
+        '│   └── one.txt',
+        '├── Beta/',
+        '│   └── b.txt',
+        '├── banana.txt',
+        '├── index.md',
+        '└── zeta.txt',
+        '```',
+      ].join('\n'),
+    )
+  })
+
+  it('depth 0 means no limit', async () => {
+    const result = await transform('tree', { depth: 0, exclude: ['*.txt', '_build/', 'Beta/', 'empty/'] }, DOC)
+    expect(result.content).toBe(
+      ['```text', 'tree/', '├── alpha/', '│   └── nested/', '│       └── deeper/', '└── index.md', '```'].join('\n'),
+    )
+  })
+
+  it('at the project root the first line is ./ and the dependency fs:dir:.', async () => {
+    const result = await transform('tree', { directories_only: true }, 'README.md')
+    expect(result.content).toBe(['```text', './', '├── docs/', '└── snippets/', '```'].join('\n'))
+    expect(result.dependencies).toEqual(['fs:dir:.'])
+  })
+
+  it('rejects a depth outside 0..32 and malformed options', async () => {
+    expect(await failure(transform('tree', { depth: 33 }, DOC))).toBe('tree option depth must be an integer from 0 to 32')
+    expect(await failure(transform('tree', { depth: -1 }, DOC))).toBe('tree option depth must be an integer from 0 to 32')
+    expect(await failure(transform('tree', { exclude: 'x' }, DOC))).toBe('tree option exclude must be an array of strings')
+    expect(await failure(transform('tree', { directories_only: 1 }, DOC))).toBe('tree option directories_only must be a boolean')
+  })
+})
