@@ -62,13 +62,24 @@ export class ExtensionStartError extends Error {
   override name = 'ExtensionStartError'
 }
 
-const liveChildren = new Set<ChildProcess>()
-let exitHookInstalled = false
-function trackChild(child: ChildProcess): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true
+/**
+ * Live extension children of this Node process, shared through `globalThis` so that every
+ * copy of this module (Vite bundles `vite.config` with its own copy, once per restart)
+ * feeds one set and installs one `exit` hook.
+ */
+interface ChildRegistry {
+  children: Set<ChildProcess>
+}
+const REGISTRY = Symbol.for('vite-plugin-insitu.extension-children')
+function childRegistry(): ChildRegistry {
+  const global = globalThis as { [REGISTRY]?: ChildRegistry }
+  let registry = global[REGISTRY]
+  if (!registry) {
+    const created: ChildRegistry = { children: new Set() }
+    registry = created
+    global[REGISTRY] = created
     process.on('exit', () => {
-      for (const survivor of liveChildren) {
+      for (const survivor of created.children) {
         try {
           survivor.kill('SIGKILL')
         } catch {
@@ -77,13 +88,18 @@ function trackChild(child: ChildProcess): void {
       }
     })
   }
-  liveChildren.add(child)
-  child.once('exit', () => liveChildren.delete(child))
+  return registry
+}
+
+function trackChild(child: ChildProcess): void {
+  const { children } = childRegistry()
+  children.add(child)
+  child.once('exit', () => children.delete(child))
 }
 
 /** PIDs of every extension child this Node process still has alive (for tests and diagnostics). */
 export function liveExtensionPids(): number[] {
-  return [...liveChildren].map((child) => child.pid).filter((pid): pid is number => pid !== undefined)
+  return [...childRegistry().children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined)
 }
 
 interface Running {
