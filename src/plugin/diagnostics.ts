@@ -3,16 +3,29 @@
  *
  * Contract: `reportDiagnostics(context, file, diagnostics, logger)` sends warnings to
  * `context.warn` and info to the logger, then, when there are errors, fails the module with
- * `context.error({ message, loc: { file, line, column: 0 } })` for the first error (the
+ * `context.error(locatedError(message, { file, line, column: 0 }))` for the first error (the
  * others are listed in its message), so the dev overlay points at the region and
- * `vite build` fails with file:line.
+ * `vite build` fails with file:line. `locatedError` is a real `Error` carrying `id` and `loc`:
+ * Vite's dev plugin container throws what it is given as is (a plain object would reach
+ * `transformRequest` callers without being an `Error`), Rollup wraps either.
  */
 import path from 'node:path'
 import type { Diagnostic } from '../protocol/schemas.js'
 
+export interface SourceLocation {
+  file: string
+  line: number
+  column: number
+}
+
 export interface ReportingContext {
-  error(error: { message: string; id?: string; loc?: { file: string; line: number; column: number } }): never
-  warn(warning: { message: string; id?: string; loc?: { file: string; line: number; column: number } }): void
+  error(error: Error & { id?: string; loc?: SourceLocation }): never
+  warn(warning: { message: string; id?: string; loc?: SourceLocation }): void
+}
+
+/** An `Error` for `this.error` pointing at `loc` (its `id` is the file). */
+export function locatedError(message: string, loc: SourceLocation): Error & { id: string; loc: SourceLocation } {
+  return Object.assign(new Error(message), { id: loc.file, loc })
 }
 
 export interface PluginLogger {
@@ -39,10 +52,10 @@ export function reportDiagnostics(
   if (!first) return
   const loc = locate(first, file, root)
   const others = errors.slice(1).map((d) => `\n  also at line ${d.line ?? '?'}: ${d.message}`).join('')
-  context.error({ message: `${first.message}${others}`, id: loc.file, loc })
+  context.error(locatedError(`${first.message}${others}`, loc))
 }
 
-function locate(diagnostic: Diagnostic, file: string, root: string): { file: string; line: number; column: number } {
+function locate(diagnostic: Diagnostic, file: string, root: string): SourceLocation {
   const target = diagnostic.path ? path.resolve(root, diagnostic.path) : file
   return { file: target, line: diagnostic.line ?? 1, column: 0 }
 }

@@ -4,7 +4,9 @@
  * Vite's watcher ignores `.git`, so git dependencies need a watcher of their own. Contract:
  * `watchGitMetadata(paths, isMetadata, onChange, debounceMs)` watches the folders holding
  * `paths` (from `gitMetadataPaths`) without entering objects/, logs/ or hooks/, and calls
- * `onChange(files)` once per burst of metadata events (debounced). `close()` stops it.
+ * `onChange(files)` once per burst of metadata events (debounced). `ready` resolves once the
+ * initial scan is done, so changes from then on are seen (or when the watcher is closed).
+ * `close()` stops it.
  */
 import path from 'node:path'
 import { watch } from 'chokidar'
@@ -43,10 +45,15 @@ export function watchGitMetadata(
     timer = setTimeout(flush, debounceMs)
   }
   watcher.on('add', record).on('change', record).on('unlink', record)
-  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()))
+  let markReady: () => void = () => {}
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve
+  })
+  watcher.once('ready', () => markReady())
   return {
     ready,
     async close() {
+      markReady()
       if (timer) clearTimeout(timer)
       await watcher.close()
     },

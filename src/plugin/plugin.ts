@@ -10,9 +10,10 @@
  *   files through `addWatchFile` (never a missing path); create/delete of files a glob or a
  *   folder covers, documents the index reads, and file dependencies through `hotUpdate`,
  *   which returns the affected modules so Vite propagates the update (the engine's cache is
- *   cleared first); git metadata through a watcher of our own (Vite ignores `.git`) that
- *   reloads the affected modules in every environment; in build watch mode, `watchChange`
- *   marks affected modules so `shouldTransformCachedModule` re-runs them.
+ *   cleared first); git metadata through a watcher of our own (Vite ignores `.git`), live
+ *   before the first module is served, that reloads the affected modules in every
+ *   environment; in build watch mode, `watchChange` marks affected modules so
+ *   `shouldTransformCachedModule` re-runs them.
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
  * - Lifecycle: the engine (and its extension processes) starts at `buildStart` or on first
  *   use and is reused across rebuilds; it stops at `closeServer`, `closeBundle` (when not
@@ -27,7 +28,7 @@ import type { DocumentResult } from '../engine/render-document.js'
 import { InsituEngine, type AffectedResult } from '../engine/engine.js'
 import { toPosixPath } from '../host/config.js'
 import { globBase } from '../resources/fs.js'
-import { type PluginLogger, type ReportingContext, reportDiagnostics } from './diagnostics.js'
+import { locatedError, type PluginLogger, type ReportingContext, reportDiagnostics } from './diagnostics.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions, type ResolvedModuleRule } from './options.js'
 
@@ -52,7 +53,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let stopping: Promise<void> | undefined
   /** One `affected()` per file event, shared by the environments `hotUpdate` runs for. */
   const eventBatches = new Map<string, AffectedResult>()
-  /** Build watch: modules whose cached transform must be redone. */
+  /** Build watch: modules whose cached transform must be redone (until they are transformed). */
   const staleModules = new Set<string>()
 
   const start = (): Promise<InsituEngine> => {
@@ -66,24 +67,37 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       timeoutMs: options.timeout,
       logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
       filterExtension: (name) => options.extensions[name] ?? true,
-    }).then((created) => {
+    }).then(async (created) => {
       engine = created
       if (stopping) {
         void created.close()
         throw new Error(`${PLUGIN_NAME}: the plugin has been stopped`)
       }
-      if (server) watchServer(server, created)
+      if (server) {
+        watchServer(server, created)
+        // Serve nothing before git changes can be seen (a commit right after the first page load).
+        await gitWatcher?.ready
+      }
       return created
     })
     return starting
   }
 
+  /**
+   * Stop the engine and the git watcher. Idempotent while it runs; once done, the next
+   * `start()` starts afresh (Vite reuses an inline plugin object across server restarts).
+   */
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       await gitWatcher?.close()
       const running = starting ? await starting.catch(() => undefined) : undefined
       await running?.close()
-    })()
+    })().finally(() => {
+      starting = undefined
+      engine = undefined
+      gitWatcher = undefined
+      stopping = undefined
+    })
     return stopping
   }
 
@@ -136,7 +150,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     try {
       return await start()
     } catch (error) {
-      return context.error({ message: `${PLUGIN_NAME}: ${(error as Error).message}` })
+      return context.error(new Error(`${PLUGIN_NAME}: ${(error as Error).message}`, { cause: error }))
     }
   }
 
@@ -183,6 +197,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (id.startsWith('\0') || NON_TEXT_QUERY.test(id)) return null
         const file = cleanId(id)
         const current = await startFor(this)
+        // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
+        staleModules.delete(file)
         if (current.isDocument(file)) {
           const result = await renderManaged(this, current, file, code)
           if (!result.changed) return null
@@ -200,7 +216,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         try {
           result = await current.transformModule(file, code, { transform: match.rule.transform, options: match.rule.options })
         } catch (error) {
-          return this.error({ message: (error as Error).message, id: file, loc: { file, line: 1, column: 0 } })
+          return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
         recordWatchFiles(this, current, result.dependencies)
         reportDiagnostics(this, file, result.diagnostics, logger, current.root)
@@ -262,14 +278,24 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 /**
  * Absolute paths to hand to `addWatchFile` for one dependency. Dev: existing files only
  * (everything else goes through hotUpdate). Build watch: also the folders globs and `fs:dir:`
- * cover, and every managed document for index dependencies.
+ * cover, except the project root, and every managed document for index dependencies.
+ * Rollup and Rolldown watch a folder recursively, and the root holds the build output
+ * (`dist/`): watching it would make every output write start another build, endlessly. So
+ * in build watch, files created or deleted under a glob or `fs:dir:` based at the root go unseen.
  */
 function watchTarget(engine: InsituEngine, dependency: string, buildWatch: boolean): string[] {
   const root = engine.root
   if (dependency.startsWith('fs:file:')) return [path.join(root, dependency.slice('fs:file:'.length))]
   if (!buildWatch) return []
-  if (dependency.startsWith('fs:glob:')) return [path.join(root, globBase(dependency.slice('fs:glob:'.length)))]
-  if (dependency.startsWith('fs:dir:')) return [path.join(root, dependency.slice('fs:dir:'.length))]
+  const folder = dependency.startsWith('fs:glob:')
+    ? globBase(dependency.slice('fs:glob:'.length))
+    : dependency.startsWith('fs:dir:')
+      ? dependency.slice('fs:dir:'.length)
+      : null
+  if (folder !== null) {
+    const absolute = path.resolve(root, folder)
+    return absolute === root ? [] : [absolute]
+  }
   if (dependency === 'index:documents' || dependency.startsWith('sql:model:')) {
     return engine.index.documentPaths().map((p) => path.join(root, p))
   }

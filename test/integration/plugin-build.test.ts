@@ -1,0 +1,384 @@
+/**
+ * The plugin in real builds on a fresh copy of test/fixtures/plugin-project per test, with
+ * its real Python extension and real git: `vite build` (Rolldown), `vite build --watch`,
+ * plain Rollup 4 and `rollup.watch`.
+ *
+ * Vite builds are checked by running the built chunk against a stub `document` and comparing
+ * the text main.js shows; Rollup output (not minified) by the document string literals.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import vm from 'node:vm'
+import { type Plugin as RollupPlugin, rollup, type RollupWatcher, watch as rollupWatch } from 'rollup'
+import { build, type Rolldown } from 'vite'
+import { afterEach, describe, expect, test } from 'vitest'
+import insitu from '../../src/index.js'
+import { liveExtensionPids } from '../../src/host/process.js'
+import {
+  BROKEN_LINE,
+  BROKEN_MESSAGE,
+  copyProject,
+  expectProcessesGone,
+  git,
+  GIT_DOC,
+  INITIAL_NOTES,
+  INITIAL_SNIPPET,
+  NOTES_DOC,
+  readFile,
+  removeProjects,
+  SNIPPET_DOC,
+  TASKS_DOC,
+} from './plugin-project.js'
+
+/** How long an expected rebuild may take on a loaded machine. */
+const WAIT = { timeout: 15_000 }
+
+const closers: (() => Promise<void>)[] = []
+const seenPids = new Set<number>()
+
+function rememberPids(): void {
+  for (const pid of liveExtensionPids()) seenPids.add(pid)
+}
+
+afterEach(async () => {
+  try {
+    rememberPids()
+    for (const close of closers.splice(0)) await close()
+    await expectProcessesGone(seenPids)
+  } finally {
+    seenPids.clear()
+    removeProjects()
+  }
+})
+
+/** The text main.js puts into `#out`: the four documents joined by `----` lines. */
+function appText(documents: { tasks: string; snippet: string; notes: string; git: string }): string {
+  return [documents.tasks, documents.snippet, documents.notes, documents.git].join('\n----\n')
+}
+
+/** Run the chunk index.html loads against a stub `document`; '' while the output is incomplete. */
+function runBuiltApp(outDir: string): string {
+  let html: string
+  try {
+    html = fs.readFileSync(path.join(outDir, 'index.html'), 'utf8')
+  } catch {
+    return ''
+  }
+  const src = /<script type="module" crossorigin src="\/([^"]+)"><\/script>/.exec(html)?.[1]
+  if (!src) return ''
+  let code: string
+  try {
+    code = fs.readFileSync(path.join(outDir, src), 'utf8')
+  } catch {
+    return ''
+  }
+  const out = { textContent: '' }
+  const document = {
+    // Vite's modulepreload polyfill: report native support so it stops there.
+    createElement: () => ({ relList: { supports: () => true } }),
+    getElementById: (id: string) => (id === 'out' ? out : null),
+  }
+  vm.runInNewContext(code, { document })
+  return out.textContent
+}
+
+function initialApp(root: string): string {
+  return appText({
+    tasks: TASKS_DOC('open', 'done'),
+    snippet: SNIPPET_DOC(INITIAL_SNIPPET),
+    notes: NOTES_DOC(INITIAL_NOTES),
+    git: GIT_DOC(git(root, 'rev-parse', 'HEAD')),
+  })
+}
+
+function importBroken(root: string): void {
+  fs.appendFileSync(path.join(root, 'main.js'), "import broken from './docs/broken.md?raw'\nconsole.log(broken)\n")
+}
+
+describe('vite build', () => {
+  test('the output contains the regenerated documents', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu()], build: { outDir } })
+    expect(runBuiltApp(outDir)).toBe(initialApp(root))
+    // The sources keep their stale regions: only the output is regenerated.
+    expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toContain('-->\n<!-- insitu:end -->')
+  })
+
+  test('a failing extension region fails the build with its file and line', async () => {
+    const root = copyProject({ git: true })
+    importBroken(root)
+    const file = path.join(root, 'docs/broken.md')
+    const failure = await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu()],
+      build: { outDir: path.join(root, 'dist') },
+    }).then(
+      () => null,
+      (error: unknown) => error as Error & { errors?: unknown[] },
+    )
+    expect(failure).toBeInstanceOf(Error)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${file}:${BROKEN_LINE}:0\n`)
+    expect(failure?.message).toContain(BROKEN_MESSAGE)
+    expect(failure?.errors).toEqual([
+      expect.objectContaining({
+        id: file,
+        loc: { file, line: BROKEN_LINE, column: 0 },
+        plugin: 'vite-plugin-insitu',
+        hook: 'load',
+      }),
+    ])
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+  })
+})
+
+describe('vite build --watch', () => {
+  test('rebuilds when an included file changes and when a globbed file is created', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    const events: string[] = []
+    const errors: unknown[] = []
+    const watcher = (await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu()],
+      build: { outDir, watch: {} },
+    })) as Rolldown.RolldownWatcher
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      events.push(event.code)
+      if (event.code === 'ERROR') errors.push(event.error)
+      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
+    })
+    const head = git(root, 'rev-parse', 'HEAD')
+    const app = (snippet: string[], notes: string[]) =>
+      appText({ tasks: TASKS_DOC('open', 'done'), snippet: SNIPPET_DOC(snippet), notes: NOTES_DOC(notes), git: GIT_DOC(head) })
+
+    await expect.poll(() => events.filter((code) => code === 'END').length, WAIT).toBe(1)
+    expect(events).toEqual(['START', 'BUNDLE_START', 'BUNDLE_END', 'END'])
+    expect(runBuiltApp(outDir)).toBe(app(INITIAL_SNIPPET, INITIAL_NOTES))
+    rememberPids()
+    expect(seenPids.size).toBe(1)
+
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    const snippet = [...INITIAL_SNIPPET, 'included line three']
+    await expect.poll(() => runBuiltApp(outDir), WAIT).toBe(app(snippet, INITIAL_NOTES))
+
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(() => runBuiltApp(outDir), WAIT).toBe(app(snippet, ['notes/one.md', 'notes/three.md', 'notes/two.md']))
+    expect(errors).toEqual([])
+
+    // The extension process is reused across rebuilds, and stops with the watcher.
+    expect(liveExtensionPids()).toEqual([...seenPids])
+    closers.length = 0
+    await watcher.close()
+    await expectProcessesGone(seenPids)
+  })
+
+  test.todo('rebuilds when a new managed document appears outside the watched folders (index:documents dependents)')
+  test.todo('rebuilds on a git commit (git:// dependencies; dev has its own git watcher, build watch has none)')
+})
+
+/** Resolve `./x.md?raw` next to its importer (Rollup's own resolution would look for a file named so). */
+const resolveQueries: RollupPlugin = {
+  name: 'test:resolve-queries',
+  resolveId(source, importer) {
+    const query = source.indexOf('?')
+    if (query < 0 || !importer) return null
+    return path.resolve(path.dirname(importer), source.slice(0, query)) + source.slice(query)
+  },
+}
+
+/** The plugin as Rollup sees it (Vite's Plugin type adds Vite-only hooks). */
+function insituForRollup(root: string): RollupPlugin {
+  return insitu({ root }) as unknown as RollupPlugin
+}
+
+/** Another plugin turning Markdown (already regenerated by insitu's transform) into a module. */
+const markdownAsText: RollupPlugin = {
+  name: 'test:markdown-as-text',
+  transform(code, id) {
+    if (!id.endsWith('.md')) return null
+    return { code: `export default ${JSON.stringify(code)}`, map: null }
+  },
+}
+
+/** How Rollup prints `export default "<text>"` of a `?raw` document imported as `name`. */
+function rawDeclaration(name: string, text: string): string {
+  return `var ${name} = ${JSON.stringify(text)};`
+}
+
+describe('plain Rollup 4', () => {
+  test('rollup() builds with regenerated content', async () => {
+    const root = copyProject({ git: true })
+    const bundle = await rollup({ input: path.join(root, 'main.js'), plugins: [insituForRollup(root), resolveQueries] })
+    closers.push(() => bundle.close())
+    const { output } = await bundle.generate({ format: 'es' })
+    rememberPids()
+    expect(seenPids.size).toBe(1)
+    const code = output[0].code
+    expect(code).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
+    expect(code).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
+    expect(code).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
+    expect(code).toContain(rawDeclaration('git', GIT_DOC(git(root, 'rev-parse', 'HEAD'))))
+    closers.length = 0
+    await bundle.close()
+    await expectProcessesGone(seenPids)
+  })
+
+  test('rollup() fails on a failing extension region with its file and line', async () => {
+    const root = copyProject()
+    importBroken(root)
+    const file = path.join(root, 'docs/broken.md')
+    const failure = await rollup({ input: path.join(root, 'main.js'), plugins: [insituForRollup(root), resolveQueries] }).then(
+      () => null,
+      (error: unknown) => error as Error & { loc?: unknown; id?: unknown; plugin?: unknown; hook?: unknown },
+    )
+    expect(failure).toBeInstanceOf(Error)
+    // Rollup words load failures itself ("Could not load <id> (imported by <importer>): ...");
+    // the region's file and line are the error's `loc`, as Rollup's CLI prints them.
+    const importer = path.relative(process.cwd(), path.join(root, 'main.js'))
+    expect(failure?.message).toBe(`Could not load ${file}?raw (imported by ${importer}): ${BROKEN_MESSAGE}`)
+    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 0 })
+    expect(failure?.id).toBe(file)
+    expect(failure?.plugin).toBe('vite-plugin-insitu')
+    expect(failure?.hook).toBe('load')
+  })
+
+  test('rollup.watch() rebuilds on a dependency edit and a globbed file creation', async () => {
+    const root = copyProject({ git: true })
+    const outFile = path.join(root, 'out/main.js')
+    const errors: unknown[] = []
+    let ends = 0
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'main.js'),
+      plugins: [insituForRollup(root), resolveQueries],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error)
+      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+
+    await expect.poll(() => ends, WAIT).toBe(1)
+    expect(output()).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
+    rememberPids()
+    expect(seenPids.size).toBe(1)
+
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
+
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('notes', NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md'])))
+    expect(output()).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
+    expect(errors).toEqual([])
+
+    expect(liveExtensionPids()).toEqual([...seenPids])
+    closers.length = 0
+    await watcher.close()
+    await expectProcessesGone(seenPids)
+  })
+
+  test('rollup.watch() re-transforms cached document modules whose dependencies changed', async () => {
+    const root = copyProject({ git: true })
+    // Documents imported as modules (no `?raw`): insitu regenerates them in `transform`, so an
+    // unchanged source is served from Rollup's cache unless shouldTransformCachedModule says no.
+    fs.writeFileSync(
+      path.join(root, 'text.js'),
+      [
+        "export { default as tasks } from './docs/tasks.md'",
+        "export { default as notes } from './docs/notes.md'",
+        "export { default as snippet } from './docs/snippet.md'",
+        '',
+      ].join('\n'),
+    )
+    const outFile = path.join(root, 'out/text.js')
+    const transformed: string[] = []
+    const errors: unknown[] = []
+    let ends = 0
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'text.js'),
+      plugins: [
+        insituForRollup(root),
+        markdownAsText,
+        { name: 'test:record-transforms', transform: (_code, id) => void transformed.push(path.relative(root, id)) },
+      ],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error)
+      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+
+    await expect.poll(() => ends, WAIT).toBe(1)
+    expect(output()).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
+    expect(output()).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
+    rememberPids()
+
+    // tasks/alpha.md is not a module: only the index dependency of docs/tasks.md covers it.
+    transformed.length = 0
+    fs.writeFileSync(path.join(root, 'tasks/alpha.md'), readFile(root, 'tasks/alpha.md').replace('status: open', 'status: blocked'))
+    await expect.poll(output, WAIT).toContain(rawDeclaration('tasks', TASKS_DOC('blocked', 'done')))
+    expect(output()).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
+    expect(transformed).toEqual(['docs/tasks.md'])
+
+    // Only the including document is redone; docs/tasks.md, just rebuilt, is no longer stale.
+    transformed.length = 0
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
+    expect(transformed).toEqual(['docs/snippet.md'])
+
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('notes', NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md'])))
+    expect(errors).toEqual([])
+  })
+
+  test('rollup.watch() never watches the project root, which holds the output (a tree region at the root)', async () => {
+    const root = copyProject({ git: true })
+    // A tree of the root depends on `fs:dir:.` (a glob like `**/*.md` would do the same). Rollup
+    // and Rolldown watch a folder recursively: watching the root would include out/, and every
+    // output write would start another build. (Rolldown's watch result lists no watch files, so
+    // this is checked through Rollup; both get them from the same plugin code.)
+    fs.writeFileSync(path.join(root, 'README.md'), '# Readme\n\n<!-- insitu:begin tree\nid = "layout"\n-->\n<!-- insitu:end -->\n')
+    fs.appendFileSync(path.join(root, 'main.js'), "import readme from './README.md?raw'\ndocument.title = readme\n")
+    const outFile = path.join(root, 'out/main.js')
+    const watchFiles: string[][] = []
+    const errors: unknown[] = []
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'main.js'),
+      plugins: [insituForRollup(root), resolveQueries],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'ERROR') errors.push(event.error)
+      if (event.code === 'BUNDLE_END') {
+        watchFiles.push([...event.result.watchFiles])
+        void event.result.close()
+      }
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+
+    await expect.poll(() => watchFiles.length, WAIT).toBe(1)
+    rememberPids()
+    expect(output()).toContain('<!-- insitu:begin tree\\nid = \\"layout\\"\\n-->\\n\\n```text\\n./\\n')
+    expect(watchFiles[0]).not.toContain(root)
+    expect(watchFiles[0]).toContain(path.join(root, 'notes'))
+    expect(watchFiles[0]).toContain(path.join(root, 'README.md'))
+
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
+    await expect.poll(() => watchFiles.length, WAIT).toBe(2)
+    expect(watchFiles[1]).not.toContain(root)
+    expect(errors).toEqual([])
+  })
+})

@@ -1,0 +1,308 @@
+/**
+ * The plugin in a real Vite dev server (createServer, polling watcher) on a fresh copy of
+ * test/fixtures/plugin-project per test, with its real Python extension and real git.
+ *
+ * main.js imports the healthy documents with `?raw` and accepts their updates, so each HMR
+ * `update` payload names the documents it refreshes (`acceptedPath`). A post plugin counts
+ * the transforms of every module, to show that unaffected documents are not re-rendered.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { createServer, type HotPayload, type Plugin, type ViteDevServer } from 'vite'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import insitu from '../../src/index.js'
+import { liveExtensionPids } from '../../src/host/process.js'
+import {
+  BROKEN_LINE,
+  BROKEN_MESSAGE,
+  copyProject,
+  editFile,
+  expectProcessesGone,
+  git,
+  GIT_DOC,
+  INITIAL_NOTES,
+  INITIAL_SNIPPET,
+  isAlive,
+  NOTES_DOC,
+  readFile,
+  removeProjects,
+  SNIPPET_DOC,
+  TASKS_DOC,
+} from './plugin-project.js'
+
+const DOCS = ['/docs/tasks.md?raw', '/docs/snippet.md?raw', '/docs/notes.md?raw', '/docs/git.md?raw'] as const
+
+let root: string
+let server: ViteDevServer | undefined
+let payloads: HotPayload[] = []
+const transforms = new Map<string, number>()
+const seenPids = new Set<number>()
+/** When Vite's watcher last reported a `change` of each absolute path. */
+const lastChange = new Map<string, number>()
+/**
+ * Vite's watcher (its bundled chokidar) drops a `change` of a path that comes within 50 ms of
+ * the previous `change` of that path (`_throttle('change', path, 50)`): a test editing the same
+ * file twice waits until that window has passed since the last reported change.
+ */
+const CHANGE_THROTTLE_MS = 50
+/** How long an expected watcher event may take on a loaded machine. */
+const WAIT = { timeout: 10_000 }
+
+const countTransforms: Plugin = {
+  name: 'test:count-transforms',
+  enforce: 'post',
+  transform(_code, id) {
+    transforms.set(id, (transforms.get(id) ?? 0) + 1)
+  },
+}
+
+async function startServer(options: { listen?: boolean } = {}): Promise<ViteDevServer> {
+  const dev = await createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [insitu(), countTransforms],
+    server: { port: 0, watch: { usePolling: true, interval: 50 } },
+  })
+  server = dev
+  dev.watcher.on('change', (file) => lastChange.set(path.resolve(root, file), Date.now()))
+  const hot = dev.environments.client.hot
+  const send = hot.send.bind(hot)
+  hot.send = ((payload: HotPayload) => {
+    payloads.push(payload)
+    send(payload)
+  }) as typeof hot.send
+  if (options.listen) await dev.listen()
+  return dev
+}
+
+function client(): ViteDevServer['environments']['client'] {
+  if (!server) throw new Error('no server')
+  return server.environments.client
+}
+
+/** The document text a `?raw` module exports. */
+async function load(url: string): Promise<string> {
+  const result = await client().transformRequest(url)
+  const match = /^export default ("(?:[^"\\]|\\.)*")$/.exec(result?.code ?? '')
+  if (!match) throw new Error(`unexpected module code for ${url}: ${result?.code}`)
+  return JSON.parse(match[1]!) as string
+}
+
+/** Documents named by the HMR `update` payloads received so far, de-duplicated and sorted. */
+function updatedDocuments(): string[] {
+  const accepted = payloads.flatMap((p) => (p.type === 'update' ? p.updates.map((u) => u.acceptedPath) : []))
+  return [...new Set(accepted)].sort()
+}
+
+/** Serve main.js and every document, and wait until Vite's watcher covers the files tests edit. */
+async function openApp(): Promise<void> {
+  await client().transformRequest('/main.js')
+  for (const url of DOCS) await load(url)
+  const watched = (rel: string) => server?.watcher.getWatched()[path.join(root, path.dirname(rel))]?.includes(path.basename(rel)) === true
+  for (const rel of ['tasks/alpha.md', 'snippets/x.txt', 'notes/one.md']) {
+    await expect.poll(() => watched(rel), { ...WAIT, message: `Vite watches ${rel}` }).toBe(true)
+  }
+  rememberPids()
+  payloads = []
+}
+
+/** Wait until another edit of `rel` cannot fall into the watcher's change throttle. */
+async function afterChangeThrottle(rel: string): Promise<void> {
+  const last = lastChange.get(path.join(root, rel))
+  if (last === undefined) return
+  // The throttle's own 50 ms timer expires before this later poll, so the window is closed.
+  await expect.poll(() => Date.now() - last, { ...WAIT, interval: 20 }).toBeGreaterThan(2 * CHANGE_THROTTLE_MS)
+}
+
+function rememberPids(): void {
+  for (const pid of liveExtensionPids()) seenPids.add(pid)
+}
+
+function moduleOf(url: string) {
+  return client().moduleGraph.getModuleById(path.join(root, url))
+}
+
+beforeEach(() => {
+  root = copyProject({ git: true })
+  payloads = []
+  transforms.clear()
+  seenPids.clear()
+  lastChange.clear()
+})
+
+afterEach(async () => {
+  try {
+    rememberPids()
+    await server?.close()
+    server = undefined
+    await expectProcessesGone(seenPids)
+  } finally {
+    removeProjects()
+  }
+})
+
+describe('vite dev server', () => {
+  test('serves every document regenerated', async () => {
+    await startServer()
+    await openApp()
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    expect(await load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    expect(await load('/docs/git.md?raw')).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
+  })
+
+  test("editing a task's front matter updates the document with the SQL region", async () => {
+    await startServer()
+    await openApp()
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+
+    payloads = []
+    editFile(root, 'tasks/beta.md', 'status: done', 'status: in review')
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'in review'))
+  })
+
+  test('creating and deleting a file the extension globs updates the reading document each time', async () => {
+    await startServer()
+    await openApp()
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    // notes/three.md is also a new managed document: the SQL document (index:documents) updates too.
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/notes.md?raw', '/docs/tasks.md?raw'])
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
+
+    payloads = []
+    fs.rmSync(path.join(root, 'notes/three.md'))
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/notes.md?raw', '/docs/tasks.md?raw'])
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+  })
+
+  test('editing an included file updates the including document, fresh after every edit', async () => {
+    await startServer()
+    await openApp()
+    const lines = [...INITIAL_SNIPPET]
+    for (const added of ['included line three', 'included line four', 'included line five']) {
+      await afterChangeThrottle('snippets/x.txt')
+      payloads = []
+      fs.appendFileSync(path.join(root, 'snippets/x.txt'), `${added}\n`)
+      lines.push(added)
+      await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/snippet.md?raw'])
+      expect(await load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(lines))
+    }
+  })
+
+  test('documents whose inputs did not change are not re-rendered', async () => {
+    await startServer()
+    await openApp()
+    const untouched = ['/docs/tasks.md?raw', '/docs/notes.md?raw', '/docs/git.md?raw']
+    const before = new Map(untouched.map((url) => [url, transforms.get(path.join(root, url))]))
+    for (const url of untouched) expect(before.get(url)).toBe(1)
+    const snippetBefore = transforms.get(path.join(root, '/docs/snippet.md?raw'))
+
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/snippet.md?raw'])
+    expect(payloads.filter((p) => p.type !== 'update')).toEqual([])
+
+    for (const url of untouched) expect(moduleOf(url)?.transformResult).not.toBeNull()
+    expect(moduleOf('/docs/snippet.md?raw')?.transformResult).toBeNull()
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    expect(await load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+    for (const url of untouched) expect(transforms.get(path.join(root, url))).toBe(before.get(url))
+    expect(transforms.get(path.join(root, '/docs/snippet.md?raw'))).toBe(snippetBefore! + 1)
+  })
+
+  test('a git commit updates the document with the git region', async () => {
+    await startServer()
+    await openApp()
+    const first = git(root, 'rev-parse', 'HEAD')
+    expect(await load('/docs/git.md?raw')).toBe(GIT_DOC(first))
+
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'second')
+    const second = git(root, 'rev-parse', 'HEAD')
+    expect(second).not.toBe(first)
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/git.md?raw'])
+    expect(await load('/docs/git.md?raw')).toBe(GIT_DOC(second))
+  })
+
+  test('an extension error fails the module at the region line, also over HTTP', async () => {
+    const dev = await startServer({ listen: true })
+    const file = path.join(root, 'docs/broken.md')
+    const failure = await client().transformRequest('/docs/broken.md?raw').then(
+      () => null,
+      (error: unknown) => error as Error & { loc?: unknown; plugin?: unknown; id?: unknown },
+    )
+    expect(failure).toBeInstanceOf(Error)
+    expect(failure?.message).toBe(BROKEN_MESSAGE)
+    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 0 })
+    expect(failure?.plugin).toBe('vite-plugin-insitu')
+    expect(failure?.id).toBe(file)
+    rememberPids()
+
+    // The URL a browser requests for `import broken from './docs/broken.md?raw'`.
+    payloads = []
+    const address = dev.httpServer?.address()
+    if (!address || typeof address === 'string') throw new Error('the server is not listening on a port')
+    const response = await fetch(`http://localhost:${address.port}/docs/broken.md?import&raw`)
+    expect(response.status).toBe(500)
+    await response.text()
+    // Vite 8's error middleware sends the error to the client's overlay over the HMR channel.
+    await expect.poll(() => payloads.filter((p) => p.type === 'error'), WAIT).toHaveLength(1)
+    expect(payloads).toEqual([
+      {
+        type: 'error',
+        err: expect.objectContaining({
+          message: BROKEN_MESSAGE,
+          id: file,
+          plugin: 'vite-plugin-insitu',
+          loc: { file, line: BROKEN_LINE, column: 0 },
+        }),
+      },
+    ])
+
+    // Fixing the region makes the next transform succeed with fresh content.
+    editFile(root, 'docs/broken.md', 'insitu:begin explode', 'insitu:begin count_notes')
+    expect(await load('/docs/broken.md?raw')).toBe(
+      readFile(root, 'docs/broken.md').replace('-->\n<!-- insitu:end -->', `-->\n\n${INITIAL_NOTES.length} notes: ${INITIAL_NOTES.join(', ')}\n\n<!-- insitu:end -->`),
+    )
+  })
+
+  test('no extension process survives the server', async () => {
+    await startServer({ listen: true })
+    await openApp()
+    const pids = liveExtensionPids()
+    expect(pids).toHaveLength(1)
+    for (const pid of pids) expect(() => process.kill(pid, 0)).not.toThrow()
+    await server?.close()
+    await server?.close()
+    server = undefined
+    await expectProcessesGone(pids)
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }))
+  })
+
+  test('a server restart stops the old extension process and serves from a fresh one', async () => {
+    const first = await startServer({ listen: true })
+    await openApp()
+    const before = liveExtensionPids()
+    expect(before).toHaveLength(1)
+    // An inline plugin object is reused by the restarted server: it must start afresh.
+    await first.restart()
+    for (const pid of before) await expect.poll(() => isAlive(pid), WAIT).toBe(false)
+    // The restarted server's watcher reports the edit (once it watches the file again); the
+    // fresh engine's index follows it.
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    const watched = () => server?.watcher.getWatched()[path.join(root, 'tasks')]?.includes('alpha.md') === true
+    await expect.poll(watched, WAIT).toBe(true)
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: reviewing')
+    await expect.poll(() => load('/docs/tasks.md?raw'), WAIT).toBe(TASKS_DOC('reviewing', 'done'))
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    const after = liveExtensionPids()
+    expect(after).toHaveLength(1)
+    expect(after).not.toEqual(before)
+    rememberPids()
+  })
+})
