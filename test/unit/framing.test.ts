@@ -1,0 +1,537 @@
+/**
+ * Unit and property tests of the wire framing (SPEC §1): src/protocol/framing.ts.
+ *
+ * Every reader rule is exercised with the byte vector that violates it, asserting the exact
+ * `FramingError` message and rule; the writer's byte counting and 16 MiB cap; and fast-check
+ * properties (chunking never changes what decodes; arbitrary bytes only ever raise
+ * FramingError, synchronously, within the buffering caps).
+ */
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import {
+  encodeFrame,
+  FrameDecoder,
+  FramingError,
+  MAX_BODY_BYTES,
+  MAX_HEADER_BYTES,
+  type FramingRule,
+} from '../../src/protocol/framing.js'
+
+const MiB = 1024 * 1024
+const TERMINATOR = '\r\n\r\n'
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8')
+
+/** A frame written by hand, with the length counted in bytes. */
+function rawFrame(body: string | Buffer): Buffer {
+  const payload = typeof body === 'string' ? bytes(body) : body
+  return Buffer.concat([Buffer.from(`Content-Length: ${payload.length}${TERMINATOR}`, 'latin1'), payload])
+}
+
+/** Push `input` (optionally in pieces) into a fresh decoder; return the error it throws. */
+function decodeError(input: Buffer | Buffer[], end = false): FramingError {
+  const decoder = new FrameDecoder()
+  try {
+    for (const chunk of Array.isArray(input) ? input : [input]) decoder.push(chunk)
+    if (end) decoder.end()
+  } catch (error) {
+    expect(error).toBeInstanceOf(FramingError)
+    return error as FramingError
+  }
+  throw new Error('expected the decoder to throw a FramingError')
+}
+
+function expectFramingError(error: FramingError, rule: FramingRule, message: string): void {
+  expect(error).toBeInstanceOf(FramingError)
+  expect(error.name).toBe('FramingError')
+  expect(error.rule).toBe(rule)
+  expect(error.message).toBe(message)
+}
+
+/** A header block of exactly `size` bytes (without the terminator) declaring a `bodyLength` body. */
+function headerBlockOfSize(size: number, bodyLength: number): string {
+  const first = `Content-Length: ${bodyLength}\r\nX-Pad: `
+  const block = first + 'a'.repeat(size - first.length)
+  expect(block.length).toBe(size)
+  return block
+}
+
+const MALFORMED_PREFIX =
+  "malformed frame header: a line without ':' (stdout must carry only protocol frames; the peer wrote "
+
+describe('encodeFrame', () => {
+  it('writes exactly one Content-Length header and compact JSON', () => {
+    const frame = encodeFrame({ jsonrpc: '2.0', id: 1, method: 'm', params: { a: [1, 2], b: null } })
+    expect(frame.toString('utf8')).toBe(
+      'Content-Length: 67\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,2],"b":null}}',
+    )
+    expect(Buffer.byteLength('{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,2],"b":null}}')).toBe(67)
+  })
+
+  it('counts bytes, not characters, and leaves non-ASCII unescaped', () => {
+    const message = { text: 'é日本😀' }
+    const json = '{"text":"é日本😀"}'
+    expect(json.length).toBe(16)
+    expect(Buffer.byteLength(json)).toBe(23)
+    const frame = encodeFrame(message)
+    expect(frame.equals(Buffer.concat([Buffer.from('Content-Length: 23\r\n\r\n', 'latin1'), bytes(json)]))).toBe(true)
+    expect(frame.includes(Buffer.from([0xc3, 0xa9]))).toBe(true) // é as raw UTF-8
+    expect(frame.includes(Buffer.from([0xf0, 0x9f, 0x98, 0x80]))).toBe(true) // 😀 as raw UTF-8
+    expect(frame.includes(bytes('\\u'))).toBe(false)
+  })
+
+  it('accepts a body of exactly 16 MiB', () => {
+    const message = 'a'.repeat(MAX_BODY_BYTES - 2) // JSON adds the two quotes
+    const frame = encodeFrame(message)
+    const header = `Content-Length: ${MAX_BODY_BYTES}\r\n\r\n`
+    expect(frame.length).toBe(header.length + MAX_BODY_BYTES)
+    expect(frame.subarray(0, header.length).toString('latin1')).toBe(header)
+    expect(frame[header.length]).toBe(0x22)
+    expect(frame[frame.length - 1]).toBe(0x22)
+  })
+
+  it('refuses one byte more with `JSON-RPC message exceeds 16 MiB`', () => {
+    let error: unknown
+    try {
+      encodeFrame('a'.repeat(MAX_BODY_BYTES - 1))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'body-too-large', 'JSON-RPC message exceeds 16 MiB')
+  })
+
+  it('applies the 16 MiB cap to bytes, not characters', () => {
+    // 8 Mi two-byte characters: half the limit in characters, one quote pair over it in bytes.
+    const message = 'é'.repeat(MAX_BODY_BYTES / 2)
+    expect(JSON.stringify(message).length).toBeLessThan(MAX_BODY_BYTES)
+    expect(() => encodeFrame(message)).toThrow('JSON-RPC message exceeds 16 MiB')
+  })
+
+  it('refuses a value with no JSON form', () => {
+    expect(() => encodeFrame(undefined)).toThrow(TypeError)
+  })
+})
+
+describe('FrameDecoder: well-formed input', () => {
+  it('decodes one frame and a pipelined sequence in one chunk', () => {
+    const decoder = new FrameDecoder()
+    const out = decoder.push(Buffer.concat([rawFrame('{"a":1}'), rawFrame('[]'), rawFrame('"x"')]))
+    expect(out.map((b) => b.toString('utf8'))).toEqual(['{"a":1}', '[]', '"x"'])
+    expect(decoder.bufferedBytes).toBe(0)
+    expect(() => decoder.end()).not.toThrow()
+  })
+
+  it('decodes a frame delivered one byte at a time', () => {
+    const decoder = new FrameDecoder()
+    const frame = rawFrame('{"hello":"wörld"}')
+    const out: string[] = []
+    for (let i = 0; i < frame.length; i++) {
+      const bodies = decoder.push(frame.subarray(i, i + 1))
+      out.push(...bodies.map((b) => b.toString('utf8')))
+      if (i < frame.length - 1) expect(bodies).toEqual([])
+    }
+    expect(out).toEqual(['{"hello":"wörld"}'])
+  })
+
+  it('treats header names case-insensitively', () => {
+    for (const name of ['content-length', 'CONTENT-LENGTH', 'cOnTeNt-LeNgTh']) {
+      const decoder = new FrameDecoder()
+      const out = decoder.push(Buffer.from(`${name}: 2\r\n\r\n{}`, 'latin1'))
+      expect(out.map((b) => b.toString())).toEqual(['{}'])
+    }
+  })
+
+  it('ignores other headers such as Content-Type, before or after Content-Length', () => {
+    const decoder = new FrameDecoder()
+    const out = decoder.push(
+      Buffer.concat([
+        Buffer.from('Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}', 'latin1'),
+        Buffer.from('Content-Length: 3\r\nContent-Type: application/json\r\n\r\n[1]', 'latin1'),
+      ]),
+    )
+    expect(out.map((b) => b.toString())).toEqual(['{}', '[1]'])
+  })
+
+  it('reads multi-byte UTF-8 bodies by byte length', () => {
+    const texts = ['"é"', '"日本"', '"😀"', '{"mix":"é日本😀 ok"}']
+    const decoder = new FrameDecoder()
+    // Back to back: a reader counting characters would cut the next frame's header.
+    const out = decoder.push(Buffer.concat(texts.map((t) => rawFrame(t))))
+    expect(out.map((b) => b.toString('utf8'))).toEqual(texts)
+    expect(out.map((b) => b.length)).toEqual([4, 8, 6, 25])
+  })
+
+  it('round-trips encodeFrame output', () => {
+    const messages = [{ jsonrpc: '2.0', id: 1, method: 'x', params: { s: 'é日本😀', n: [1.5, -2, null, true] } }, 'plain', 0]
+    const decoder = new FrameDecoder()
+    const out = decoder.push(Buffer.concat(messages.map((m) => encodeFrame(m))))
+    expect(out.map((b) => JSON.parse(b.toString('utf8')))).toEqual(messages)
+  })
+
+  it('accepts a header block of exactly 8192 bytes', () => {
+    const block = headerBlockOfSize(MAX_HEADER_BYTES, 2)
+    const decoder = new FrameDecoder()
+    const out = decoder.push(Buffer.from(block + TERMINATOR + '{}', 'latin1'))
+    expect(out.map((b) => b.toString())).toEqual(['{}'])
+  })
+
+  it('accepts a body of exactly 16 MiB, and the frame after it', () => {
+    const body = Buffer.alloc(MAX_BODY_BYTES, 0x61)
+    body[0] = 0x22
+    body[body.length - 1] = 0x22
+    const decoder = new FrameDecoder()
+    const stream = Buffer.concat([rawFrame(body), rawFrame('{}')])
+    const out: Buffer[] = []
+    for (let i = 0; i < stream.length; i += MiB) out.push(...decoder.push(stream.subarray(i, i + MiB)))
+    expect(out.length).toBe(2)
+    expect(out[0]!.length).toBe(MAX_BODY_BYTES)
+    expect(out[0]!.equals(body)).toBe(true)
+    expect(out[1]!.toString()).toBe('{}')
+  })
+
+  it('accepts Content-Length: 0 as an empty body', () => {
+    const decoder = new FrameDecoder()
+    expect(decoder.push(Buffer.from('Content-Length: 0\r\n\r\nContent-Length: 2\r\n\r\n{}', 'latin1')).map(String)).toEqual([
+      '',
+      '{}',
+    ])
+  })
+
+  it('closes cleanly between frames: end() does not throw', () => {
+    expect(() => new FrameDecoder().end()).not.toThrow()
+    const decoder = new FrameDecoder()
+    decoder.push(rawFrame('{}'))
+    expect(() => decoder.end()).not.toThrow()
+  })
+
+  it('stays linear on 64 pipelined 1 MiB frames pushed in 64 KiB chunks', () => {
+    const bodies: Buffer[] = []
+    for (let i = 0; i < 64; i++) {
+      const body = Buffer.alloc(MiB, 0x61 + (i % 26))
+      body.writeUInt32BE(i, 4) // a distinct marker inside each body
+      bodies.push(body)
+    }
+    const stream = Buffer.concat(bodies.map((b) => rawFrame(b)))
+    const decoder = new FrameDecoder()
+    const out: Buffer[] = []
+    const chunk = 64 * 1024
+    for (let i = 0; i < stream.length; i += chunk) {
+      out.push(...decoder.push(stream.subarray(i, i + chunk)))
+      expect(decoder.bufferedBytes).toBeLessThan(MiB + MAX_HEADER_BYTES)
+    }
+    expect(out.length).toBe(64)
+    out.forEach((body, i) => expect(body.equals(bodies[i]!)).toBe(true))
+    expect(decoder.bufferedBytes).toBe(0)
+    expect(() => decoder.end()).not.toThrow()
+  })
+})
+
+describe('FrameDecoder: reader rules', () => {
+  it('rejects a header block of 8193 bytes (terminator present)', () => {
+    const block = headerBlockOfSize(MAX_HEADER_BYTES + 1, 2)
+    expectFramingError(
+      decodeError(Buffer.from(block + TERMINATOR + '{}', 'latin1')),
+      'header-too-large',
+      'frame header block exceeds 8 KiB',
+    )
+  })
+
+  it('rejects a header block whose terminator never comes once 8196 bytes are buffered', () => {
+    const text = Buffer.from(headerBlockOfSize(MAX_HEADER_BYTES + 4, 2), 'latin1')
+    const decoder = new FrameDecoder()
+    expect(decoder.push(text.subarray(0, MAX_HEADER_BYTES + 3))).toEqual([])
+    expect(decoder.bufferedBytes).toBe(MAX_HEADER_BYTES + 3)
+    let error: unknown
+    try {
+      decoder.push(text.subarray(MAX_HEADER_BYTES + 3))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'header-too-large', 'frame header block exceeds 8 KiB')
+    // A larger single chunk is rejected as well.
+    expectFramingError(
+      decodeError(Buffer.from(headerBlockOfSize(20_000, 2), 'latin1')),
+      'header-too-large',
+      'frame header block exceeds 8 KiB',
+    )
+  })
+
+  it('rejects a body of 16777217 bytes as soon as the header is read', () => {
+    const decoder = new FrameDecoder()
+    let error: unknown
+    try {
+      decoder.push(Buffer.from(`Content-Length: ${MAX_BODY_BYTES + 1}\r\n\r\n`, 'latin1'))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'body-too-large', 'frame body of 16777217 bytes exceeds 16 MiB')
+  })
+
+  it('rejects an absurdly large Content-Length without losing precision', () => {
+    expectFramingError(
+      decodeError(Buffer.from('Content-Length: 123456789012345678901234567890\r\n\r\n', 'latin1')),
+      'body-too-large',
+      'frame body of a length exceeds 16 MiB',
+    )
+    // Leading zeros do not make a small length large.
+    const decoder = new FrameDecoder()
+    expect(decoder.push(Buffer.from('Content-Length: 0000000000002\r\n\r\n{}', 'latin1')).map(String)).toEqual(['{}'])
+  })
+
+  it('rejects a header block without Content-Length', () => {
+    expectFramingError(
+      decodeError(Buffer.from('Content-Type: application/json\r\n\r\n{}', 'latin1')),
+      'missing-content-length',
+      'frame header has no Content-Length',
+    )
+  })
+
+  it.each([
+    ['-1', '"-1"'],
+    ['1.5', '"1.5"'],
+    ['0x10', '"0x10"'],
+    ['', '""'],
+    ['12a', '"12a"'],
+    ['+5', '"+5"'],
+    ['1 2', '"1 2"'],
+  ])('rejects Content-Length %j (not ^\\d+$)', (value, quoted) => {
+    expectFramingError(
+      decodeError(Buffer.from(`Content-Length: ${value}\r\n\r\n{}`, 'latin1')),
+      'invalid-content-length',
+      `invalid Content-Length: ${quoted}`,
+    )
+  })
+
+  it('rejects Content-Length present twice in different letter case', () => {
+    expectFramingError(
+      decodeError(Buffer.from('content-length: 2\r\nCONTENT-LENGTH: 2\r\n\r\n{}', 'latin1')),
+      'duplicate-content-length',
+      'duplicate Content-Length header',
+    )
+    expectFramingError(
+      decodeError(Buffer.from('Content-Length: 2\r\nContent-Type: x\r\ncontent-length: 3\r\n\r\n{}', 'latin1')),
+      'duplicate-content-length',
+      'duplicate Content-Length header',
+    )
+  })
+
+  it('rejects a header line without a colon, quoting what it saw', () => {
+    const input = 'Content-Length: 2\r\nbogus\r\n\r\n{}'
+    expectFramingError(
+      decodeError(Buffer.from(input, 'latin1')),
+      'malformed-header',
+      `${MALFORMED_PREFIX}${JSON.stringify(input)})`,
+    )
+  })
+
+  it('rejects ordinary printed text at once, quoting its first bytes', () => {
+    const printed = 'Hello from my extension!\n'
+    expectFramingError(decodeError(bytes(printed)), 'malformed-header', `${MALFORMED_PREFIX}"Hello from my extension!\\n")`)
+  })
+
+  it('quotes at most 200 bytes of a long printed text and marks the cut with …', () => {
+    const printed = 'x'.repeat(199) + 'y' + 'z'.repeat(300) + '\n'
+    expectFramingError(
+      decodeError(bytes(printed)),
+      'malformed-header',
+      `${MALFORMED_PREFIX}"${'x'.repeat(199)}y"…)`,
+    )
+  })
+
+  it('quotes printed text that arrives after a valid frame', () => {
+    const decoder = new FrameDecoder()
+    expect(decoder.push(rawFrame('{}')).map(String)).toEqual(['{}'])
+    let error: unknown
+    try {
+      decoder.push(bytes('debug: starting\nready\n'))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'malformed-header', `${MALFORMED_PREFIX}"debug: starting\\nready\\n")`)
+  })
+
+  it('reports end of stream inside a header block as an incomplete frame', () => {
+    expectFramingError(
+      decodeError(Buffer.from('Content-Len', 'latin1'), true),
+      'incomplete-frame',
+      'incomplete frame: stream ended inside a header block after 11 bytes "Content-Len"',
+    )
+    expectFramingError(
+      decodeError(Buffer.from('Content-Length: 2\r\n', 'latin1'), true),
+      'incomplete-frame',
+      'incomplete frame: stream ended inside a header block after 19 bytes "Content-Length: 2\\r\\n"',
+    )
+    const long = 'X-Pad: ' + 'a'.repeat(300)
+    expectFramingError(
+      decodeError(Buffer.from(long, 'latin1'), true),
+      'incomplete-frame',
+      `incomplete frame: stream ended inside a header block after 307 bytes "X-Pad: ${'a'.repeat(193)}"…`,
+    )
+  })
+
+  it('reports end of stream inside a body as an incomplete frame', () => {
+    expectFramingError(
+      decodeError(Buffer.from('Content-Length: 10\r\n\r\n{"a"', 'latin1'), true),
+      'incomplete-frame',
+      'incomplete frame: stream ended after 4 of 10 body bytes',
+    )
+    expectFramingError(
+      decodeError([rawFrame('{}'), Buffer.from('Content-Length: 10\r\n\r\n', 'latin1')], true),
+      'incomplete-frame',
+      'incomplete frame: stream ended after 0 of 10 body bytes',
+    )
+  })
+
+  it('keeps throwing the same error after a failure', () => {
+    const decoder = new FrameDecoder()
+    let first: unknown
+    try {
+      decoder.push(Buffer.from('Content-Length: x\r\n\r\n', 'latin1'))
+    } catch (caught) {
+      first = caught
+    }
+    expectFramingError(first as FramingError, 'invalid-content-length', 'invalid Content-Length: "x"')
+    expect(() => decoder.push(rawFrame('{}'))).toThrow(first as Error)
+    let again: unknown
+    try {
+      decoder.push(rawFrame('{}'))
+    } catch (caught) {
+      again = caught
+    }
+    expect(again).toBe(first)
+    let atEnd: unknown
+    try {
+      decoder.end()
+    } catch (caught) {
+      atEnd = caught
+    }
+    expect(atEnd).toBe(first)
+    expect(decoder.bufferedBytes).toBe(0)
+  })
+
+  it('keeps throwing the incomplete-frame error after end()', () => {
+    const decoder = new FrameDecoder()
+    decoder.push(Buffer.from('Content-Length: 5\r\n\r\n', 'latin1'))
+    let first: unknown
+    try {
+      decoder.end()
+    } catch (caught) {
+      first = caught
+    }
+    expectFramingError(first as FramingError, 'incomplete-frame', 'incomplete frame: stream ended after 0 of 5 body bytes')
+    let again: unknown
+    try {
+      decoder.push(bytes('abcde'))
+    } catch (caught) {
+      again = caught
+    }
+    expect(again).toBe(first)
+  })
+})
+
+/** Cut `stream` at the given positions (taken modulo its length + 1). */
+function cut(stream: Buffer, positions: number[]): Buffer[] {
+  const cuts = [...new Set(positions.map((p) => p % (stream.length + 1)))].sort((a, b) => a - b)
+  const chunks: Buffer[] = []
+  let from = 0
+  for (const at of [...cuts, stream.length]) {
+    chunks.push(stream.subarray(from, at))
+    from = at
+  }
+  return chunks
+}
+
+/**
+ * The caps, checked without looking inside the decoder: fewer than 8192 + 4 bytes may wait for a
+ * header terminator; holding more is only legal while reading a body, i.e. when the bytes just
+ * before the buffered ones end a header block that declares a longer body (<= 16 MiB).
+ */
+function expectWithinCaps(stream: Buffer, buffered: number): void {
+  expect(buffered).toBeGreaterThanOrEqual(0)
+  expect(buffered).toBeLessThanOrEqual(MAX_BODY_BYTES)
+  if (buffered < MAX_HEADER_BYTES + 4) return
+  const before = stream.subarray(0, stream.length - buffered)
+  expect(before.subarray(-4).toString('latin1')).toBe(TERMINATOR)
+  const window = before.subarray(Math.max(0, before.length - 4 - MAX_HEADER_BYTES), before.length - 4).toString('latin1')
+  const declared = [...window.matchAll(/content-length:[ \t]*(\d+)[ \t]*(?:\r?\n|$)/gi)].map((m) => Number(m[1]))
+  expect(declared.some((n) => n > buffered && n <= MAX_BODY_BYTES)).toBe(true)
+}
+
+describe('FrameDecoder: properties', () => {
+  const jsonMessage = fc.jsonValue({ stringUnit: 'binary', maxDepth: 3 })
+
+  it('decodes any sequence of valid frames the same way, however it is chunked', () => {
+    fc.assert(
+      fc.property(fc.array(jsonMessage, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 40 }), (messages, positions) => {
+        const stream = Buffer.concat(messages.map((m) => encodeFrame(m)))
+        const decoder = new FrameDecoder()
+        const bodies: Buffer[] = []
+        for (const chunk of cut(stream, positions)) bodies.push(...decoder.push(chunk))
+        expect(bodies.map((b) => JSON.parse(b.toString('utf8')))).toEqual(messages.map((m) => JSON.parse(JSON.stringify(m))))
+        expect(bodies.map((b) => b.toString('utf8'))).toEqual(messages.map((m) => JSON.stringify(m)))
+        expect(decoder.bufferedBytes).toBe(0)
+        decoder.end()
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  const noNewline = fc.uint8Array({ minLength: 0, maxLength: 20_000 }).map((a) => a.map((b) => (b === 0x0a ? 0x20 : b)))
+  const headerPrefix = fc.oneof(
+    fc.constant('Content-Length: '),
+    fc.constant('Content-Length: 5\r\n'),
+    fc.constant('Content-Type: text/plain\r\n'),
+    fc.nat({ max: 30_000 }).map((n) => `Content-Length: ${n}\r\n\r\n`),
+    fc.constant(`content-length: ${MAX_BODY_BYTES}\r\n\r\n`),
+    fc.constant(`Content-Length: ${MAX_BODY_BYTES + 1}\r\n\r\n`),
+    fc.constantFrom('Content-Length: 2\r\n\r\n{}', 'Content-Length: 0\r\n\r\n'),
+  )
+  const arbitraryStream = fc.oneof(
+    fc.uint8Array({ maxLength: 20_000 }).map((a) => Buffer.from(a)),
+    noNewline.map((a) => Buffer.from(a)),
+    fc
+      .tuple(headerPrefix, fc.uint8Array({ maxLength: 20_000 }))
+      .map(([prefix, rest]) => Buffer.concat([Buffer.from(prefix, 'latin1'), Buffer.from(rest)])),
+    fc
+      .tuple(fc.array(jsonMessage, { maxLength: 3 }), headerPrefix, noNewline)
+      .map(([messages, prefix, rest]) =>
+        Buffer.concat([...messages.map((m) => encodeFrame(m)), Buffer.from(prefix, 'latin1'), Buffer.from(rest)]),
+      ),
+  )
+
+  it('only ever throws FramingError on arbitrary bytes, synchronously and within the caps', () => {
+    fc.assert(
+      fc.property(arbitraryStream, fc.array(fc.nat(), { maxLength: 20 }), fc.boolean(), (stream, positions, end) => {
+        const decoder = new FrameDecoder()
+        let pushed = 0
+        let failure: unknown
+        for (const chunk of cut(stream, positions)) {
+          let result: unknown
+          try {
+            result = decoder.push(chunk)
+          } catch (error) {
+            failure = error
+            break
+          }
+          pushed += chunk.length
+          expect(Array.isArray(result)).toBe(true)
+          for (const body of result as unknown[]) expect(Buffer.isBuffer(body)).toBe(true)
+          expectWithinCaps(stream.subarray(0, pushed), decoder.bufferedBytes)
+        }
+        if (failure === undefined && end) {
+          try {
+            expect(decoder.end()).toBeUndefined()
+          } catch (error) {
+            failure = error
+          }
+        }
+        if (failure !== undefined) {
+          expect(failure).toBeInstanceOf(FramingError)
+          // Dead from now on, with the same error.
+          expect(() => decoder.push(Buffer.from('x'))).toThrow(failure as Error)
+        }
+      }),
+      { numRuns: 200 },
+    )
+  })
+})
