@@ -5,8 +5,10 @@
  * - Both sides send requests and notifications at any time; outbound request ids are
  *   integers from 1. Inbound messages with `method` are requests (with `id`) or
  *   notifications; the rest are responses matched by id (unknown or settled ids ignored).
- * - Inbound requests run concurrently. Each outbound message is encoded into one buffer and
- *   written with one `write`, so frames never interleave.
+ * - Inbound requests run concurrently. Outbound messages go through one ordered queue: each
+ *   is encoded when its turn comes (so params must not be mutated after the call) and written
+ *   with one `write`, so frames never interleave; after every 64 KiB written the queue yields
+ *   to the event loop, and it waits for `drain` past 32 MiB buffered.
  * - Handler failures answer `-32601 unknown method: <m>`, `-32602 <field path: reason>` (a
  *   `BoundaryError`), or `-32000 <message>`; notifications never get a reply.
  * - Outbound requests time out after 30 s (2 s for `insitu.shutdown`) unless overridden;
@@ -80,6 +82,18 @@ export interface RpcPeerOptions {
   onError?: (error: Error) => void
 }
 
+/** Bytes buffered in the output stream past which the outbox waits for `drain`. */
+const OUTBOX_HIGH_WATER = 32 * 1024 * 1024
+/** After writing this many bytes in one go, let the event loop run before encoding more. */
+const YIELD_AFTER_BYTES = 64 * 1024
+
+interface Outbound {
+  /** The frame to write, or null to skip the message. Runs when the message's turn comes. */
+  encode: () => Buffer | null
+  /** Called once: with an error when encoding or writing failed, else when written. */
+  done: (error?: Error) => void
+}
+
 interface Pending {
   method: string
   resolve: (value: unknown) => void
@@ -100,6 +114,10 @@ export class RpcPeer {
   private readonly lifetime = new AbortController()
   private readonly defaultTimeoutMs: number
   private nextId = 1
+  private readonly outbox: Outbound[] = []
+  private outboxHead = 0
+  private flushing = false
+  private bytesSinceYield = 0
   private closeReason: Error | undefined
   private readonly closedPromise: Promise<Error>
   private resolveClosed!: (reason: Error) => void
@@ -148,12 +166,6 @@ export class RpcPeer {
     const { signal } = options
     if (signal?.aborted) return Promise.reject(abortError(method, signal))
     const id = this.nextId++
-    let frame: Buffer
-    try {
-      frame = encodeFrame({ jsonrpc: '2.0', id, method, params: params ?? null })
-    } catch (error) {
-      return Promise.reject(error)
-    }
     return new Promise((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? (method === 'insitu.shutdown' ? SHUTDOWN_TIMEOUT_MS : this.defaultTimeoutMs)
       const entry: Pending = { method, resolve, reject, timer: undefined, signal, onAbort: undefined }
@@ -165,20 +177,25 @@ export class RpcPeer {
         signal.addEventListener('abort', entry.onAbort, { once: true })
       }
       this.pending.set(id, entry)
-      this.write(frame)
+      this.send({
+        // A request dropped (timeout, abort, close) before its turn is never written.
+        encode: () => (this.pending.has(id) ? encodeFrame({ jsonrpc: '2.0', id, method, params: params ?? null }) : null),
+        done: (error) => {
+          if (error) this.settle(id, error)
+        },
+      })
     })
   }
 
   /** Send a notification; resolves once it is handed to the stream. */
   notify(method: string, params: unknown = null): Promise<void> {
     if (this.closeReason) return Promise.reject(this.closeReason)
-    let frame: Buffer
-    try {
-      frame = encodeFrame({ jsonrpc: '2.0', method, params: params ?? null })
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    return new Promise((resolve, reject) => this.write(frame, (error) => (error ? reject(error) : resolve())))
+    return new Promise((resolve, reject) =>
+      this.send({
+        encode: () => encodeFrame({ jsonrpc: '2.0', method, params: params ?? null }),
+        done: (error) => (error ? reject(error) : resolve()),
+      }),
+    )
   }
 
   /**
@@ -194,17 +211,63 @@ export class RpcPeer {
     // Keep swallowing stream errors (EPIPE after close) so they never become uncaught.
     this.lifetime.abort(reason)
     for (const id of [...this.pending.keys()]) this.settle(id, reason)
+    const unsent = this.outbox.slice(this.outboxHead)
+    this.outbox.length = 0
+    this.outboxHead = 0
+    for (const message of unsent) message.done(reason)
     if (!this.output.writableEnded && !this.output.destroyed) this.output.end()
     this.resolveClosed(reason)
     this.options.onClose?.(reason)
   }
 
-  private write(frame: Buffer, callback?: (error?: Error | null) => void): void {
-    if (this.output.destroyed || this.output.writableEnded) {
-      callback?.(this.closeReason ?? new RpcClosedError('RPC peer closed'))
-      return
+  /**
+   * Queue one outbound message. Messages are encoded and written in order, one `write` per
+   * frame. Messages go out synchronously until 64 KiB were written in one go; then the queue
+   * yields to the event loop (so the bytes flow and responses are read while the next one is encoded), and
+   * past `OUTBOX_HIGH_WATER` buffered bytes it waits for `drain`.
+   */
+  private send(message: Outbound): void {
+    this.outbox.push(message)
+    if (!this.flushing) this.flush()
+  }
+
+  private flush(): void {
+    this.flushing = true
+    for (;;) {
+      // An index instead of shift(): a long backlog stays linear.
+      const message = this.outbox[this.outboxHead]
+      if (!message) {
+        this.outbox.length = 0
+        this.outboxHead = 0
+        this.flushing = false
+        return
+      }
+      this.outbox[this.outboxHead++] = undefined!
+      if (this.output.destroyed || this.output.writableEnded) {
+        message.done(this.closeReason ?? new RpcClosedError('RPC peer closed'))
+        continue
+      }
+      let frame: Buffer | null
+      try {
+        frame = message.encode()
+      } catch (error) {
+        message.done(error as Error)
+        continue
+      }
+      if (frame === null) continue
+      this.output.write(frame, (error) => message.done(error ?? undefined))
+      // Stay "flushing" while paused, so messages sent meanwhile queue up behind this one.
+      if (this.output.writableLength >= OUTBOX_HIGH_WATER) {
+        this.output.once('drain', () => this.flush())
+        return
+      }
+      this.bytesSinceYield += frame.length
+      if (this.bytesSinceYield >= YIELD_AFTER_BYTES) {
+        this.bytesSinceYield = 0
+        setImmediate(() => this.flush())
+        return
+      }
     }
-    this.output.write(frame, callback)
   }
 
   private settle(id: Id, error: Error | undefined, result?: unknown): void {
@@ -270,13 +333,18 @@ export class RpcPeer {
       else this.deliver(message.method, params)
       return
     }
+    if (id === null && 'error' in message) {
+      // An error about a message the other side could not even read: nothing to settle.
+      this.options.onError?.(new RpcResponseError(describeError(message.error)))
+      return
+    }
     if (!isId(id) || !('result' in message || 'error' in message)) {
       this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
       return
     }
     if ('error' in message && message.error !== undefined) {
       const error = isObject(message.error) ? message.error : {}
-      const text = typeof error.message === 'string' ? error.message : JSON.stringify(message.error)
+      const text = describeError(message.error)
       const code = typeof error.code === 'number' ? error.code : ErrorCodes.HandlerFailed
       this.settle(id, new RpcResponseError(text, code, error.data))
     } else {
@@ -304,23 +372,33 @@ export class RpcPeer {
     } else {
       try {
         const result = await handler(params, { signal: this.lifetime.signal })
+        if (typeof result === 'function' || typeof result === 'symbol') {
+          throw new Error(`${method} handler returned a ${typeof result}, which is not JSON`)
+        }
         reply = { jsonrpc: '2.0', id, result: result ?? null }
       } catch (error) {
         reply = { jsonrpc: '2.0', id, error: errorObject(error) }
       }
     }
     if (this.closeReason) return
-    let frame: Buffer
-    try {
-      frame = encodeFrame(reply)
-    } catch (error) {
-      // The result itself is unsendable (too large, or not JSON): tell the caller instead.
-      frame = encodeFrame({ jsonrpc: '2.0', id, error: errorObject(error) })
-    }
-    this.write(frame, (error) => {
-      if (error) this.options.onError?.(error)
+    this.send({
+      encode: () => {
+        try {
+          return encodeFrame(reply)
+        } catch (error) {
+          // The result itself is unsendable (too large, or not JSON): tell the caller instead.
+          return encodeFrame({ jsonrpc: '2.0', id, error: errorObject(error) })
+        }
+      },
+      done: (error) => {
+        if (error) this.options.onError?.(error)
+      },
     })
   }
+}
+
+function describeError(error: unknown): string {
+  return isObject(error) && typeof error.message === 'string' ? error.message : JSON.stringify(error)
 }
 
 function errorObject(error: unknown): { code: number; message: string } {

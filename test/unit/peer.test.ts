@@ -197,8 +197,8 @@ describe('RpcPeer: requests and notifications', () => {
     const { peer, sent } = handDriven()
     const sizes = Array.from({ length: 100 }, (_, i) => (i * 7919) % 200_000)
     const requests = sizes.map((size, i) => peer.request('bulk', { i, text: 'é'.repeat(size) }))
-    await flush()
-    expect(sent.frames.length).toBe(100)
+    // Large frames let the event loop run between them: wait for all of them.
+    await expect.poll(() => sent.frames.length).toBe(100)
     sent.frames.forEach((frame, i) => {
       expect(JSON.parse(frame)).toEqual({ jsonrpc: '2.0', id: i + 1, method: 'bulk', params: { i, text: 'é'.repeat(sizes[i]!) } })
     })
@@ -384,6 +384,61 @@ describe('RpcPeer: responses and error codes', () => {
     await flush()
     expect(sent.frames).toEqual(['{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"JSON-RPC message exceeds 16 MiB"}}'])
     expect(peer.isClosed).toBe(false)
+    peer.close()
+  })
+
+  it('answers an error when a handler returns a function, instead of a response without result', async () => {
+    const { peer, sent, send } = handDriven()
+    peer.onRequest('fn', () => () => 1)
+    send({ jsonrpc: '2.0', id: 1, method: 'fn', params: null })
+    await flush()
+    expect(sent.frames).toEqual([
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"fn handler returned a function, which is not JSON"}}',
+    ])
+    peer.close()
+  })
+
+  it('reports an error response with id null to onError and stays open', async () => {
+    const errors: Error[] = []
+    const { peer, send } = handDriven({ name: 'ext-a', onError: (error) => errors.push(error) })
+    const call = track(peer.request('echo', 1))
+    send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } })
+    await flush()
+    expect(errors.map((e) => e.message)).toEqual(['parse error'])
+    expect(peer.isClosed).toBe(false)
+    expect(call.status).toBe('pending')
+    send({ jsonrpc: '2.0', id: 1, result: 'ok' })
+    await flush()
+    expect(call).toEqual({ status: 'resolved', value: 'ok' })
+    peer.close()
+  })
+
+  it('writes large messages in order, one frame each, yielding between them', async () => {
+    const { peer, sent, send } = handDriven()
+    const big = 'b'.repeat(1024 * 1024)
+    const calls = [1, 2, 3].map((n) => peer.request('big', { n, big }))
+    // The first large frame goes out at once; the rest follow on later turns of the event loop.
+    expect(sent.frames.length).toBeLessThanOrEqual(1)
+    await flush(10)
+    expect(sent.frames.map((f) => (JSON.parse(f) as { params: { n: number } }).params.n)).toEqual([1, 2, 3])
+    for (const id of [1, 2, 3]) send({ jsonrpc: '2.0', id, result: id })
+    expect(await Promise.all(calls)).toEqual([1, 2, 3])
+    peer.close()
+  })
+
+  it('never writes a queued request that was aborted before its turn', async () => {
+    const { peer, sent, send } = handDriven()
+    const big = 'b'.repeat(1024 * 1024)
+    const first = peer.request('big', { big })
+    const abort = new AbortController()
+    const dropped = rejectionOf(peer.request('small', null, { signal: abort.signal }))
+    abort.abort()
+    expect((await dropped).message).toBe('small aborted')
+    expect(peer.pendingCount).toBe(1)
+    await flush(10)
+    expect(sent.frames.map((f) => (JSON.parse(f) as { method: string }).method)).toEqual(['big'])
+    send({ jsonrpc: '2.0', id: 1, result: null })
+    expect(await first).toBeNull()
     peer.close()
   })
 })
