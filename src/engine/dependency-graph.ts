@@ -62,6 +62,11 @@ export class DependencyGraph {
     return this.byOwner.get(owner) ?? []
   }
 
+  /** Owners that depend on any `git://` resource. */
+  gitDependents(): string[] {
+    return [...this.gitOwners.keys()]
+  }
+
   owners(): string[] {
     return [...this.byOwner.keys()]
   }

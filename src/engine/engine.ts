@@ -3,7 +3,7 @@
  * result cache and the reverse dependency index. Build-tool agnostic (no Vite import).
  *
  * Contract:
- * - `InsituEngine.create(options)` loads `insitu.toml` (walking up from `root`; defaults when
+ * - `InsituEngine.create(options)` loads `insitu.toml` (see `readProjectConfig`; defaults when
  *   there is none), builds the document index, and starts the host with the builtins and the
  *   scheme resolvers plugged into `host.resource.get`.
  * - `renderDocument(path, text)` regenerates a managed document (see render-document.ts);
@@ -16,11 +16,19 @@
  * - `close()` stops the extensions and closes the index; idempotent.
  */
 import { createHash } from 'node:crypto'
+import fs from 'node:fs'
 import path from 'node:path'
 import { DocumentIndex } from '../documents/document-index.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { createBuiltins } from '../builtins/index.js'
-import { findProjectConfig, loadProjectConfig, parseProjectConfig, type ProjectConfig, toPosixPath } from '../host/config.js'
+import {
+  findProjectConfig,
+  loadProjectConfig,
+  PROJECT_CONFIG_FILE,
+  parseProjectConfig,
+  type ProjectConfig,
+  toPosixPath,
+} from '../host/config.js'
 import { type HostOptions, InsituHost } from '../host/host.js'
 import type { HostLogger } from '../host/process.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -87,7 +95,7 @@ export class InsituEngine {
   ) {}
 
   static async create(options: EngineOptions): Promise<InsituEngine> {
-    const config = options.config ?? readConfig(options.root)
+    const config = options.config ?? readProjectConfig(options.root)
     const sources = {
       ...config.sources,
       include: [...(options.include ?? config.sources.include)],
@@ -198,6 +206,16 @@ export class InsituEngine {
     this.moduleCache.delete(relPath)
   }
 
+  /**
+   * Drop the cached results of every owner that reads git (for a rebuild in a build watcher,
+   * which cannot see git metadata change). Returns those owners.
+   */
+  invalidateGitDependents(): string[] {
+    const owners = this.graph.gitDependents()
+    for (const owner of owners) this.invalidate(owner)
+    return owners
+  }
+
   /** Forget an owner entirely (e.g. its file was deleted). */
   forget(file: string): void {
     const relPath = this.relativePath(file)
@@ -249,10 +267,15 @@ export class InsituEngine {
   }
 }
 
-function readConfig(start: string): ProjectConfig {
-  const file = findProjectConfig(start)
+/**
+ * The project config: `insitu.toml` in `root`, else (when `searchParents`) the nearest one
+ * above it, else the defaults with `root` as the project root.
+ */
+export function readProjectConfig(root: string, searchParents = true): ProjectConfig {
+  const here = path.join(path.resolve(root), PROJECT_CONFIG_FILE)
+  const file = searchParents ? findProjectConfig(root) : fs.existsSync(here) ? here : null
   if (file) return loadProjectConfig(file)
-  return parseProjectConfig('', path.join(path.resolve(start), 'insitu.toml'))
+  return parseProjectConfig('', here)
 }
 
 function hashText(text: string): string {
