@@ -18,6 +18,7 @@
  * Paths are project-relative POSIX.
  */
 import { globBase, globMatcher } from '../resources/fs.js'
+import { fsPathOf } from '../resources/identifiers.js'
 
 export type FileEventType = 'create' | 'update' | 'delete'
 
@@ -118,9 +119,9 @@ export class DependencyGraph {
 
   private link(owner: string, dependency: string, delta: 1 | -1): void {
     if (dependency.startsWith(FILE)) {
-      this.linkSet(this.files, trimSlashes(normalizeDir(dependency.slice(FILE.length))), owner, delta)
+      this.linkSet(this.files, pathKey(dependency.slice(FILE.length)), owner, delta)
     } else if (dependency.startsWith(DIR)) {
-      this.linkSet(this.dirs, normalizeDir(dependency.slice(DIR.length)), owner, delta)
+      this.linkSet(this.dirs, pathKey(dependency.slice(DIR.length)), owner, delta)
     } else if (dependency.startsWith(GLOB)) {
       const pattern = dependency.slice(GLOB.length)
       let entry = this.globs.get(pattern)
@@ -140,7 +141,7 @@ export class DependencyGraph {
       count(this.gitOwners, owner, delta)
       const [form, ...rest] = dependency.slice(GIT.length).replace(/^\/+/, '').split('/')
       if ((form === 'status' || form === 'diff') && rest.length > 0) {
-        this.linkSet(this.gitPaths, normalizeDir(rest.join('/')), owner, delta)
+        this.linkSet(this.gitPaths, pathKey(rest.join('/')), owner, delta)
       }
       if (form === 'ignore-rules') count(this.ignoreRuleOwners, owner, delta)
     }
@@ -165,9 +166,9 @@ function count(map: Map<string, number>, owner: string, delta: 1 | -1): void {
   else map.delete(owner)
 }
 
-function normalizeDir(dir: string): string {
-  const trimmed = trimSlashes(dir.replace(/^\.\//, ''))
-  return trimmed === '.' ? '' : trimmed
+/** The path an identifier body names, as events name it (`docs/../a.txt?x` → `a.txt`). */
+function pathKey(body: string): string {
+  return fsPathOf(body) ?? trimSlashes(body)
 }
 
 function trimSlashes(p: string): string {

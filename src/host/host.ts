@@ -25,7 +25,7 @@ import {
   type ResourceRead,
 } from '../protocol/schemas.js'
 import { isPermitted, permissionDeniedMessage } from '../resources/permissions.js'
-import { splitQuery } from '../resources/resolver.js'
+import { splitQuery } from '../resources/identifiers.js'
 import type { ProjectConfig } from './config.js'
 import { type DiscoveredExtension, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
 import { ExtensionProcess, type HostLogger } from './process.js'

@@ -144,9 +144,10 @@ export class ExtensionProcess {
     try {
       return await running.peer.request(method, params, options)
     } catch (error) {
-      if (error instanceof RpcResponseError || error instanceof RpcTimeoutError) throw error
-      if ((error as Error).name === 'AbortError') throw error
-      // The connection is gone: report why the process went away.
+      // Only a closed connection means the process went away: then report why. Anything
+      // else (an error answer, a timeout, an abort, a message that cannot be encoded) is
+      // this request's own failure, and the process is still fine.
+      if (!running.peer.isClosed) throw error
       throw await running.failure
     }
   }

@@ -26,7 +26,7 @@ import ignore from 'ignore'
 import { blankRegionBodies } from '../documents/regions.js'
 import { listProjectEntries, listProjectFiles, type ProjectEntry } from '../documents/project-files.js'
 import { resolveInsideRoot, toPosixRelative } from './confine.js'
-import { stripQuery } from './permissions.js'
+import { stripQuery } from './identifiers.js'
 
 export interface FsResolveContext {
   /** Absolute project root. */

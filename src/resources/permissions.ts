@@ -8,7 +8,9 @@
  *   `git://` → `git:read:`. The value is the identifier after the scheme with any `?query`
  *   removed, except for `fs:glob:` whose value is the whole pattern text (`?` is a wildcard
  *   there). For `git://` leading slashes are dropped too, so `git:///status/x` and
- *   `git://status/x` both have the value `status/x`. Any other scheme (including the
+ *   `git://status/x` both have the value `status/x`. An `fs:file:` path is normalized first
+ *   (`docs/../secret.txt` is matched as `secret.txt`, the file that would be read), and one
+ *   that is absolute or leaves the root is denied. Any other scheme (including the
  *   host-internal `fs:dir:`) maps to null and is therefore denied.
  * - `isPermitted` allows a read when some permission with that prefix matches the value with
  *   `fnmatch`; a pattern starting with `**\/` may also match with that prefix removed
@@ -19,6 +21,7 @@
  *   character; matching is case-sensitive and by Unicode code point.
  * A permission is not filesystem isolation: a trusted process can still do its own I/O.
  */
+import { fsPathOf, stripQuery } from './identifiers.js'
 
 type Token =
   | { readonly kind: 'char'; readonly char: string }
@@ -144,12 +147,6 @@ const SCHEME_PERMISSIONS: readonly { scheme: string; prefix: string; stripQuery:
   { scheme: 'git://', prefix: 'git:read:', stripQuery: true },
 ]
 
-/** Removes a `?query` suffix (everything from the first `?`). */
-export function stripQuery(text: string): string {
-  const at = text.indexOf('?')
-  return at < 0 ? text : text.slice(0, at)
-}
-
 /** The permission prefix governing `resource` and the value its patterns match, or null (denied). */
 export function permissionFor(resource: string): { prefix: string; value: string } | null {
   for (const { scheme, prefix, stripQuery: strip } of SCHEME_PERMISSIONS) {
@@ -157,6 +154,12 @@ export function permissionFor(resource: string): { prefix: string; value: string
     let value = resource.slice(scheme.length)
     if (strip) value = stripQuery(value)
     if (scheme === 'git://') value = value.replace(/^\/+/, '')
+    if (scheme === 'fs:file:') {
+      // Match the path that will be read: `docs/../secret` must not pass for `docs/*`.
+      const normalized = fsPathOf(value)
+      if (normalized === null) return null
+      value = normalized
+    }
     return { prefix, value }
   }
   return null

@@ -14,6 +14,7 @@ import { runSqlModel, type SqlModels } from '../documents/sql-models.js'
 import type { Location, ResourceRead } from '../protocol/schemas.js'
 import { type FsResolveContext, resolveFsDir, resolveFsFile, resolveFsGlob } from './fs.js'
 import { resolveGitResource } from './git.js'
+import { splitQuery } from './identifiers.js'
 
 export interface ResourceResolverContext {
   root: string
@@ -48,11 +49,4 @@ export function createResourceResolver(context: ResourceResolverContext): Resolv
     }
     throw unsupportedResource(identifier)
   }
-}
-
-/** `name?k=v&k2=v2` → the name and its string-valued query (SPEC §6: query values are strings). */
-export function splitQuery(text: string): { name: string; query: Record<string, string> } {
-  const at = text.indexOf('?')
-  if (at < 0) return { name: text, query: {} }
-  return { name: text.slice(0, at), query: Object.fromEntries(new URLSearchParams(text.slice(at + 1))) }
 }

@@ -45,6 +45,13 @@ describe('fs:file: dependencies', () => {
     expect(selected(graph, [create('docs', true)])).toEqual(['docs/a.md'])
   })
 
+  it('key on the path that is read: .. segments resolved, a ?query dropped', () => {
+    const graph = graphOf({ 'up.md': ['fs:file:docs/../a.txt'], 'query.md': ['fs:file:c.txt?x=1'] })
+    expect(selected(graph, [update('a.txt')])).toEqual(['up.md'])
+    expect(selected(graph, [update('c.txt')])).toEqual(['query.md'])
+    expect(selected(graph, [update('docs/a.txt')])).toEqual([])
+  })
+
   it('normalize a leading ./ in the identifier', () => {
     expect(selected(graph, [update('docs/shared.md')])).toEqual(['docs/a.md'])
   })

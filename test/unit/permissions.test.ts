@@ -116,6 +116,15 @@ describe('isPermitted', () => {
     expect(isPermitted(['fs:read:docs/**/*.md'], 'fs:file:docs/sub/a.md')).toBe(true)
   })
 
+  it('matches fs:file: against the normalized path, so .. cannot climb out of a permitted folder', () => {
+    expect(isPermitted(['fs:read:docs/*'], 'fs:file:docs/../secret.txt')).toBe(false)
+    expect(isPermitted(['fs:read:*'], 'fs:file:docs/../secret.txt')).toBe(true)
+    expect(isPermitted(['fs:read:docs/*'], 'fs:file:docs/./a.md')).toBe(true)
+    expect(isPermitted(['fs:read:*'], 'fs:file:../outside.txt')).toBe(false)
+    expect(isPermitted(['fs:read:*'], 'fs:file:/etc/passwd')).toBe(false)
+    expect(permissionFor('fs:file:docs/../secret.txt?x=1')).toEqual({ prefix: 'fs:read:', value: 'secret.txt' })
+  })
+
   it('is case-sensitive', () => {
     expect(isPermitted(['fs:read:docs/*'], 'fs:file:Docs/a.md')).toBe(false)
   })
