@@ -14,7 +14,9 @@
  *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
  *   requested model first, then in the order refs were first met.
  * - Errors: `unknown SQL model: <name>`; `dependency cycle: a -> b -> a` (the chain of refs
- *   from the requested model); template errors name the model file.
+ *   from the requested model); template errors name the model file. Every error carries
+ *   `dependencies` (see dependency-errors.ts): the model files read so far and, for an
+ *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
  * - `runSqlModel` runs a compiled model on the document index with the named parameters
  *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
  *   overridden by `params`. It returns the rows and the dependencies `index:documents` plus
@@ -25,6 +27,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import nunjucks from 'nunjucks'
 import type { Location } from '../protocol/schemas.js'
+import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
 import { assertSelectOrWith } from './read-only-sql.js'
 
@@ -70,7 +73,10 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
       return fs.readFileSync(path.join(absoluteDir, `${name}.sql`), 'utf8')
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw new Error(`unknown SQL model: ${name}`)
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+        // The model file that would define it is a dependency: creating it fixes the query.
+        throw withDependencies(new Error(`unknown SQL model: ${name}`), [`fs:file:${fileOf(name)}`])
+      }
       throw error
     }
   }
@@ -105,13 +111,18 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
       const visit = (current: string, trace: readonly string[]): void => {
         if (trace.includes(current)) throw new Error(`dependency cycle: ${[...trace, current].join(' -> ')}`)
         if (compiled.has(current)) return
-        const { sql, refs } = render(current)
         files.push(fileOf(current))
+        const { sql, refs } = render(current)
         for (const target of refs) visit(target, [...trace, current])
         compiled.set(current, sql)
         order.push(current)
       }
-      visit(name, [])
+      try {
+        visit(name, [])
+      } catch (error) {
+        // Every model file read so far (and a missing one) decides whether this compiles.
+        throw withDependencies(error, files.map((file) => `fs:file:${file}`))
+      }
       const ctes = order.map((model) => {
         const cte = model === name ? RESULT_CTE : modelCteName(model)
         return `${cte} as (\n${compiled.get(model) ?? ''}\n)`

@@ -9,7 +9,9 @@
  * - `renderDocument(path, text)` regenerates a managed document (see render-document.ts);
  *   `transformModule(path, code, rule)` runs a transform on a whole module with the rule's
  *   options plus `content`. Both record the result's dependencies for `affected()` (a
- *   re-run replaces the owner's previous dependencies) and cache the result by text.
+ *   re-run replaces the owner's previous dependencies, a failure keeps what it read) and
+ *   cache the result by text, except a failed one. A change that arrives while a job runs and
+ *   touches what it read makes it run again, so a result never misses an edit.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, clears the cache of every owner whose result may change, and returns those
  *   owners (project-relative paths).
@@ -18,6 +20,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { errorDependencies } from '../documents/dependency-errors.js'
 import { DocumentIndex } from '../documents/document-index.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { createBuiltins } from '../builtins/index.js'
@@ -75,6 +78,16 @@ export interface AffectedResult {
   gitChanged: boolean
 }
 
+/** Changes seen while one job runs (see `runTracked`). */
+interface ChangeLog {
+  events: FileEvent[]
+  projection: boolean
+  git: boolean
+}
+
+/** How many times a job re-runs because its inputs changed while it ran. */
+const MAX_RERUNS = 2
+
 interface Cached<T> {
   hash: string
   result: T
@@ -84,6 +97,7 @@ export class InsituEngine {
   readonly graph = new DependencyGraph()
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
+  private readonly inFlight = new Set<ChangeLog>()
   private closing: Promise<void> | undefined
 
   private constructor(
@@ -166,10 +180,13 @@ export class InsituEngine {
     const hash = hashText(text)
     const cached = this.documentCache.get(relPath)
     if (cached && cached.hash === hash) return cached.result
-    const result = await renderDocument(this.host, relPath, text)
-    this.graph.set(relPath, result.dependencies)
-    this.documentCache.set(relPath, { hash, result })
-    return result
+    const result = await this.runTracked(relPath, async () => {
+      const rendered = await renderDocument(this.host, relPath, text)
+      return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
+    })
+    // A failure may be transient (a crash, a timeout): never serve it again from the cache.
+    if (result.cacheable) this.documentCache.set(relPath, { hash, result: result.value })
+    return result.value
   }
 
   async transformModule(file: string, code: string, rule: ModuleRule): Promise<ModuleResult> {
@@ -177,25 +194,55 @@ export class InsituEngine {
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
     const cached = this.moduleCache.get(relPath)
     if (cached && cached.hash === hash) return cached.result
-    let result: ModuleResult
-    try {
-      const invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
-      if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
-      result = {
+    this.moduleCache.delete(relPath)
+    const result = await this.runTracked(relPath, async () => {
+      let invocation
+      try {
+        invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
+        if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+      } catch (error) {
+        // What it read before failing is still watched: creating a missing input re-runs it.
+        this.graph.set(relPath, errorDependencies(error))
+        throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+      }
+      const module: ModuleResult = {
         path: relPath,
         code: invocation.content,
         dependencies: invocation.dependencies,
         diagnostics: invocation.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath })),
       }
-    } catch (error) {
-      // Keep no stale edges, but remember nothing: the caller reports the error.
-      this.graph.delete(relPath)
-      this.moduleCache.delete(relPath)
-      throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+      return { result: module, dependencies: module.dependencies, failed: false }
+    })
+    if (result.cacheable) this.moduleCache.set(relPath, { hash, result: result.value })
+    return result.value
+  }
+
+  /**
+   * Run one owner's job and record its dependencies. A change that arrives while the job runs
+   * cannot select the owner through the graph yet (its new edges are not recorded): such
+   * events are logged, and when they touch the new dependencies the job runs again (at most
+   * `MAX_RERUNS` times; a result that is still racing is returned but not cached).
+   */
+  private async runTracked<T>(
+    owner: string,
+    run: () => Promise<{ result: T; dependencies: readonly string[]; failed: boolean }>,
+  ): Promise<{ value: T; cacheable: boolean }> {
+    for (let attempt = 0; ; attempt++) {
+      const log: ChangeLog = { events: [], projection: false, git: false }
+      this.inFlight.add(log)
+      let outcome
+      try {
+        outcome = await run()
+      } finally {
+        this.inFlight.delete(log)
+      }
+      this.graph.set(owner, outcome.dependencies)
+      const stale =
+        (log.events.length > 0 || log.projection || log.git) &&
+        this.graph.affected(log.events, { projection: log.projection, git: log.git }).has(owner)
+      if (!stale) return { value: outcome.result, cacheable: !outcome.failed }
+      if (attempt >= MAX_RERUNS) return { value: outcome.result, cacheable: false }
     }
-    this.graph.set(relPath, result.dependencies)
-    this.moduleCache.set(relPath, { hash, result })
-    return result
   }
 
   /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
@@ -241,6 +288,11 @@ export class InsituEngine {
       if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
     }
     const { projectionChanged } = projectEvents.length > 0 ? this.index.refresh(projectEvents) : { projectionChanged: false }
+    for (const log of this.inFlight) {
+      log.events.push(...projectEvents)
+      log.projection ||= projectionChanged
+      log.git ||= gitChanged
+    }
     const owners = this.graph.affected(projectEvents, { projection: projectionChanged, git: gitChanged })
     for (const owner of owners) this.invalidate(owner)
     return { owners: [...owners].sort(), projectionChanged, gitChanged }

@@ -17,7 +17,9 @@
  */
 import { FrontMatterError, materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
 import { lineEndingOf, parseRegions, RegionError, regionBodyText } from '../documents/regions.js'
-import { errorDependencies, type InsituHost } from '../host/host.js'
+import { errorDependencies } from '../documents/dependency-errors.js'
+import { type InsituHost, InvocationError } from '../host/host.js'
+import { BUILTIN_OWNER } from '../host/registry.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
 
 export interface JobResult {
@@ -63,9 +65,11 @@ export function locationOf(relPath: string): Location {
 
 /** A capability failure named for the user: capability, extension, job id. */
 export function describeFailure(host: InsituHost, kind: string, id: string, error: unknown): string {
-  const owner = host.ownerOf('transform', kind)
-  const who = owner && owner !== 'insitu' ? `transform ${kind} (extension ${owner})` : `transform ${kind}`
-  const message = error instanceof Error ? error.message : String(error)
+  // The extension that failed this very capability (a decorator's may differ from the owner's).
+  const own = error instanceof InvocationError && error.node === `transform:${kind}` ? error : undefined
+  const owner = own?.extension ?? host.ownerOf('transform', kind)
+  const who = owner && owner !== BUILTIN_OWNER ? `transform ${kind} (extension ${owner})` : `transform ${kind}`
+  const message = own ? own.reason : error instanceof Error ? error.message : String(error)
   return `${who} failed in ${id}: ${message}`
 }
 
@@ -143,13 +147,13 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
   ])
 
   const edits: TextEdit[] = []
-  const values = jobs.filter((j) => j.target === 'frontmatter' && j.error === null)
+  // Jobs are regions first, then materializations, in order: pair them by position (ids may repeat).
+  const values = materializations
+    .map((materialization, i) => ({ pointer: materialization.pointer, job: jobs[regions.length + i]! }))
+    .filter(({ job }) => job.error === null)
   if (values.length > 0 && frontMatter.data) {
     const data = structuredClone(frontMatter.data)
-    for (const job of values) {
-      const pointer = materializations.find((m) => m.id === job.id)!.pointer
-      setPointer(data, pointer, job.value)
-    }
+    for (const { pointer, job } of values) setPointer(data, pointer, job.value)
     const body = text.slice(frontMatter.bodyOffset)
     const written = writeFrontMatter(text, data)
     // writeFrontMatter keeps the body as it is; only the front matter block is an edit.

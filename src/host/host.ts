@@ -24,6 +24,7 @@ import {
   parseBoundary,
   type ResourceRead,
 } from '../protocol/schemas.js'
+import { errorDependencies, withDependencies } from '../documents/dependency-errors.js'
 import { isPermitted, permissionDeniedMessage } from '../resources/permissions.js'
 import { splitQuery } from '../resources/identifiers.js'
 import type { ProjectConfig } from './config.js'
@@ -69,6 +70,21 @@ export interface HostOptions {
   filterExtension?: (name: string) => boolean
   /** Start extension processes in `start()` (else on first use). @default true */
   eager?: boolean
+}
+
+/** An extension's invocation failed: `<node> (<extension>): <reason>`. */
+export class InvocationError extends Error {
+  override name = 'InvocationError'
+  constructor(
+    /** The trace node, e.g. `transform:hello`. */
+    readonly node: string,
+    readonly extension: string,
+    /** What went wrong, without the node and extension. */
+    readonly reason: string,
+    cause?: unknown,
+  ) {
+    super(`${node} (${extension}): ${reason}`, { cause })
+  }
 }
 
 export interface StartFailure {
@@ -257,10 +273,20 @@ export class InsituHost {
       timeoutMs: this.options.timeoutMs,
       logger: this.logger,
       onResourceGet: async (params) => {
-        const read = await this.readResource(params.resource, params.location, params.trace, manifest)
-        const recorders = this.recorders.get(recorderKey(manifest.name, params.trace, params.location))
-        for (const deps of recorders ?? []) deps.push(...read.dependencies)
-        return read
+        const record = (dependencies: readonly string[]) => {
+          const recorders = this.recorders.get(recorderKey(manifest.name, params.trace, params.location))
+          for (const deps of recorders ?? []) deps.push(...dependencies)
+        }
+        // A failed read (a file that does not exist yet) is still a dependency of the invocation.
+        record([params.resource])
+        try {
+          const read = await this.readResource(params.resource, params.location, params.trace, manifest)
+          record(read.dependencies)
+          return read
+        } catch (error) {
+          record(errorDependencies(error))
+          throw error
+        }
       },
     })
   }
@@ -294,8 +320,8 @@ export class InsituHost {
         try {
           raw = await process.request(method, request)
         } catch (error) {
-          const failure = new Error(`${request.trace.at(-1) ?? method} (${manifest.name}): ${(error as Error).message}`, { cause: error })
-          throw withDependencies(failure, reads)
+          const node = request.trace.at(-1) ?? method
+          throw withDependencies(new InvocationError(node, manifest.name, (error as Error).message, error), reads)
         } finally {
           open.delete(reads)
           if (open.size === 0) this.recorders.delete(key)
@@ -349,18 +375,6 @@ export class InsituHost {
  * location. Concurrent invocations with the same trace and location share a key, so each of
  * them gets the union of their reads (a safe over-approximation).
  */
-/** What a failed invocation had depended on so far (an error's `dependencies`), or []. */
-export function errorDependencies(error: unknown): string[] {
-  const own = (error as { dependencies?: unknown } | null)?.dependencies
-  return Array.isArray(own) ? own.filter((d): d is string => typeof d === 'string') : []
-}
-
-/** The error, carrying `earlier` then its own `dependencies` (first-seen order), for callers that watch them. */
-export function withDependencies(error: unknown, earlier: readonly string[]): Error {
-  const failure = error instanceof Error ? error : new Error(String(error))
-  return Object.assign(failure, { dependencies: unique([...earlier, ...errorDependencies(failure)]) })
-}
-
 function recorderKey(extension: string, trace: readonly string[], location: Location): string {
   return `${extension}\u0000${JSON.stringify(trace)}\u0000${JSON.stringify([location.path, location.directory, location.root, location.depth])}`
 }

@@ -346,7 +346,7 @@ describe('read-only queries', () => {
     '',
     '-- only a comment',
   ])('refuses %j as not a query', (sql) => {
-    expect(() => index.query(sql)).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+    expect(() => index.query(sql)).toThrow(/^SQL models must be a SELECT or WITH query$/)
   })
 
   it.each([
@@ -354,7 +354,7 @@ describe('read-only queries', () => {
     'with x as (select 1) delete from _documents',
     "WITH x AS (SELECT 1) UPDATE _documents SET title = 'x'",
   ])('refuses the write %j', (sql) => {
-    expect(() => index.query(sql)).toThrow(new Error('SQL models must be read-only'))
+    expect(() => index.query(sql)).toThrow(/^SQL models must be read-only$/)
   })
 
   it('refuses several statements', () => {

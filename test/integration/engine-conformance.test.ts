@@ -468,14 +468,16 @@ describe('the conformance fixture', () => {
     })
     expect(engine.affected([{ type: 'update', path: 'tasks/beta.md' }]).owners).toEqual([])
 
-    // A failing module transform throws with the capability, extension and module, and keeps no edges.
+    // A failing module transform throws with the capability, extension and module, and keeps
+    // only what it tried to read (a failed read is still an input: fixing it re-runs the module).
     const message = await failure(
       engine.transformModule('data/x.csv', code, { transform: 'wrap_module', options: { header: 'snippets/answer.py' } }),
     )
     expect(message).toMatch(/^transform wrap_module \(extension conformance\/counter\) failed in data\/x\.csv: /)
     expect(message).toContain('conformance/counter may not read resource fs:file:snippets/answer.py')
-    expect(engine.graph.dependenciesOf('data/x.csv')).toEqual([])
+    expect(engine.graph.dependenciesOf('data/x.csv')).toEqual(['fs:file:snippets/answer.py'])
     expect(engine.affected([{ type: 'update', path: 'tasks/alpha.md' }]).owners).toEqual([])
+    expect(engine.affected([{ type: 'update', path: 'snippets/answer.py' }]).owners).toEqual(['data/x.csv'])
   })
 
   it('reads resources through the engine\'s resolver with SPEC §6 values and dependencies', async () => {

@@ -161,4 +161,4 @@ export const INITIAL_NOTES = ['notes/one.md', 'notes/two.md']
 /** The region of docs/broken.md: its line and the message the failing extension produces. */
 export const BROKEN_LINE = 5
 export const BROKEN_MESSAGE =
-  'transform explode (extension plugin/notes) failed in boom: transform:explode (plugin/notes): the fuse was lit'
+  'transform explode (extension plugin/notes) failed in boom: the fuse was lit'

@@ -44,6 +44,21 @@ afterEach(() => {
   fs.rmSync(root, { recursive: true, force: true })
 })
 
+/** Match a thrown error by its whole message (errors also carry `dependencies`). */
+function exactly(message: string): RegExp {
+  return new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)
+}
+
+/** The error `run` throws. */
+function thrown(run: () => unknown): Error & { dependencies?: string[] } {
+  try {
+    run()
+  } catch (error) {
+    return error as Error & { dependencies?: string[] }
+  }
+  throw new Error('expected a throw')
+}
+
 describe('the SPEC fixture', () => {
   it('lists the models by relative path without suffix', () => {
     writeModel('reports/by_status', 'select status, count(*) as n from {{ ref("all_tasks") }} group by status')
@@ -159,18 +174,29 @@ describe('composition', () => {
 })
 
 describe('errors', () => {
-  it('names an unknown model, requested or referenced', () => {
-    expect(() => models.compile('nope')).toThrow(new Error('unknown SQL model: nope'))
+  it('carries the model files read so far, and the one that would define an unknown model', () => {
     writeModel('broken_ref', 'select * from {{ ref("missing") }}')
-    expect(() => models.compile('broken_ref')).toThrow(new Error('unknown SQL model: missing'))
-    expect(() => models.compile('../models/all_tasks')).toThrow(new Error('unknown SQL model: ../models/all_tasks'))
-    expect(() => models.compile('reports')).toThrow(new Error('unknown SQL model: reports'))
+    expect(thrown(() => models.compile('broken_ref')).dependencies).toEqual([
+      'fs:file:insitu/models/broken_ref.sql',
+      'fs:file:insitu/models/missing.sql',
+    ])
+    expect(thrown(() => models.compile('nope')).dependencies).toEqual(['fs:file:insitu/models/nope.sql'])
+    writeModel('bad', 'select {{ not_defined }} as x')
+    expect(thrown(() => models.compile('bad')).dependencies).toEqual(['fs:file:insitu/models/bad.sql'])
+  })
+
+  it('names an unknown model, requested or referenced', () => {
+    expect(() => models.compile('nope')).toThrow(exactly('unknown SQL model: nope'))
+    writeModel('broken_ref', 'select * from {{ ref("missing") }}')
+    expect(() => models.compile('broken_ref')).toThrow(exactly('unknown SQL model: missing'))
+    expect(() => models.compile('../models/all_tasks')).toThrow(exactly('unknown SQL model: ../models/all_tasks'))
+    expect(() => models.compile('reports')).toThrow(exactly('unknown SQL model: reports'))
   })
 
   it('reports a missing models folder as an unknown model', () => {
     const empty = loadSqlModels(root, 'nowhere')
     expect(empty.names()).toEqual([])
-    expect(() => empty.compile('all_tasks')).toThrow(new Error('unknown SQL model: all_tasks'))
+    expect(() => empty.compile('all_tasks')).toThrow(exactly('unknown SQL model: all_tasks'))
   })
 
   it('reports dependency cycles with the chain of refs', () => {
@@ -178,18 +204,18 @@ describe('errors', () => {
     writeModel('b', 'select * from {{ ref("a") }}')
     writeModel('c', 'select * from {{ ref("a") }}')
     writeModel('self', 'select * from {{ ref("self") }}')
-    expect(() => models.compile('a')).toThrow(new Error('dependency cycle: a -> b -> a'))
-    expect(() => models.compile('c')).toThrow(new Error('dependency cycle: c -> a -> b -> a'))
-    expect(() => models.compile('self')).toThrow(new Error('dependency cycle: self -> self'))
+    expect(() => models.compile('a')).toThrow(exactly('dependency cycle: a -> b -> a'))
+    expect(() => models.compile('c')).toThrow(exactly('dependency cycle: c -> a -> b -> a'))
+    expect(() => models.compile('self')).toThrow(exactly('dependency cycle: self -> self'))
   })
 
   it('refuses models that are not queries', () => {
     writeModel('wipe', 'delete from _documents')
     writeModel('pragma', 'pragma user_version = 3')
     writeModel('uses_wipe', 'select * from {{ ref("wipe") }}')
-    expect(() => run('wipe')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
-    expect(() => run('pragma')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
-    expect(() => run('uses_wipe')).toThrow(new Error('SQL models must be a SELECT or WITH query'))
+    expect(() => run('wipe')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
+    expect(() => run('pragma')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
+    expect(() => run('uses_wipe')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
     writeModel('sneaky', 'with x as (select 1) delete from _documents')
     expect(() => run('sneaky')).toThrow()
     expect(run('all_tasks').rows).toHaveLength(2)
@@ -198,9 +224,7 @@ describe('errors', () => {
   it('names the model file in template errors', () => {
     writeModel('bad', 'select {{ not_defined }} as x')
     expect(() => models.compile('bad')).toThrow(
-      new Error(
-        'cannot render SQL model bad: (insitu/models/bad.sql) [Line 1, Column 8] attempted to output null or undefined value',
-      ),
+      exactly('cannot render SQL model bad: (insitu/models/bad.sql) [Line 1, Column 8] attempted to output null or undefined value'),
     )
   })
 })
@@ -228,6 +252,6 @@ describe('parameters', () => {
   })
 
   it('names a missing parameter', () => {
-    expect(() => run('by_status')).toThrow(new Error('missing SQL parameter :status'))
+    expect(() => run('by_status')).toThrow(exactly('missing SQL parameter :status'))
   })
 })

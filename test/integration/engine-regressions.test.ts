@@ -1,0 +1,133 @@
+/**
+ * Engine behaviour found in review, each with a real Python extension (test/fixtures/python/timing)
+ * and real SQLite on a temporary project:
+ * - a change that lands while a render runs is not lost (the render runs again);
+ * - a failed result is never served from the cache (a transient failure recovers);
+ * - an extension's failed read of a missing file is still a dependency;
+ * - a request too large to send fails at once, naming the extension, and the process lives on;
+ * - materializations sharing an id each write their own pointer.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { InsituEngine } from '../../src/engine/engine.js'
+import { liveExtensionPids } from '../../src/host/process.js'
+
+const TIMING = fileURLToPath(new URL('../fixtures/python/timing/', import.meta.url))
+const MODELS = fileURLToPath(new URL('../fixtures/conformance/insitu/models/', import.meta.url))
+const TASKS = fileURLToPath(new URL('../fixtures/conformance/tasks/', import.meta.url))
+
+let root: string
+let engine: InsituEngine
+
+function write(rel: string, text: string): void {
+  fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+  fs.writeFileSync(path.join(root, rel), text)
+}
+
+function region(kind: string, options: string): string {
+  return `# Doc\n\n<!-- insitu:begin ${kind}\nid = "r"\n${options}\n-->\n<!-- insitu:end -->\n`
+}
+
+function bodyOf(text: string): string {
+  return /-->\n\n([\s\S]*?)\n\n<!-- insitu:end -->/.exec(text)?.[1] ?? ''
+}
+
+beforeEach(async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-regressions-'))
+  fs.cpSync(MODELS, path.join(root, 'insitu/models'), { recursive: true })
+  fs.cpSync(TASKS, path.join(root, 'tasks'), { recursive: true })
+  write('insitu.toml', `[[extensions]]\npath = ${JSON.stringify(TIMING)}\n`)
+  write('a.txt', 'one\n')
+  engine = await InsituEngine.create({ root })
+})
+
+afterEach(async () => {
+  const pids = liveExtensionPids()
+  await engine.close()
+  for (const pid of pids) {
+    await expect.poll(() => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }).toBe(false)
+  }
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+describe('engine regressions', () => {
+  it('runs a render again when what it read changes while it runs', async () => {
+    const text = region('slow_peek', 'path = "a.txt"\nms = 600')
+    const rendering = engine.renderDocument('doc.md', text)
+    // The extension has read a.txt ("one") and is still working: now a.txt changes.
+    await expect.poll(() => fs.existsSync(path.join(root, '.peeked')), { timeout: 10_000 }).toBe(true)
+    write('a.txt', 'two\n')
+    // No edge to doc.md exists yet, so nothing is selected now…
+    expect(engine.affected([{ type: 'update', path: 'a.txt' }]).owners).toEqual([])
+    // …but the render notices the change and runs again.
+    expect(bodyOf((await rendering).text)).toBe('two')
+    expect(bodyOf((await engine.renderDocument('doc.md', text)).text)).toBe('two')
+  })
+
+  it('never serves a failed result from the cache: a transient failure recovers on the next render', async () => {
+    const text = region('first_fails', '')
+    const failed = await engine.renderDocument('doc.md', text)
+    expect(failed.diagnostics.map((d) => d.message)).toEqual([
+      'transform first_fails (extension acme/timing) failed in r: first call fails',
+    ])
+    const recovered = await engine.renderDocument('doc.md', text)
+    expect(recovered.diagnostics).toEqual([])
+    expect(bodyOf(recovered.text)).toBe('recovered')
+  })
+
+  it("keeps an extension's failed read of a missing file as a dependency", async () => {
+    const text = region('slow_peek', 'path = "later.txt"')
+    const failed = await engine.renderDocument('doc.md', text)
+    expect(failed.diagnostics.map((d) => d.message)).toEqual([
+      'transform slow_peek (extension acme/timing) failed in r: file not found: later.txt',
+    ])
+    expect(failed.dependencies).toEqual(['fs:file:later.txt'])
+    write('later.txt', 'here\n')
+    expect(engine.affected([{ type: 'create', path: 'later.txt' }]).owners).toEqual(['doc.md'])
+    expect(bodyOf((await engine.renderDocument('doc.md', text)).text)).toBe('here')
+  })
+
+  it('fails a request too large to send at once, naming the extension, and keeps the process', async () => {
+    const location = { path: 'doc.md', directory: '', root: '.', depth: 0 }
+    expect((await engine.host.transform('slow_peek', { path: 'a.txt' }, location)).content).toBe('one')
+    const pid = engine.host.pids().get('acme/timing')
+    const huge = 'x'.repeat(16 * 1024 * 1024)
+    await expect(engine.host.transform('slow_peek', { path: 'a.txt', huge }, location)).rejects.toThrow(
+      /^transform:slow_peek \(acme\/timing\): JSON-RPC message exceeds 16 MiB$/,
+    )
+    expect((await engine.host.transform('slow_peek', { path: 'a.txt' }, location)).content).toBe('one')
+    expect(engine.host.pids().get('acme/timing')).toBe(pid)
+  })
+
+  it('writes each materialization to its own pointer even when two share an id', async () => {
+    const text = [
+      '---',
+      'insitu:',
+      '  materializations:',
+      '    one:',
+      '      id: same',
+      '      model: counts',
+      '      target: frontmatter:/generated/one',
+      '    two:',
+      '      id: same',
+      '      model: open_tasks',
+      '      target: frontmatter:/generated/two',
+      '---',
+      '# Doc',
+      '',
+    ].join('\n')
+    const result = await engine.renderDocument('doc.md', text)
+    expect(result.diagnostics).toEqual([])
+    expect(result.text).toContain('generated:\n  one:\n    total: 2\n  two:\n    title: Alpha\n')
+  })
+})
