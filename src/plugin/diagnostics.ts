@@ -8,9 +8,19 @@
  * `vite build` fails with file:line. `locatedError` is a real `Error` carrying `id` and `loc`:
  * Vite's dev plugin container throws what it is given as is (a plain object would reach
  * `transformRequest` callers without being an `Error`), Rollup wraps either.
+ *
+ * `reportValidation(context, diagnostics, logger, root, { failOnError })` reports the
+ * validators' project-wide diagnostics the same way (warnings `context.warn`, info the
+ * logger), except that errors fail only when `failOnError` (a build); otherwise (the dev
+ * server, which keeps serving) each error goes to `logger.error`.
+ *
+ * `engineStartError(error)` is the error a hook fails with when the engine could not start:
+ * `vite-plugin-insitu: <message>`, located at the file and line of a `ConfigError`.
  */
 import path from 'node:path'
+import { ConfigError } from '../host/config.js'
 import type { Diagnostic } from '../protocol/schemas.js'
+import { PLUGIN_NAME } from './options.js'
 
 export interface SourceLocation {
   file: string
@@ -53,6 +63,65 @@ export function reportDiagnostics(
   const loc = locate(first, file, root)
   const others = errors.slice(1).map((d) => `\n  also at line ${d.line ?? '?'}: ${d.message}`).join('')
   context.error(locatedError(`${first.message}${others}`, loc))
+}
+
+export function reportValidation(
+  context: ReportingContext,
+  diagnostics: readonly Diagnostic[],
+  logger: PluginLogger,
+  root: string,
+  options: { failOnError: boolean },
+): void {
+  const errors: Diagnostic[] = []
+  for (const diagnostic of diagnostics) {
+    const where = diagnostic.path ? { file: path.resolve(root, diagnostic.path), line: diagnostic.line ?? 1, column: 0 } : undefined
+    const text = `${where ? `${describeLocation(where, root)}: ` : ''}${diagnostic.message}`
+    if (diagnostic.severity === 'error') {
+      if (options.failOnError) errors.push(diagnostic)
+      else logger.error(`[insitu] validation error: ${text}`)
+    } else if (diagnostic.severity === 'warning') {
+      context.warn(where ? { message: diagnostic.message, id: where.file, loc: where } : { message: diagnostic.message })
+    } else {
+      logger.info(`[insitu] ${text}`)
+    }
+  }
+  const first = errors[0]
+  if (!first) return
+  const others = errors
+    .slice(1)
+    .map((d) => `\n  also: ${d.path ? `${describeLocation({ file: path.resolve(root, d.path), line: d.line ?? 1, column: 0 }, root)}: ` : ''}${d.message}`)
+    .join('')
+  const message = `${first.message}${others}`
+  context.error(
+    first.path ? locatedError(message, { file: path.resolve(root, first.path), line: first.line ?? 1, column: 0 }) : new Error(message),
+  )
+}
+
+function describeLocation(loc: SourceLocation, root: string): string {
+  return `${path.relative(root, loc.file).split(path.sep).join('/')}:${loc.line}`
+}
+
+/** The engine was asked for while (or after) the plugin stopped: not worth reporting. */
+export class PluginStoppedError extends Error {
+  constructor() {
+    super('the plugin has been stopped')
+  }
+}
+
+export function engineStartError(error: unknown): Error {
+  const message = `${PLUGIN_NAME}: ${messageOf(error)}`
+  if (error instanceof ConfigError) {
+    return locatedError(message, {
+      file: path.resolve(error.file),
+      line: error.line ?? 1,
+      column: Math.max(0, (error.column ?? 1) - 1),
+    })
+  }
+  return new Error(message, { cause: error })
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }
 
 function locate(diagnostic: Diagnostic, file: string, root: string): SourceLocation {

@@ -2,11 +2,12 @@
  * Watch a repository's metadata (HEAD, refs/, packed-refs, index) for the plugin.
  *
  * Vite's watcher ignores `.git`, so git dependencies need a watcher of their own. Contract:
- * `watchGitMetadata(paths, isMetadata, onChange, debounceMs)` watches the folders holding
- * `paths` (from `gitMetadataPaths`) without entering objects/, logs/ or hooks/, and calls
- * `onChange(files)` once per burst of metadata events (debounced). `ready` resolves once the
- * initial scan is done, so changes from then on are seen (or when the watcher is closed).
- * `close()` stops it.
+ * `watchGitMetadata(paths, isMetadata, onChange, debounceMs, onError)` watches the folders
+ * holding `paths` (from `gitMetadataPaths`) without entering objects/, logs/ or hooks/, and
+ * calls `onChange(files)` once per burst of metadata events (debounced). `ready` resolves once
+ * the initial scan is done, so changes from then on are seen — or when the watcher reports an
+ * error, or is closed: it never keeps the caller waiting. Watcher errors go to `onError` and
+ * never throw (an `error` event without a listener would). `close()` stops it.
  */
 import path from 'node:path'
 import { watch } from 'chokidar'
@@ -23,6 +24,7 @@ export function watchGitMetadata(
   isMetadata: (absolutePath: string) => boolean,
   onChange: (files: string[]) => void,
   debounceMs: number,
+  onError: (error: Error) => void,
 ): GitWatcher {
   const folders = [...new Set(metadataPaths.map((p) => path.dirname(p)))]
   const watcher = watch(folders, {
@@ -50,6 +52,10 @@ export function watchGitMetadata(
     markReady = resolve
   })
   watcher.once('ready', () => markReady())
+  watcher.on('error', (error: unknown) => {
+    markReady()
+    onError(error instanceof Error ? error : new Error(String(error)))
+  })
   return {
     ready,
     async close() {

@@ -19,7 +19,8 @@ export interface ModuleRule {
 
 export interface InsituOptions {
   /**
-   * The insitu project: the folder holding `insitu.toml` (or where it would be).
+   * The insitu project: the folder holding `insitu.toml` (or where it would be), relative to
+   * Vite's root. When given, it is used exactly: no folder above it is searched.
    * @default the nearest folder holding `insitu.toml`, walking up from Vite's root; else Vite's root
    */
   root?: string
@@ -49,8 +50,9 @@ export interface InsituOptions {
    */
   python?: string
   /**
-   * Turn extensions on or off by manifest name: `{ 'acme/slow': false }`. Extensions not
-   * listed follow `enabled` in insitu.toml.
+   * Turn extensions off by manifest name: `{ 'acme/slow': false }`. `true`, like not listing
+   * an extension, leaves it as insitu.toml says: an `enabled = false` entry stays off (it is
+   * skipped during discovery, before this option is looked at).
    * @default {}
    */
   extensions?: Record<string, boolean>

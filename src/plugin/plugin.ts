@@ -14,27 +14,48 @@
  *   before the first module is served, that reloads the affected modules in every
  *   environment; in build watch mode, `watchChange` marks affected modules so
  *   `shouldTransformCachedModule` re-runs them.
+ *   Build watch cannot see git metadata: every rebuild drops the cached results of the
+ *   modules that read git and marks them stale, so they are regenerated.
+ * - The project config is read once, synchronously, at `configResolved` (plain Rollup: on
+ *   first use), with the `root` option exactly that folder, else the nearest `insitu.toml`
+ *   walking up from Vite's root; modules that are neither managed documents nor matched by a
+ *   module rule are rejected before the engine (and its extensions' handshakes) is awaited.
+ *   A bad config does not fail `configResolved`: it fails `buildStart` of a build, and in dev
+ *   is logged and fails every managed module, with the file:line of the problem.
+ * - Dev: a change of `insitu.toml`, an extension manifest or a file inside an extension
+ *   folder restarts the server (`insitu: <file> changed, restarting server`).
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
+ *   Validators run once per engine start, at `buildStart`: warnings `this.warn`, info the
+ *   logger, errors fail a build and are logged by the dev server (which keeps serving).
  * - Lifecycle: the engine (and its extension processes) starts at `buildStart` or on first
  *   use and is reused across rebuilds; it stops at `closeServer`, `closeBundle` (when not
  *   watching) or `closeWatcher`, idempotently.
+ * - Paths: Vite's module files and ids are POSIX (`C:/…` on Windows); module file paths the
+ *   plugin builds or compares are absolute POSIX too.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import MagicString from 'magic-string'
 import type { Plugin, ViteDevServer } from 'vite'
-import { createPathMatcher } from '../documents/project-files.js'
 import type { DocumentResult } from '../engine/render-document.js'
 import { InsituEngine, type AffectedResult } from '../engine/engine.js'
-import { toPosixPath } from '../host/config.js'
-import { globBase } from '../resources/fs.js'
-import { locatedError, type PluginLogger, type ReportingContext, reportDiagnostics } from './diagnostics.js'
+import { ConfigError, toPosixPath } from '../host/config.js'
+import {
+  engineStartError,
+  locatedError,
+  messageOf,
+  type PluginLogger,
+  PluginStoppedError,
+  type ReportingContext,
+  reportDiagnostics,
+  reportValidation,
+} from './diagnostics.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
-import { type InsituOptions, PLUGIN_NAME, resolveOptions, type ResolvedModuleRule } from './options.js'
-
-const RAW_QUERY = /[?&]raw(?:&|=|$)/
-/** Queries under which a module is not Markdown text (Vite turns it into JS or a URL). */
-const NON_TEXT_QUERY = /[?&](?:raw|url|inline|worker|sharedworker)(?:&|=|$)/
+import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
+import { loadProjectScope, type ProjectScope } from './project-scope.js'
+import { cleanId, isInside, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
+import { isRestartTrigger } from './restart-triggers.js'
+import { watchTargets } from './watch-targets.js'
 
 interface WatchContext extends ReportingContext {
   addWatchFile(id: string): void
@@ -43,35 +64,58 @@ interface WatchContext extends ReportingContext {
 
 export function insitu(userOptions: InsituOptions = {}): Plugin {
   const options = resolveOptions(userOptions)
-  const moduleRules = options.modules.map((rule) => ({ rule, matches: ruleMatcher(rule) }))
   let viteRoot: string | undefined
   let logger: PluginLogger = consoleLogger
   let server: ViteDevServer | undefined
+  let scope: ProjectScope | undefined
   let starting: Promise<InsituEngine> | undefined
   let engine: InsituEngine | undefined
   let gitWatcher: GitWatcher | undefined
   let stopping: Promise<void> | undefined
+  /** The engine whose validators have run (once per engine start). */
+  let validated: InsituEngine | undefined
+  let restarting: Promise<void> | undefined
+  /** Config or manifest files whose errors stopped the engine from starting (editing one restarts the dev server). */
+  const failedConfigFiles = new Set<string>()
   /** One `affected()` per file event, shared by the environments `hotUpdate` runs for. */
   const eventBatches = new Map<string, AffectedResult>()
-  /** Build watch: modules whose cached transform must be redone (until they are transformed). */
+  /** Build watch: modules (absolute POSIX files) whose cached transform must be redone (until they are transformed). */
   const staleModules = new Set<string>()
 
+  /** The project config and module matchers, read once (plain Rollup: on first use). */
+  const projectScope = (): ProjectScope => {
+    scope ??= loadProjectScope(options, viteRoot ?? process.cwd())
+    return scope
+  }
+
+  const createEngine = async (): Promise<InsituEngine> => {
+    const project = projectScope()
+    if (project.error) throw project.error
+    try {
+      return await InsituEngine.create({
+        root: project.root,
+        config: project.config,
+        include: options.include,
+        exclude: options.exclude,
+        persistIndex: options.persistIndex,
+        python: options.python,
+        timeoutMs: options.timeout,
+        logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
+        filterExtension: (name) => options.extensions[name] ?? true,
+      })
+    } catch (error) {
+      if (error instanceof ConfigError) failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
+      throw error
+    }
+  }
+
   const start = (): Promise<InsituEngine> => {
-    if (stopping) return Promise.reject(new Error(`${PLUGIN_NAME}: the plugin has been stopped`))
-    starting ??= InsituEngine.create({
-      root: path.resolve(viteRoot ?? process.cwd(), options.root ?? '.'),
-      include: options.include,
-      exclude: options.exclude,
-      persistIndex: options.persistIndex,
-      python: options.python,
-      timeoutMs: options.timeout,
-      logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
-      filterExtension: (name) => options.extensions[name] ?? true,
-    }).then(async (created) => {
+    if (stopping) return Promise.reject(new PluginStoppedError())
+    starting ??= createEngine().then(async (created) => {
       engine = created
       if (stopping) {
-        void created.close()
-        throw new Error(`${PLUGIN_NAME}: the plugin has been stopped`)
+        void created.close().catch((error: unknown) => logger.error(`${PLUGIN_NAME}: ${messageOf(error)}`))
+        throw new PluginStoppedError()
       }
       if (server) {
         watchServer(server, created)
@@ -103,12 +147,28 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   const watchServer = (dev: ViteDevServer, current: InsituEngine): void => {
     if (!isInside(current.root, dev.config.root)) dev.watcher.add(current.root)
+    // Extension programs outside the watched folders: their edits restart the server too.
+    for (const { manifest } of current.host.extensions) {
+      if (!isInside(manifest.dir, dev.config.root) && !isInside(manifest.dir, current.root)) dev.watcher.add(manifest.dir)
+    }
     if (current.gitPaths && !gitWatcher) {
       gitWatcher = watchGitMetadata(
         current.gitPaths,
         (file) => current.isGitMetadata(file),
-        (files) => void reloadAffected(dev, current.affected(files.map((file) => ({ type: 'update' as const, path: file })))),
+        (files) => {
+          let affected: AffectedResult
+          try {
+            affected = current.affected(files.map((file) => ({ type: 'update' as const, path: file })))
+          } catch (error) {
+            logger.error(`${PLUGIN_NAME}: a git change could not be processed: ${messageOf(error)}`)
+            return
+          }
+          reloadAffected(dev, affected).catch((error: unknown) => {
+            logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`)
+          })
+        },
         current.config.watch.debounce_ms,
+        (error) => logger.error(`${PLUGIN_NAME}: git metadata watcher: ${error.message}`),
       )
     }
   }
@@ -119,18 +179,42 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     if (!current) return
     for (const environment of Object.values(dev.environments)) {
       for (const owner of affected.owners) {
-        for (const module of environment.moduleGraph.getModulesByFile(path.join(current.root, owner)) ?? []) {
+        for (const module of environment.moduleGraph.getModulesByFile(moduleFile(current.root, owner)) ?? []) {
           await environment.reloadModule(module)
         }
       }
     }
   }
 
+  /**
+   * Dev: restart the server when `file` is the project config, an extension manifest or an
+   * extension's program. True when it is (the change is then the restart's business).
+   */
+  const restartFor = (dev: ViteDevServer, file: string): boolean => {
+    const project = scope
+    if (!project) return false
+    const triggers = {
+      configFiles: [project.configFile, ...failedConfigFiles],
+      root: project.root,
+      extensions: engine?.host.extensions.map((e) => e.manifest) ?? [],
+    }
+    if (!isRestartTrigger(file, triggers)) return false
+    if (!restarting) {
+      logger.info(`insitu: ${path.posix.relative(toPosixPath(dev.config.root), toPosixPath(path.resolve(file)))} changed, restarting server`)
+      restarting = dev
+        .restart()
+        .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: server restart failed: ${messageOf(error)}`))
+        .finally(() => {
+          restarting = undefined
+        })
+    }
+    return true
+  }
+
   const recordWatchFiles = (context: WatchContext, current: InsituEngine, dependencies: readonly string[]): void => {
     const buildWatch = !server && context.meta?.watchMode === true
     for (const dependency of dependencies) {
-      const watched = watchTarget(current, dependency, buildWatch)
-      for (const file of watched) if (fs.existsSync(file)) context.addWatchFile(file)
+      for (const file of watchTargets(current, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
     }
   }
 
@@ -150,7 +234,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     try {
       return await start()
     } catch (error) {
-      return context.error(new Error(`${PLUGIN_NAME}: ${(error as Error).message}`, { cause: error }))
+      return context.error(engineStartError(error))
     }
   }
 
@@ -166,22 +250,58 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         warn: (m) => vite.warn(m, { timestamp: true }),
         error: (m) => vite.error(m, { timestamp: true }),
       }
+      // Read once per resolved config (a restarted dev server resolves it again: edits apply).
+      scope = loadProjectScope(options, config.root)
+      failedConfigFiles.clear()
     },
 
     configureServer(dev) {
       server = dev
+      // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
+      if (scope?.error && !isInside(scope.configFile, dev.config.root)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)
     },
 
     async buildStart() {
-      await start()
+      if (server) {
+        // Dev: start in the background, so that modules insitu does not manage are served
+        // at once; managed modules wait for the engine (and fail with its start error).
+        start().then(
+          (current) => {
+            if (validated === current) return
+            validated = current
+            return current.host.validate().then((diagnostics) => {
+              // Stopped meanwhile (closed, restarted): its validators' failures are no news.
+              if (engine === current) reportValidation(this, diagnostics, logger, current.root, { failOnError: false })
+            })
+          },
+          (error: unknown) => {
+            if (!(error instanceof PluginStoppedError)) logger.error(engineStartError(error).message)
+          },
+        ).catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
+        return
+      }
+      let current: InsituEngine
+      try {
+        current = await start()
+      } catch (error) {
+        return this.error(engineStartError(error))
+      }
+      if (this.meta.watchMode) {
+        // A build watcher cannot see git metadata change: regenerate every git reader.
+        for (const owner of current.invalidateGitDependents()) staleModules.add(moduleFile(current.root, owner))
+      }
+      if (validated === current) return
+      validated = current
+      reportValidation(this, await current.host.validate(), logger, current.root, { failOnError: true })
     },
 
     load: {
-      filter: { id: RAW_QUERY },
+      filter: { id: { include: RAW_QUERY, exclude: SKIPPED_IDS } },
       async handler(id) {
-        if (!RAW_QUERY.test(id) || id.startsWith('\0')) return null
+        if (!RAW_QUERY.test(id) || isSkippedId(id)) return null
         const file = cleanId(id)
+        if (!projectScope().isManaged(file)) return null
         const current = await startFor(this)
         if (!current.isDocument(file)) return null
         const code = await fs.promises.readFile(file, 'utf8')
@@ -193,13 +313,18 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
     transform: {
       order: 'pre',
+      filter: { id: { exclude: SKIPPED_IDS } },
       async handler(code, id) {
-        if (id.startsWith('\0') || NON_TEXT_QUERY.test(id)) return null
+        if (isSkippedId(id) || NON_TEXT_QUERY.test(id)) return null
         const file = cleanId(id)
+        const project = projectScope()
+        // Cheap rejection: neither a managed document nor a module rule's, so no engine wait.
+        const managed = project.isManaged(file)
+        if (!managed && !project.moduleRule(file)) return null
         const current = await startFor(this)
         // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
-        staleModules.delete(file)
-        if (current.isDocument(file)) {
+        staleModules.delete(moduleKey(id))
+        if (managed && current.isDocument(file)) {
           const result = await renderManaged(this, current, file, code)
           if (!result.changed) return null
           const magic = new MagicString(code)
@@ -209,12 +334,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
           }
           return { code: magic.toString(), map: magic.generateMap({ hires: 'boundary', source: file, includeContent: true }) }
         }
-        const relative = current.relativePath(file)
-        const match = relative === null ? undefined : moduleRules.find((m) => m.matches(relative))
-        if (!match) return null
+        const rule = project.moduleRule(file)
+        if (!rule) return null
         let result
         try {
-          result = await current.transformModule(file, code, { transform: match.rule.transform, options: match.rule.options })
+          result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options })
         } catch (error) {
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
@@ -225,6 +349,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     hotUpdate(update) {
+      if (server && restartFor(server, update.file)) return []
       const current = engine
       if (!current) return
       const key = `${update.type}\u0000${update.file}\u0000${update.timestamp}`
@@ -239,7 +364,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       if (affected.owners.length === 0) return
       const modules = new Set(update.modules)
       for (const owner of affected.owners) {
-        for (const module of this.environment.moduleGraph.getModulesByFile(path.join(current.root, owner)) ?? []) {
+        for (const module of this.environment.moduleGraph.getModulesByFile(moduleFile(current.root, owner)) ?? []) {
           modules.add(module)
         }
       }
@@ -249,13 +374,14 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     watchChange(id, change) {
       // The dev server reports changes through hotUpdate; this is for build watch and Rollup.
       if (server || !engine) return
+      const current = engine
       const type = change.event === 'create' ? 'create' : change.event === 'delete' ? 'delete' : 'update'
-      if (type === 'delete') engine.forget(id)
-      for (const owner of engine.affected([{ type, path: id }]).owners) staleModules.add(path.join(engine.root, owner))
+      if (type === 'delete') current.forget(id)
+      for (const owner of current.affected([{ type, path: id }]).owners) staleModules.add(moduleFile(current.root, owner))
     },
 
     shouldTransformCachedModule({ id }) {
-      const file = cleanId(id)
+      const file = moduleKey(id)
       if (!staleModules.has(file)) return null
       staleModules.delete(file)
       return true
@@ -273,49 +399,6 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await stop()
     },
   }
-}
-
-/**
- * Absolute paths to hand to `addWatchFile` for one dependency. Dev: existing files only
- * (everything else goes through hotUpdate). Build watch: also the folders globs and `fs:dir:`
- * cover, except the project root, and every managed document for index dependencies.
- * Rollup and Rolldown watch a folder recursively, and the root holds the build output
- * (`dist/`): watching it would make every output write start another build, endlessly. So
- * in build watch, files created or deleted under a glob or `fs:dir:` based at the root go unseen.
- */
-function watchTarget(engine: InsituEngine, dependency: string, buildWatch: boolean): string[] {
-  const root = engine.root
-  if (dependency.startsWith('fs:file:')) return [path.join(root, dependency.slice('fs:file:'.length))]
-  if (!buildWatch) return []
-  const folder = dependency.startsWith('fs:glob:')
-    ? globBase(dependency.slice('fs:glob:'.length))
-    : dependency.startsWith('fs:dir:')
-      ? dependency.slice('fs:dir:'.length)
-      : null
-  if (folder !== null) {
-    const absolute = path.resolve(root, folder)
-    return absolute === root ? [] : [absolute]
-  }
-  if (dependency === 'index:documents' || dependency.startsWith('sql:model:')) {
-    return engine.index.documentPaths().map((p) => path.join(root, p))
-  }
-  return []
-}
-
-function ruleMatcher(rule: ResolvedModuleRule): (relPath: string) => boolean {
-  const include = createPathMatcher(rule.include)
-  const exclude = createPathMatcher(rule.exclude)
-  return (relPath) => include(relPath) && !exclude(relPath)
-}
-
-function cleanId(id: string): string {
-  const query = id.indexOf('?')
-  return query < 0 ? id : id.slice(0, query)
-}
-
-function isInside(inner: string, outer: string): boolean {
-  const relative = toPosixPath(path.relative(outer, inner))
-  return relative === '' || (!relative.startsWith('../') && relative !== '..' && !path.isAbsolute(relative))
 }
 
 const consoleLogger: PluginLogger = {

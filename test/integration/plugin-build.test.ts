@@ -91,6 +91,11 @@ function initialApp(root: string): string {
   })
 }
 
+/** docs/later.md: an include of snippets/later/y.txt, a file (and folder) that does not exist yet. */
+const LATER_DOC = '# Later\n\n<!-- insitu:begin include\nid = "y"\npath = "../snippets/later/y.txt"\nraw = true\n-->\n<!-- insitu:end -->\n'
+/** docs/later.md regenerated once snippets/later/y.txt holds `written later`. */
+const LATER_DOC_WRITTEN = LATER_DOC.replace('-->\n', '-->\n\nwritten later\n\n')
+
 function importBroken(root: string): void {
   fs.appendFileSync(path.join(root, 'main.js'), "import broken from './docs/broken.md?raw'\nconsole.log(broken)\n")
 }
@@ -131,6 +136,80 @@ describe('vite build', () => {
       }),
     ])
     expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+  })
+})
+
+describe('vite build: validators and the project root', () => {
+  test('validator warnings reach onwarn with their file and line, and a validator error fails the build', async () => {
+    const root = copyProject({ git: true })
+    const untitled = path.join(root, 'notes/three.md')
+    fs.writeFileSync(untitled, 'no title here\n')
+    const warnings: Rolldown.RolldownLog[] = []
+    const config = {
+      root,
+      configFile: false as const,
+      logLevel: 'silent' as const,
+      plugins: [insitu()],
+      build: { outDir: path.join(root, 'dist'), rolldownOptions: { onwarn: (warning: Rolldown.RolldownLog) => void warnings.push(warning) } },
+    }
+    await build(config)
+    expect(warnings.filter((w) => w.plugin === 'vite-plugin-insitu')).toEqual([
+      expect.objectContaining({
+        message: 'note has no title: notes/three.md',
+        id: untitled,
+        loc: { file: untitled, line: 1, column: 0 },
+        code: 'PLUGIN_WARNING',
+      }),
+    ])
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(true)
+
+    const forbidden = path.join(root, 'notes/four.md')
+    fs.writeFileSync(forbidden, '# Four\n\nFORBIDDEN\n')
+    fs.rmSync(path.join(root, 'dist'), { recursive: true })
+    const failure = await build({ ...config, plugins: [insitu()] }).then(
+      () => null,
+      (error: unknown) => error as Error & { errors?: unknown[] },
+    )
+    expect(failure).toBeInstanceOf(Error)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${forbidden}:3:0\n`)
+    expect(failure?.errors).toEqual([
+      expect.objectContaining({
+        message: 'forbidden word in notes/four.md',
+        id: forbidden,
+        loc: { file: forbidden, line: 3, column: 0 },
+        plugin: 'vite-plugin-insitu',
+        hook: 'buildStart',
+      }),
+    ])
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+  })
+
+  test('the root option is the project folder itself: no insitu.toml above it is used', async () => {
+    const root = copyProject({ git: true })
+    // An app in sub/ with a region only the project's extension (declared in ../insitu.toml) provides.
+    const sub = path.join(root, 'sub')
+    fs.mkdirSync(sub)
+    fs.copyFileSync(path.join(root, 'index.html'), path.join(sub, 'index.html'))
+    fs.writeFileSync(path.join(sub, 'main.js'), "import page from './page.md?raw'\ndocument.getElementById('out').textContent = page\n")
+    const page = '# Page\n\n<!-- insitu:begin count_notes\nid = "count"\n-->\n<!-- insitu:end -->\n'
+    fs.writeFileSync(path.join(sub, 'page.md'), page)
+    const outDir = path.join(sub, 'dist')
+    const viteBuild = (options: Parameters<typeof insitu>[0]) =>
+      build({ root: sub, configFile: false, logLevel: 'silent', plugins: [insitu(options)], build: { outDir } })
+
+    // Without `root`: the nearest insitu.toml walking up from Vite's root (the project's).
+    await viteBuild({})
+    expect(runBuiltApp(outDir)).toBe(page.replace('-->\n', `-->\n\n${INITIAL_NOTES.length} notes: ${INITIAL_NOTES.join(', ')}\n\n`))
+
+    // With `root` (relative to Vite's root): exactly sub/, which has no insitu.toml (defaults, no extensions).
+    fs.rmSync(outDir, { recursive: true })
+    const failure = await viteBuild({ root: '.' }).then(
+      () => null,
+      (error: unknown) => error as Error & { errors?: { message?: string; id?: string }[] },
+    )
+    expect(failure?.errors).toEqual([
+      expect.objectContaining({ id: path.join(sub, 'page.md'), message: expect.stringContaining('unknown transform: count_notes') }),
+    ])
   })
 })
 
@@ -179,7 +258,74 @@ describe('vite build --watch', () => {
   })
 
   test.todo('rebuilds when a new managed document appears outside the watched folders (index:documents dependents)')
-  test.todo('rebuilds on a git commit (git:// dependencies; dev has its own git watcher, build watch has none)')
+
+  test('a failing include of a missing file rebuilds fine once the file is created', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
+    fs.appendFileSync(path.join(root, 'main.js'), "import later from './docs/later.md?raw'\ndocument.title = later\n")
+    const errors: string[] = []
+    let ends = 0
+    const watcher = (await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu()],
+      build: { outDir, watch: {} },
+    })) as Rolldown.RolldownWatcher
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error.message)
+      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
+    })
+    await expect.poll(() => errors.length, WAIT).toBe(1)
+    rememberPids()
+    expect(errors[0]).toContain('file not found: snippets/later/y.txt')
+    expect(runBuiltApp(outDir)).toBe('')
+
+    fs.mkdirSync(path.join(root, 'snippets/later'))
+    fs.writeFileSync(path.join(root, 'snippets/later/y.txt'), 'written later\n')
+    await expect.poll(() => runBuiltApp(outDir), WAIT).toBe(initialApp(root))
+    const assets = fs.readdirSync(path.join(outDir, 'assets')).map((name) => readFile(outDir, `assets/${name}`))
+    expect(assets.filter((code) => code.includes('written later'))).toHaveLength(1)
+    expect(errors).toHaveLength(1)
+  })
+
+  test('a git commit shows in the next rebuild (a build watcher cannot see git itself)', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    const errors: unknown[] = []
+    let ends = 0
+    const watcher = (await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu()],
+      build: { outDir, watch: {} },
+    })) as Rolldown.RolldownWatcher
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error)
+      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
+    })
+    const first = git(root, 'rev-parse', 'HEAD')
+    await expect.poll(() => ends, WAIT).toBe(1)
+    expect(runBuiltApp(outDir)).toBe(initialApp(root))
+    rememberPids()
+
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'second')
+    const second = git(root, 'rev-parse', 'HEAD')
+    expect(second).not.toBe(first)
+    // Any watched change starts the next build; it regenerates the git region.
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    const snippet = [...INITIAL_SNIPPET, 'included line three']
+    await expect
+      .poll(() => runBuiltApp(outDir), WAIT)
+      .toBe(appText({ tasks: TASKS_DOC('open', 'done'), snippet: SNIPPET_DOC(snippet), notes: NOTES_DOC(INITIAL_NOTES), git: GIT_DOC(second) }))
+    expect(errors).toEqual([])
+  })
 })
 
 /** Resolve `./x.md?raw` next to its importer (Rollup's own resolution would look for a file named so). */
@@ -380,5 +526,87 @@ describe('plain Rollup 4', () => {
     await expect.poll(() => watchFiles.length, WAIT).toBe(2)
     expect(watchFiles[1]).not.toContain(root)
     expect(errors).toEqual([])
+  })
+
+  test('rollup.watch() re-transforms a cached document that reads git at the next rebuild after a commit', async () => {
+    const root = copyProject({ git: true })
+    fs.writeFileSync(
+      path.join(root, 'text.js'),
+      ["export { default as git } from './docs/git.md'", "export { default as snippet } from './docs/snippet.md'", ''].join('\n'),
+    )
+    const outFile = path.join(root, 'out/text.js')
+    const transformed: string[] = []
+    const errors: unknown[] = []
+    let ends = 0
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'text.js'),
+      plugins: [
+        insituForRollup(root),
+        markdownAsText,
+        { name: 'test:record-transforms', transform: (_code, id) => void transformed.push(path.relative(root, id)) },
+      ],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error)
+      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const first = git(root, 'rev-parse', 'HEAD')
+    await expect.poll(() => ends, WAIT).toBe(1)
+    expect(output()).toContain(rawDeclaration('git', GIT_DOC(first)))
+    rememberPids()
+
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'second')
+    const second = git(root, 'rev-parse', 'HEAD')
+    transformed.length = 0
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('git', GIT_DOC(second)))
+    expect(output()).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
+    // The git reader was served from Rollup's cache unless the plugin marked it stale.
+    expect([...transformed].sort()).toEqual(['docs/git.md', 'docs/snippet.md'])
+    expect(errors).toEqual([])
+  })
+
+  test('rollup.watch() rebuilds when a missing included file is created (its nearest existing folder is watched)', async () => {
+    const root = copyProject({ git: true })
+    fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
+    fs.writeFileSync(path.join(root, 'later.js'), "import later from './docs/later.md?raw'\nexport { later }\n")
+    const outFile = path.join(root, 'out/later.js')
+    const watchFiles: string[][] = []
+    const errors: { message: string; watchFiles?: string[] }[] = []
+    let ends = 0
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'later.js'),
+      plugins: [insituForRollup(root), resolveQueries],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') errors.push(event.error as { message: string; watchFiles?: string[] })
+      if (event.code === 'BUNDLE_END') {
+        watchFiles.push([...event.result.watchFiles])
+        void event.result.close()
+      }
+      if (event.code === 'ERROR' && event.result) void event.result.close()
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+
+    // The first build fails (the file is missing), and watches snippets/, its nearest existing folder.
+    await expect.poll(() => errors.length, WAIT).toBe(1)
+    rememberPids()
+    expect(errors[0]?.message).toContain('file not found: snippets/later/y.txt')
+    expect(errors[0]?.watchFiles).toContain(path.join(root, 'snippets'))
+    expect(errors[0]?.watchFiles).not.toContain(root)
+
+    fs.mkdirSync(path.join(root, 'snippets/later'))
+    fs.writeFileSync(path.join(root, 'snippets/later/y.txt'), 'written later\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('later', LATER_DOC_WRITTEN))
+    // Now the file exists, it is watched itself.
+    expect(watchFiles.at(-1)).toContain(path.join(root, 'snippets/later/y.txt'))
+    expect(ends).toBeGreaterThanOrEqual(1)
   })
 })

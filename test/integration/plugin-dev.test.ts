@@ -5,12 +5,14 @@
  * main.js imports the healthy documents with `?raw` and accepts their updates, so each HMR
  * `update` payload names the documents it refreshes (`acceptedPath`). A post plugin counts
  * the transforms of every module, to show that unaffected documents are not re-rendered.
+ * Vite's logger is replaced by one that records (and prints nothing), for the restart and
+ * validator messages.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { createServer, type HotPayload, type Plugin, type ViteDevServer } from 'vite'
+import { createServer, type HotPayload, type Logger, type Plugin, type ViteDevServer } from 'vite'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import insitu from '../../src/index.js'
+import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import {
   BROKEN_LINE,
@@ -35,6 +37,8 @@ const DOCS = ['/docs/tasks.md?raw', '/docs/snippet.md?raw', '/docs/notes.md?raw'
 let root: string
 let server: ViteDevServer | undefined
 let payloads: HotPayload[] = []
+/** What Vite's logger received (the server logs nothing itself), ANSI colours stripped. */
+let logs: { level: 'info' | 'warn' | 'error'; message: string }[] = []
 const transforms = new Map<string, number>()
 const seenPids = new Set<number>()
 /** When Vite's watcher last reported a `change` of each absolute path. */
@@ -56,12 +60,41 @@ const countTransforms: Plugin = {
   },
 }
 
-async function startServer(options: { listen?: boolean } = {}): Promise<ViteDevServer> {
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g
+
+const captureLogger: Logger = {
+  info: (message) => void logs.push({ level: 'info', message: message.replace(ANSI, '') }),
+  warn: (message) => void logs.push({ level: 'warn', message: message.replace(ANSI, '') }),
+  warnOnce: (message) => void logs.push({ level: 'warn', message: message.replace(ANSI, '') }),
+  error: (message) => void logs.push({ level: 'error', message: message.replace(ANSI, '') }),
+  clearScreen: () => {},
+  hasErrorLogged: () => false,
+  hasWarned: false,
+}
+
+/** How Vite's dev server logs a plugin's `this.warn({ message, id, loc })` at line 1 of a one-line file. */
+function VITE_DEV_WARNING(file: string, message: string, firstLine: string): string {
+  return [
+    `warning: ${message}`,
+    '  Plugin: vite-plugin-insitu',
+    `  File: ${file}:1:0`,
+    `  1  |  ${firstLine}`,
+    '     |  ^',
+    '  2  |  ',
+  ].join('\n')
+}
+
+function logged(level: 'info' | 'warn' | 'error'): string[] {
+  return logs.filter((entry) => entry.level === level).map((entry) => entry.message)
+}
+
+async function startServer(options: { listen?: boolean; insitu?: InsituOptions } = {}): Promise<ViteDevServer> {
   const dev = await createServer({
     root,
     configFile: false,
-    logLevel: 'silent',
-    plugins: [insitu(), countTransforms],
+    customLogger: captureLogger,
+    plugins: [insitu(options.insitu), countTransforms],
     server: { port: 0, watch: { usePolling: true, interval: 50 } },
   })
   server = dev
@@ -107,6 +140,12 @@ async function openApp(): Promise<void> {
   payloads = []
 }
 
+/** Wait until Vite's watcher covers `rel` (so an edit of it is reported). */
+async function watchedByVite(rel: string): Promise<void> {
+  const watched = () => server?.watcher.getWatched()[path.join(root, path.dirname(rel))]?.includes(path.basename(rel)) === true
+  await expect.poll(watched, { ...WAIT, message: `Vite watches ${rel}` }).toBe(true)
+}
+
 /** Wait until another edit of `rel` cannot fall into the watcher's change throttle. */
 async function afterChangeThrottle(rel: string): Promise<void> {
   const last = lastChange.get(path.join(root, rel))
@@ -126,6 +165,7 @@ function moduleOf(url: string) {
 beforeEach(() => {
   root = copyProject({ git: true })
   payloads = []
+  logs = []
   transforms.clear()
   seenPids.clear()
   lastChange.clear()
@@ -304,5 +344,103 @@ describe('vite dev server', () => {
     expect(after).toHaveLength(1)
     expect(after).not.toEqual(before)
     rememberPids()
+  })
+
+  test('editing an extension program restarts the server, which serves its new output from a fresh process', async () => {
+    await startServer({ listen: true })
+    await openApp()
+    await watchedByVite('tools/notes/extension.py')
+    const before = liveExtensionPids()
+    expect(before).toHaveLength(1)
+
+    editFile(root, 'tools/notes/extension.py', '{len(files)} notes: ', '{len(files)} notes found: ')
+    await expect.poll(() => logged('info'), WAIT).toContain('insitu: tools/notes/extension.py changed, restarting server')
+    const renamed = NOTES_DOC(INITIAL_NOTES).replace('2 notes: ', '2 notes found: ')
+    await expect.poll(() => load('/docs/notes.md?raw'), WAIT).toBe(renamed)
+    for (const pid of before) await expect.poll(() => isAlive(pid), WAIT).toBe(false)
+    const after = liveExtensionPids()
+    expect(after).toHaveLength(1)
+    expect(after).not.toEqual(before)
+    rememberPids()
+    expect(logged('error')).toEqual([])
+  })
+
+  test('a broken insitu.toml fails managed modules with its file and line; fixing it restarts the server', async () => {
+    await startServer({ listen: true })
+    await openApp()
+    await watchedByVite('insitu.toml')
+    const config = path.join(root, 'insitu.toml')
+    const original = readFile(root, 'insitu.toml')
+    const line = original.split('\n').length + 1
+    fs.appendFileSync(config, '\n[watch\n')
+    await expect.poll(() => logged('info'), WAIT).toContain('insitu: insitu.toml changed, restarting server')
+    const failure = () =>
+      client()
+        .transformRequest('/docs/tasks.md?raw')
+        .then(
+          () => null,
+          (error: Error & { loc?: unknown }) => ({ message: error.message, loc: error.loc }),
+        )
+    const expected = `vite-plugin-insitu: ${config}:${line}:7: illegal character in key`
+    await expect.poll(failure, WAIT).toEqual({ message: expected, loc: { file: config, line, column: 6 } })
+    // The server keeps serving everything else, and says why insitu is not working.
+    expect((await client().transformRequest('/main.js'))?.code).toContain('docs/tasks.md?raw')
+    expect(logged('error')).toContain(expected)
+    expect(liveExtensionPids()).toEqual([])
+
+    logs = []
+    await afterChangeThrottle('insitu.toml')
+    fs.writeFileSync(config, `${original}\n`)
+    await expect.poll(() => logged('info'), WAIT).toContain('insitu: insitu.toml changed, restarting server')
+    await expect.poll(() => load('/docs/tasks.md?raw'), WAIT).toBe(TASKS_DOC('open', 'done'))
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    rememberPids()
+  })
+
+  test('validators run once the extensions are up: warnings and errors are logged, the server keeps serving', async () => {
+    fs.writeFileSync(path.join(root, 'notes/three.md'), 'no title here\n')
+    fs.writeFileSync(path.join(root, 'notes/four.md'), '# Four\n\nFORBIDDEN\n')
+    await startServer()
+    await client().transformRequest('/main.js')
+    await expect.poll(() => logs.filter((entry) => entry.level !== 'info'), WAIT).toHaveLength(2)
+    expect(logged('error')).toEqual(['[insitu] validation error: notes/four.md:3: forbidden word in notes/four.md'])
+    expect(logged('warn')).toEqual([VITE_DEV_WARNING(path.join(root, 'notes/three.md'), 'note has no title: notes/three.md', 'no title here')])
+    const notes = ['notes/four.md', 'notes/one.md', 'notes/three.md', 'notes/two.md']
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(notes))
+    rememberPids()
+  })
+
+  test('modules insitu does not manage are served while the extensions are still starting', async () => {
+    // The extension's handshake waits until the test creates a file (outside the extension
+    // folder: a file inside it would restart the server).
+    const gate = path.join(root, 'release-gate')
+    fs.writeFileSync(
+      path.join(root, 'tools/notes/gate.py'),
+      [
+        'import os, runpy, time',
+        "while not os.path.exists('../../release-gate'):",
+        '    time.sleep(0.02)',
+        "runpy.run_path('extension.py', run_name='__main__')",
+        '',
+      ].join('\n'),
+    )
+    editFile(root, 'tools/notes/insitu-extension.toml', '"extension.py"', '"gate.py"')
+    try {
+      await startServer()
+      let settled = false
+      const tasks = load('/docs/tasks.md?raw').finally(() => {
+        settled = true
+      })
+      tasks.catch(() => {})
+      const main = await client().transformRequest('/main.js')
+      expect(main?.code).toContain('/docs/tasks.md?import&raw')
+      expect(settled).toBe(false)
+      await expect.poll(() => liveExtensionPids(), WAIT).toHaveLength(1)
+      rememberPids()
+      fs.writeFileSync(gate, '')
+      expect(await tasks).toBe(TASKS_DOC('open', 'done'))
+    } finally {
+      fs.writeFileSync(gate, '')
+    }
   })
 })

@@ -1,10 +1,18 @@
 /**
  * `insitu(options)` validates its options when it is called (in vite.config), with messages
- * naming the option; `resolveOptions` fills every default.
+ * naming the option; `resolveOptions` fills every default. Also what the plugin decides
+ * without the engine: the project scope (`loadProjectScope`, on real temp folders) and which
+ * file changes restart the dev server (`isRestartTrigger`).
  */
-import { describe, expect, test } from 'vitest'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions, type ModuleRule } from '../../src/index.js'
 import { resolveOptions } from '../../src/plugin/options.js'
+import { loadProjectScope } from '../../src/plugin/project-scope.js'
+import { isRestartTrigger } from '../../src/plugin/restart-triggers.js'
+import { ConfigError } from '../../src/host/config.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 
 /** Options a JavaScript config could pass, whatever TypeScript says. */
@@ -126,5 +134,119 @@ describe('resolveOptions', () => {
     expect(plugin.name).toBe('vite-plugin-insitu')
     expect(plugin.enforce).toBe('pre')
     expect(liveExtensionPids()).toEqual([])
+  })
+})
+
+describe('loadProjectScope', () => {
+  const folders: string[] = []
+  afterEach(() => {
+    for (const folder of folders.splice(0)) fs.rmSync(folder, { recursive: true, force: true })
+  })
+
+  /** A temp project: insitu.toml (given text) at the top, and an empty app/ folder below it. */
+  function project(toml: string): string {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-scope-')))
+    folders.push(root)
+    fs.writeFileSync(path.join(root, 'insitu.toml'), toml)
+    fs.mkdirSync(path.join(root, 'app'))
+    return root
+  }
+
+  test('without root, walks up to the nearest insitu.toml; with root, uses exactly that folder', () => {
+    const root = project('version = 1\n[sources]\ninclude = ["docs/**/*.md"]\n')
+    const walked = loadProjectScope(resolveOptions({}), path.join(root, 'app'))
+    expect(walked.error).toBeUndefined()
+    expect(walked.root).toBe(root)
+    expect(walked.configFile).toBe(path.join(root, 'insitu.toml'))
+    expect(walked.config?.sources.include).toEqual(['docs/**/*.md'])
+
+    const exact = loadProjectScope(resolveOptions({ root: 'app' }), root)
+    expect(exact.error).toBeUndefined()
+    expect(exact.root).toBe(path.join(root, 'app'))
+    expect(exact.configFile).toBe(path.join(root, 'app/insitu.toml'))
+    expect(exact.config?.sources.include).toEqual(['**/*.md'])
+  })
+
+  test('managed documents follow [sources], or the include/exclude options when given', () => {
+    const root = project('[sources]\ninclude = ["docs/**/*.md"]\nexclude = ["docs/drafts/"]\n')
+    const scope = loadProjectScope(resolveOptions({}), root)
+    expect(scope.isManaged(path.join(root, 'docs/a.md'))).toBe(true)
+    expect(scope.isManaged(path.join(root, 'docs/deep/b.md'))).toBe(true)
+    expect(scope.isManaged(path.join(root, 'docs/drafts/c.md'))).toBe(false)
+    expect(scope.isManaged(path.join(root, 'README.md'))).toBe(false)
+    expect(scope.isManaged(path.join(root, 'main.js'))).toBe(false)
+    expect(scope.isManaged(path.join(path.dirname(root), 'docs/a.md'))).toBe(false)
+
+    const overridden = loadProjectScope(resolveOptions({ include: '*.md', exclude: 'node_modules/' }), root)
+    expect(overridden.isManaged(path.join(root, 'README.md'))).toBe(true)
+    expect(overridden.isManaged(path.join(root, 'docs/drafts/c.md'))).toBe(true)
+    expect(overridden.isManaged(path.join(root, 'node_modules/x/README.md'))).toBe(false)
+  })
+
+  test('module rules match by their own patterns, first rule first', () => {
+    const root = project('')
+    const scope = loadProjectScope(
+      resolveOptions({
+        modules: [
+          { include: 'data/*.csv', exclude: 'data/big.csv', transform: 'csv' },
+          { include: '*.csv', transform: 'any_csv' },
+        ],
+      }),
+      root,
+    )
+    expect(scope.moduleRule(path.join(root, 'data/a.csv'))?.transform).toBe('csv')
+    expect(scope.moduleRule(path.join(root, 'data/big.csv'))?.transform).toBe('any_csv')
+    expect(scope.moduleRule(path.join(root, 'data/a.tsv'))).toBeUndefined()
+    expect(scope.moduleRule(path.join(root, 'docs/a.md'))).toBeUndefined()
+  })
+
+  test('a bad insitu.toml is kept as the error, not thrown, and the default [sources] still tell documents apart', () => {
+    const root = project('version = 1\n[sources\n')
+    const file = path.join(root, 'insitu.toml')
+    const scope = loadProjectScope(resolveOptions({}), path.join(root, 'app'))
+    expect(scope.config).toBeUndefined()
+    expect(scope.error).toBeInstanceOf(ConfigError)
+    expect(scope.error?.message).toBe(`${file}:2:9: illegal character in key`)
+    expect(scope.configFile).toBe(file)
+    expect(scope.root).toBe(root)
+    expect(scope.isManaged(path.join(root, 'app/a.md'))).toBe(true)
+    expect(scope.isManaged(path.join(root, 'node_modules/x/a.md'))).toBe(false)
+    expect(scope.isManaged(path.join(root, 'app/main.js'))).toBe(false)
+  })
+})
+
+describe('isRestartTrigger', () => {
+  const triggers = {
+    configFiles: ['/p/insitu.toml'],
+    root: '/p',
+    extensions: [
+      { file: '/p/tools/notes/insitu-extension.toml', dir: '/p/tools/notes' },
+      { file: '/elsewhere/ext/insitu-extension.toml', dir: '/elsewhere/ext' },
+    ],
+  }
+
+  test.each([
+    ['/p/insitu.toml', true],
+    ['/p/tools/notes/insitu-extension.toml', true],
+    ['/p/tools/notes/extension.py', true],
+    ['/p/tools/notes/lib/helpers.py', true],
+    ['/elsewhere/ext/main.ts', true],
+    ['/p/tools/notes/__pycache__/helpers.cpython-312.pyc', false],
+    ['/p/tools/notes/helpers.pyc', false],
+    ['/p/tools/notes/node_modules/x/index.js', false],
+    ['/p/tools/notes/.venv/lib/site.py', false],
+    ['/p/tools/notes-other/extension.py', false],
+    ['/p/tools/insitu.toml', false],
+    ['/p/docs/a.md', false],
+    ['/p/tools/notes', false],
+  ])('%s → %s', (file, expected) => {
+    expect(isRestartTrigger(file, triggers)).toBe(expected)
+  })
+
+  test('an extension whose folder holds the project root restarts on its manifest only', () => {
+    const atRoot = { configFiles: ['/p/insitu.toml'], root: '/p', extensions: [{ file: '/p/insitu-extension.toml', dir: '/p' }] }
+    expect(isRestartTrigger('/p/insitu-extension.toml', atRoot)).toBe(true)
+    expect(isRestartTrigger('/p/extension.py', atRoot)).toBe(false)
+    expect(isRestartTrigger('/p/docs/a.md', atRoot)).toBe(false)
   })
 })
