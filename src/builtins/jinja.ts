@@ -1,6 +1,8 @@
 /**
- * The builtin `jinja` renderer (SPEC §8) on nunjucks, plus the configured environment that
- * SQL models reuse.
+ * The builtin `jinja` renderer (SPEC §8) on nunjucks, plus `createJinjaEnvironment`, the same
+ * configured environment on its own. SQL models do not use it: sql-models.ts builds its own
+ * plain nunjucks environment (the output policy below reaches it too, once installed, through
+ * nunjucks' shared runtime).
  *
  * Contract:
  * - `render({ template, params, value, location })` renders template `template` (default
@@ -46,6 +48,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import nunjucks from 'nunjucks'
+import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
+import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
 import { normalizeJinjaSource } from './jinja-source.js'
 import { jinjaToJson, pythonJsonDumps, pythonJsonText } from './python-json.js'
@@ -108,8 +112,8 @@ _No rows._
  * in the Python implementation) is `[{value: x}]`.
  */
 export function rowsOf(value: unknown): Record<string, unknown>[] {
-  if (Array.isArray(value)) return value.map((item) => (isRecord(item) ? item : { value: item }))
-  if (isRecord(value)) return [value]
+  if (Array.isArray(value)) return value.map((item) => (isPlainObject(item) ? item : { value: item }))
+  if (isPlainObject(value)) return [value]
   return [{ value }]
 }
 
@@ -120,7 +124,7 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
   return {
     render(input) {
       const name = input.template || DEFAULT_TEMPLATE
-      const dependencyOf = (file: string) => `fs:file:${toPosix(path.relative(options.root, file))}`
+      const dependencyOf = (file: string) => `fs:file:${toPosixRelative(options.root, file)}`
       let mainPath: string
       try {
         // Resolve first so name errors are reported as they are, not as render errors.
@@ -194,12 +198,12 @@ function buildEnvironment(loaderRoot?: string): {
   environment.addFilter('tojson', (value: unknown, ...args: unknown[]) =>
     jinjaToJson(value, tojsonIndent(args)),
   )
-  environment.addFilter('insitu_keys', (row: unknown) => (isRecord(row) ? Object.keys(row) : []))
+  environment.addFilter('insitu_keys', (row: unknown) => (isPlainObject(row) ? Object.keys(row) : []))
   environment.addFilter('insitu_rule', (keys: unknown[]) => keys.map(() => '---'))
   environment.addFilter('insitu_cells', (source: unknown, keys?: unknown[]) =>
     keys === undefined
       ? (source as unknown[]).map(tableCell)
-      : keys.map((key) => tableCell(isRecord(source) ? source[String(key)] : undefined)),
+      : keys.map((key) => tableCell(isPlainObject(source) ? source[String(key)] : undefined)),
   )
   environment.addFilter('insitu_item', (row: unknown) => listItem(row))
   return { environment, loader }
@@ -209,10 +213,10 @@ function buildEnvironment(loaderRoot?: string): {
 function relativeTo(base: string, value: unknown, directory: unknown): string {
   if (typeof value !== 'string') throw new TypeError('relative_to expects a path string')
   const from = typeof directory === 'string' && directory !== '' ? directory : '.'
-  const root = toPosix(base)
+  const root = toPosixPath(base)
   const relative = path.posix.relative(
-    path.posix.resolve(root, toPosix(from)),
-    path.posix.resolve(root, toPosix(value)),
+    path.posix.resolve(root, toPosixPath(from)),
+    path.posix.resolve(root, toPosixPath(value)),
   )
   return relative === '' ? '.' : relative
 }
@@ -222,7 +226,7 @@ function tojsonIndent(args: unknown[]): number | string | null {
   let positional = args
   let keywords: Record<string, unknown> = {}
   const last = args[args.length - 1]
-  if (isRecord(last) && last.__keywords === true) {
+  if (isPlainObject(last) && last.__keywords === true) {
     positional = args.slice(0, -1)
     keywords = last
   }
@@ -251,8 +255,8 @@ function tableCell(value: unknown): string {
 
 /** A `{value: x}` row shows x; any other row its JSON text. */
 function listItem(row: unknown): string {
-  const keys = isRecord(row) ? Object.keys(row) : []
-  const shown = isRecord(row) && keys.length === 1 && keys[0] === 'value' ? row.value : row
+  const keys = isPlainObject(row) ? Object.keys(row) : []
+  const shown = isPlainObject(row) && keys.length === 1 && keys[0] === 'value' ? row.value : row
   return plainText(shown).replace(/\r\n|\r|\n/g, ' ')
 }
 
@@ -287,13 +291,13 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
   candidate(name: string): string | undefined {
     if (name.startsWith(BUILTIN_PREFIX) || this.directory === undefined) return undefined
     const file = path.resolve(this.directory, name)
-    return isInside(this.directory, file) ? file : undefined
+    return isBelowFolder(this.directory, file) ? file : undefined
   }
 
   /** A served path as a template name (relative to the directory when inside it). */
   readonly display = (file: string): string =>
-    this.directory !== undefined && path.isAbsolute(file) && isInside(this.directory, file)
-      ? toPosix(path.relative(this.directory, file))
+    this.directory !== undefined && path.isAbsolute(file) && isBelowFolder(this.directory, file)
+      ? toPosixRelative(this.directory, file)
       : file
 
   /** Resolves a template name or throws the SPEC's error for it. */
@@ -305,7 +309,7 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
     }
     if (this.directory === undefined) throw new Error(`template not found: ${name}`)
     const file = path.resolve(this.directory, name)
-    if (!isInside(this.directory, file)) {
+    if (!isBelowFolder(this.directory, file)) {
       throw new Error(`template escapes templates directory: ${name}`)
     }
     let real: string
@@ -315,21 +319,11 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
     } catch {
       throw new Error(`template not found: ${name}`)
     }
-    if (!isInside(fs.realpathSync(this.directory), real)) {
+    if (!isBelowFolder(fs.realpathSync(this.directory), real)) {
       throw new Error(`template escapes templates directory: ${name}`)
     }
     return { file }
   }
-}
-
-function isInside(directory: string, file: string): boolean {
-  const relative = path.relative(directory, file)
-  return (
-    relative !== '' &&
-    relative !== '..' &&
-    !relative.startsWith('..' + path.sep) &&
-    !path.isAbsolute(relative)
-  )
 }
 
 /**
@@ -374,7 +368,7 @@ function insituEnsureDefined(value: unknown, lineno: number, colno: number): unk
   if (value === undefined) {
     throw new nunjucks.lib.TemplateError('attempted to output an undefined value', lineno + 1, colno + 1)
   }
-  if (value !== null && typeof value === 'object' && (Array.isArray(value) || isRecord(value))) {
+  if (Array.isArray(value) || isPlainObject(value)) {
     return pythonJsonText(value)
   }
   return value
@@ -383,14 +377,4 @@ function insituEnsureDefined(value: unknown, lineno: number, colno: number): unk
 function installOutputPolicy(): void {
   const runtime = (nunjucks as unknown as { runtime: NunjucksRuntime }).runtime
   if (runtime.ensureDefined !== insituEnsureDefined) runtime.ensureDefined = insituEnsureDefined
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
-  const proto: unknown = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
-function toPosix(file: string): string {
-  return file.split(path.sep).join(path.posix.sep)
 }

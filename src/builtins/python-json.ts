@@ -18,6 +18,8 @@
  *   `String`, circular structures) throw a `TypeError`/`ValueError`-like error named as
  *   Python names it (`Object of type Date is not JSON serializable`, `Circular reference detected`).
  */
+import { compareCodePoints } from '../documents/code-point-order.js'
+import { isPlainObject } from '../protocol/object-guards.js'
 
 export interface PythonJsonOptions {
   /** `sort_keys` */
@@ -118,28 +120,9 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
   return encode(value, 0)
 }
 
-function isPlainObject(value: object): boolean {
-  const proto: unknown = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
 function objectKeys(object: Record<string, unknown>, sort: boolean): string[] {
   const keys = Object.keys(object)
   return sort ? keys.sort(compareCodePoints) : keys
-}
-
-/** Python's str ordering (by code point; UTF-16 order differs above U+D7FF). */
-export function compareCodePoints(a: string, b: string): number {
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    const x = a.codePointAt(i) as number
-    const y = b.codePointAt(j) as number
-    if (x !== y) return x - y
-    i += x > 0xffff ? 2 : 1
-    j += y > 0xffff ? 2 : 1
-  }
-  return a.length - i - (b.length - j)
 }
 
 const SHORT_ESCAPES: Record<string, string> = {

@@ -27,13 +27,14 @@ import {
   type DocumentProjection,
   buildDocumentRecord,
   hashContent,
-  isMissing,
   pathColumns,
   readFileState,
   sameProjection,
 } from './document-record.js'
+import { errorCode, isMissing } from './fs-errors.js'
 import { ensureSchema, frontMatterKeys, replaceDocumentsView, viewColumnKeys } from './index-schema.js'
 import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } from './project-files.js'
+import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { prepareReadOnly, runReadOnly } from './read-only-sql.js'
 
 export interface DocumentIndexOptions {
@@ -186,8 +187,7 @@ export class DocumentIndex {
       const lstat = fs.lstatSync(absolute)
       if (lstat.isSymbolicLink()) {
         const real = fs.realpathSync(absolute)
-        const realRoot = fs.realpathSync(this.root)
-        if (real !== realRoot && !real.startsWith(realRoot + path.sep)) return undefined
+        if (!isInsideFolder(fs.realpathSync(this.root), real)) return undefined
       }
       const stat = lstat.isSymbolicLink() ? fs.statSync(absolute) : lstat
       if (stat.isFile()) return 'file'
@@ -303,15 +303,6 @@ export class DocumentIndex {
   }
 }
 
-/** `./a//b/` → `a/b`; `.` and `` → `` (the root). */
-function normalizeRelPath(relPath: string): string {
-  return relPath
-    .replaceAll('\\', '/')
-    .split('/')
-    .filter((segment) => segment !== '' && segment !== '.')
-    .join('/')
-}
-
 function isIgnoreRulesFile(relPath: string): boolean {
   return relPath === '.gitignore' || relPath.endsWith('/.gitignore') || relPath === '.git/info/exclude'
 }
@@ -327,7 +318,7 @@ function openDatabase(statePath: string | undefined): Database.Database {
   try {
     ensureSchema(db)
   } catch (error) {
-    const code = (error as { code?: string }).code
+    const code = errorCode(error)
     if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw error
     db.close()
     for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(statePath + suffix, { force: true })

@@ -17,7 +17,10 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { isObject } from '../protocol/object-guards.js'
+import { compareCodePoints } from './code-point-order.js'
 import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
+import { isMissing } from './fs-errors.js'
 import { blankRegionBodies } from './regions.js'
 
 export interface PathColumns {
@@ -120,7 +123,7 @@ export function sameProjection(a: DocumentProjection, b: DocumentProjection): bo
 export function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value, (_key, current: unknown) => {
-      if (current && typeof current === 'object' && !Array.isArray(current)) {
+      if (isObject(current)) {
         const sorted: Record<string, unknown> = {}
         for (const key of Object.keys(current).sort(compareCodePoints)) {
           sorted[key] = (current as Record<string, unknown>)[key]
@@ -130,21 +133,4 @@ export function canonicalJson(value: unknown): string {
       return current
     }) ?? 'null'
   )
-}
-
-/** Sorts like Python's `sorted()` on str (by code point, not UTF-16 unit). */
-export function compareCodePoints(a: string, b: string): number {
-  const left = [...a]
-  const right = [...b]
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    const x = left[i]!.codePointAt(0)!
-    const y = right[i]!.codePointAt(0)!
-    if (x !== y) return x - y
-  }
-  return left.length - right.length
-}
-
-export function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code
-  return code === 'ENOENT' || code === 'ENOTDIR'
 }

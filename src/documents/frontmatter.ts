@@ -27,6 +27,8 @@
  * - Indexing: the keys `insitu` and `generated` are never indexed (`indexableFrontMatter`).
  */
 import { Document, isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
+import { isObject } from '../protocol/object-guards.js'
+import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 
@@ -58,13 +60,9 @@ export interface MaterializationJob {
   line: number
 }
 
-export class FrontMatterError extends Error {
-  readonly line: number
-  constructor(message: string, line: number) {
-    super(message)
-    this.name = 'FrontMatterError'
-    this.line = line
-  }
+/** A front-matter problem at a 1-based document line. */
+export class FrontMatterError extends LineError {
+  override name = 'FrontMatterError'
 }
 
 const OPENER = /^---\r?\n/
@@ -89,13 +87,13 @@ export function splitFrontMatter(text: string): FrontMatter {
 
 export function materializationJobs(data: Record<string, unknown> | null, text: string): MaterializationJob[] {
   const config = data?.insitu
-  if (!isPlainObject(config)) return []
+  if (!isMapping(config)) return []
   const entries = config.materializations
-  if (!isPlainObject(entries)) return []
+  if (!isMapping(entries)) return []
   const lines = entryLines(text)
   const jobs: MaterializationJob[] = []
   for (const [name, entry] of Object.entries(entries)) {
-    if (!isPlainObject(entry)) continue
+    if (!isMapping(entry)) continue
     const line = lines.entries.get(name) ?? lines.insitu
     const pointer = targetPointer(entry.target, name, line)
     const { target: _target, kind, ...options } = entry
@@ -156,7 +154,7 @@ export function setPointer(data: Record<string, unknown>, pointer: string, value
   let cursor = data
   for (const segment of segments) {
     const child = Object.hasOwn(cursor, segment) ? cursor[segment] : undefined
-    if (isPlainObject(child)) {
+    if (isMapping(child)) {
       cursor = child
     } else {
       const created: Record<string, unknown> = {}
@@ -264,7 +262,7 @@ function targetPointer(target: unknown, name: string, line: number): string {
   if (typeof target === 'string' && target.startsWith('frontmatter:')) {
     kind = 'frontmatter'
     pointer = target.slice('frontmatter:'.length) || null
-  } else if (isPlainObject(target)) {
+  } else if (isMapping(target)) {
     kind = target.kind === undefined ? 'markdown' : optionText(target.kind)
     pointer = isTruthyOption(target.pointer) ? optionText(target.pointer) : null
   } else {
@@ -287,7 +285,7 @@ function mergeInto(document: Document, map: YAMLMap, value: Record<string, unkno
       continue
     }
     const node = pair.value
-    if (isMap(node) && isPlainObject(item)) {
+    if (isMap(node) && isMapping(item)) {
       mergeInto(document, node, item)
       continue
     }
@@ -315,15 +313,16 @@ function keyText(key: unknown): string {
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => sameValue(item, b[index]))
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isMapping(a) && isMapping(b)) {
     const keys = Object.keys(a)
     return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]))
   }
   return false
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)
+/** A YAML mapping's JS value: an object that is neither an array nor a Date (any other prototype is fine). */
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return isObject(value) && !(value instanceof Date)
 }
 
 function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {

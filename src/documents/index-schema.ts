@@ -15,7 +15,7 @@
  *   stays reachable through `json_extract(frontmatter, ...)`.
  */
 import type Database from 'better-sqlite3'
-import { compareCodePoints } from './document-record.js'
+import { compareCodePoints } from './code-point-order.js'
 
 export const SCHEMA_VERSION = 1
 

@@ -21,6 +21,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { isInsideFolder, normalizePosixRelPath } from './project-paths.js'
 
 export interface ProjectFilesOptions {
   /** gitignore-style patterns relative to the project root (`sources.exclude`). */
@@ -123,10 +124,6 @@ function isGitignored(layers: readonly GitignoreLayer[], relPath: string, isDire
   return false
 }
 
-function isInside(realRoot: string, realPath: string): boolean {
-  return realPath === realRoot || realPath.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)
-}
-
 interface Walk {
   root: string
   realRoot: string
@@ -156,7 +153,7 @@ function entryKind(walk: Walk, absolute: string, dirent: fs.Dirent): { kind: 'fi
   } catch {
     return undefined
   }
-  if (!isInside(walk.realRoot, realPath)) return undefined
+  if (!isInsideFolder(walk.realRoot, realPath)) return undefined
   if (stat.isFile()) return { kind: 'file', realPath }
   if (stat.isDirectory()) return { kind: 'directory', realPath }
   return undefined
@@ -194,10 +191,6 @@ function byPath(a: ProjectEntry, b: ProjectEntry): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0
 }
 
-function normalizeUnder(under: string): string {
-  return under.split('/').filter((segment) => segment !== '' && segment !== '.').join('/')
-}
-
 /**
  * Every visible file and folder of the project (or, with `under`, strictly below that
  * project-relative folder), sorted by path. `under` is trusted: confine it first
@@ -213,7 +206,7 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
     entries: [],
     activeRealDirs: new Set(),
   }
-  const start = normalizeUnder(under)
+  const start = normalizePosixRelPath(under)
   let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
   let realStart = walk.realRoot
   if (start !== '') {
@@ -228,7 +221,7 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
     }
     try {
       realStart = fs.realpathSync(path.join(absoluteRoot, start))
-      if (!fs.statSync(realStart).isDirectory() || !isInside(walk.realRoot, realStart)) return []
+      if (!fs.statSync(realStart).isDirectory() || !isInsideFolder(walk.realRoot, realStart)) return []
     } catch {
       return []
     }
@@ -259,7 +252,7 @@ export function isIgnored(root: string, options: ProjectFilesOptions, relPath: s
     entries: [],
     activeRealDirs: new Set(),
   }
-  const segments = normalizeUnder(relPath).split('/').filter((segment) => segment !== '')
+  const segments = normalizePosixRelPath(relPath).split('/').filter((segment) => segment !== '')
   let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
   for (let i = 0; i < segments.length; i += 1) {
     const current = segments.slice(0, i + 1).join('/')

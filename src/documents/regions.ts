@@ -1,10 +1,12 @@
 /**
- * Insitu regions in managed Markdown (SPEC §7): parse them, and splice their generated bodies.
+ * Insitu regions in managed Markdown (SPEC §7): parse them, format their generated bodies.
  *
  * In:  the full text of a Markdown document (front matter included; a region is only ever found
  *      where its begin comment starts outside a fenced code block).
- * Out: `Region`s in document order with UTF-16 offsets, and new document texts whose region
- *      bodies were replaced or blanked while every directive comment is kept byte for byte.
+ * Out: `Region`s in document order with UTF-16 offsets; `regionBodyText`, the text that replaces
+ *      `[bodyStart, bodyEnd)` of a region (the engine splices it, see engine/render-document.ts),
+ *      so every directive comment is kept byte for byte; and `blankRegionBodies`, the document
+ *      with every region body blanked.
  * Pure: no I/O, no state. Errors are `RegionError`s carrying the 1-based line of the begin comment.
  *
  * Syntax
@@ -32,13 +34,16 @@
  * bodies included (as Python does), so generated content must close the fences it opens.
  * Fences inside block quotes or list items are not recognised (as in Python).
  *
- * Line endings: LF and CRLF are both understood. Replacement text uses the document's line ending
- * (that of its first line break; LF when it has none), and line breaks inside replacement content
- * are converted to it, so an LF document gets exactly SPEC's `"\n\n" + c + "\n\n"` and a CRLF
- * document stays CRLF. Replacing is idempotent: the same content twice gives the same text, and
- * parsing the result gives the same regions (ids, kinds, options, lines).
+ * Line endings: LF and CRLF are both understood. Replacement text is written with the document's
+ * line ending (`lineEndingOf`: that of its first line break; LF when it has none), and line breaks
+ * inside replacement content are converted to it, so an LF document gets exactly SPEC's
+ * `"\n\n" + c + "\n\n"` and a CRLF document stays CRLF. Replacing is idempotent: splicing the
+ * same content twice gives the same text, and parsing the result gives the same regions (ids,
+ * kinds, options, lines).
  */
 import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
+import { isObject } from '../protocol/object-guards.js'
+import { LineError } from './line-error.js'
 import { namedOption } from './option-values.js'
 
 export interface Region {
@@ -60,14 +65,9 @@ export interface Region {
   end: number
 }
 
-export class RegionError extends Error {
-  /** 1-based line of the begin comment of the region at fault */
-  readonly line: number
-  constructor(message: string, line: number) {
-    super(message)
-    this.name = 'RegionError'
-    this.line = line
-  }
+/** A region problem; `line` is the 1-based line of the begin comment of the region at fault. */
+export class RegionError extends LineError {
+  override name = 'RegionError'
 }
 
 type Range = readonly [start: number, end: number]
@@ -120,26 +120,6 @@ export function regionBodyText(content: string, eol: '\n' | '\r\n' = '\n'): stri
 export function lineEndingOf(text: string): '\n' | '\r\n' {
   const newline = text.indexOf('\n')
   return newline > 0 && text[newline - 1] === '\r' ? '\r\n' : '\n'
-}
-
-/** Replace one region's body (offsets from `parseRegions(text)`); directives are kept. */
-export function replaceRegionBody(text: string, region: Region, content: string): string {
-  return text.slice(0, region.bodyStart) + regionBodyText(content, lineEndingOf(text)) + text.slice(region.bodyEnd)
-}
-
-/**
- * Replace the body of every region whose id is a key of `contents`; other regions are untouched.
- * Two regions sharing an id both receive the content (ownership conflicts are the caller's to report).
- */
-export function replaceRegionBodies(text: string, contents: ReadonlyMap<string, string>): string {
-  const eol = lineEndingOf(text)
-  let updated = text
-  for (const region of parseRegions(text).reverse()) {
-    const content = contents.get(region.id)
-    if (content === undefined) continue
-    updated = updated.slice(0, region.bodyStart) + regionBodyText(content, eol) + updated.slice(region.bodyEnd)
-  }
-  return updated
 }
 
 /** Every region body becomes a single line break (directives kept): generated text never becomes input. */
@@ -245,7 +225,7 @@ function parseHeader(header: string, line: number, headerLine: number): Record<s
 function jsonSafe(value: unknown): unknown {
   if (value instanceof TomlDate) return value.toISOString()
   if (Array.isArray(value)) return value.map(jsonSafe)
-  if (typeof value === 'object' && value !== null) {
+  if (isObject(value)) {
     const copy: Record<string, unknown> = {}
     for (const [key, item] of Object.entries(value)) copy[key] = jsonSafe(item)
     return copy

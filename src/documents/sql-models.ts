@@ -29,6 +29,8 @@ import nunjucks from 'nunjucks'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
+import { errorCode, isMissing } from './fs-errors.js'
+import { normalizeRelPath } from './project-paths.js'
 import { assertSelectOrWith } from './read-only-sql.js'
 
 export interface CompiledSqlModel {
@@ -62,7 +64,7 @@ export function modelCteName(name: string): string {
 
 export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   const absoluteRoot = path.resolve(root)
-  const dir = normalizeDir(modelsDir)
+  const dir = normalizeRelPath(modelsDir)
   const absoluteDir = path.join(absoluteRoot, dir)
   const environment = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: true })
   const fileOf = (name: string): string => (dir === '' ? `${name}.sql` : `${dir}/${name}.sql`)
@@ -72,8 +74,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     try {
       return fs.readFileSync(path.join(absoluteDir, `${name}.sql`), 'utf8')
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+      if (isMissing(error) || errorCode(error) === 'EISDIR') {
         // The model file that would define it is a dependency: creating it fixes the query.
         throw withDependencies(new Error(`unknown SQL model: ${name}`), [`fs:file:${fileOf(name)}`])
       }
@@ -148,14 +149,6 @@ export function runSqlModel(
     ...params,
   })
   return { rows, dependencies: ['index:documents', ...files.map((file) => `fs:file:${file}`)] }
-}
-
-function normalizeDir(modelsDir: string): string {
-  return modelsDir
-    .replaceAll('\\', '/')
-    .split('/')
-    .filter((segment) => segment !== '' && segment !== '.')
-    .join('/')
 }
 
 /** A name that can only address a file inside the models folder. */

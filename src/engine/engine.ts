@@ -22,6 +22,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
 import { DocumentIndex } from '../documents/document-index.js'
+import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { createBuiltins } from '../builtins/index.js'
 import {
@@ -30,7 +31,6 @@ import {
   PROJECT_CONFIG_FILE,
   parseProjectConfig,
   type ProjectConfig,
-  toPosixPath,
 } from '../host/config.js'
 import { type HostOptions, InsituHost } from '../host/host.js'
 import type { HostLogger } from '../host/process.js'
@@ -165,9 +165,8 @@ export class InsituEngine {
 
   /** Project-relative POSIX path of an absolute or relative path, or null when outside the root. */
   relativePath(file: string): string | null {
-    const relative = toPosixPath(path.relative(this.root, path.resolve(this.root, file)))
-    if (relative === '' || relative.startsWith('../') || relative === '..' || path.isAbsolute(relative)) return null
-    return relative
+    const absolute = path.resolve(this.root, file)
+    return isBelowFolder(this.root, absolute) ? toPosixRelative(this.root, absolute) : null
   }
 
   isDocument(file: string): boolean {

@@ -15,8 +15,9 @@
  * - The result lists, per job, its id, kind, line, content, dependencies and diagnostics,
  *   and the union of every job's dependencies (also of failed jobs, when known).
  */
-import { FrontMatterError, materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
-import { lineEndingOf, parseRegions, RegionError, regionBodyText } from '../documents/regions.js'
+import { materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
+import { LineError } from '../documents/line-error.js'
+import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
 import { type InsituHost, InvocationError } from '../host/host.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
@@ -92,7 +93,7 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     regions = parseRegions(text, frontMatter.bodyOffset)
     materializations = materializationJobs(frontMatter.data, text)
   } catch (error) {
-    if (error instanceof RegionError || error instanceof FrontMatterError) return failed(error.message, error.line)
+    if (error instanceof LineError) return failed(error.message, error.line)
     throw error
   }
   const conflicts = ownershipConflicts([

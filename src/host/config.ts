@@ -15,12 +15,17 @@
  *   (`__proto__`, `constructor`) are syntax errors; schema errors `<file>: <key.path>: <problem>`
  *   (`must be <= 10000`, `must be a string`, `unknown key foo`, `is required`, ...); SPEC rule
  *   messages appear unprefixed by a key path: `<file>: extension requires exactly one of path or source`.
- * - Shared with manifest.ts: `ConfigError`, `parseTomlTable`, `validateToml`, `isJsonObject`.
+ * - Shared with manifest.ts: `ConfigError`, `parseTomlFile` (= `parseTomlTable` + `validateToml`),
+ *   `readTomlText`, `ruleIssue`, `isJsonObject`. `toPosixPath` is re-exported from
+ *   documents/project-paths.ts.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { z } from 'zod'
+import { isRootedPath, toPosixPath } from '../documents/project-paths.js'
+import { issuePathText, valueAtPath } from '../protocol/issue-paths.js'
+import { isPlainObject } from '../protocol/object-guards.js'
 
 export const PROJECT_CONFIG_FILE = 'insitu.toml'
 
@@ -38,10 +43,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Absolute path with `/` separators. */
-export function toPosixPath(p: string): string {
-  return path.sep === '/' ? p : p.split(path.sep).join('/')
-}
+export { toPosixPath }
 
 /** Parse TOML text, mapping syntax errors (and unsafe keys) to `<file>:<line>:<column>: <reason>`. */
 export function parseTomlTable(text: string, file: string): Record<string, unknown> {
@@ -58,6 +60,28 @@ export function parseTomlTable(text: string, file: string): Record<string, unkno
       })
     }
     throw error
+  }
+}
+
+/**
+ * TOML text of `file` parsed and validated with `schema` (errors as `parseTomlTable` and
+ * `validateToml` throw them), with the file's absolute POSIX path.
+ */
+export function parseTomlFile<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  file: string,
+): { value: z.output<S>; absolute: string } {
+  const value = validateToml(schema, parseTomlTable(text, file), file)
+  return { value, absolute: toPosixPath(path.resolve(file)) }
+}
+
+/** The text of `file`; an unreadable file is a `ConfigError` `<file>: cannot read <what>: <reason>`. */
+export function readTomlText(file: string, what: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot read ${what}: ${(error as Error).message}`, { file, cause: error })
   }
 }
 
@@ -82,7 +106,7 @@ export function formatTomlIssues(issues: readonly z.core.$ZodIssue[], input: unk
 }
 
 function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
-  const key = keyPath(issue.path)
+  const key = issuePathText(issue.path)
   if (issue.code === 'custom' && (issue.params as Record<string, unknown> | undefined)?.[RULE]) return issue.message
   let problem: string
   switch (issue.code) {
@@ -90,7 +114,7 @@ function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
       problem = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
       break
     case 'invalid_type':
-      problem = valueAt(input, issue.path) === undefined ? 'is required' : `must be ${describeType(issue.expected)}`
+      problem = valueAtPath(input, issue.path) === undefined ? 'is required' : `must be ${describeType(issue.expected)}`
       break
     case 'too_big':
       problem =
@@ -133,30 +157,6 @@ function describeType(expected: string): string {
   }
 }
 
-function keyPath(issuePath: readonly PropertyKey[]): string {
-  let out = ''
-  for (const key of issuePath) {
-    out += typeof key === 'number' ? `[${key}]` : out ? `.${String(key)}` : String(key)
-  }
-  return out
-}
-
-function valueAt(root: unknown, issuePath: readonly PropertyKey[]): unknown {
-  let current = root
-  for (const key of issuePath) {
-    if (current === null || typeof current !== 'object') return undefined
-    current = (current as Record<PropertyKey, unknown>)[key]
-  }
-  return current
-}
-
-/** A TOML table as smol-toml builds it (null prototype) or a literal object. */
-function isPlainTable(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false
-  const proto: unknown = Object.getPrototypeOf(value)
-  return proto === null || proto === Object.prototype
-}
-
 /** First non-JSON spot (a TOML date, inf/nan) inside `value`, as a relative path; `null` when all JSON. */
 function nonJsonAt(value: unknown, at: PropertyKey[] = []): PropertyKey[] | null {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return null
@@ -168,7 +168,7 @@ function nonJsonAt(value: unknown, at: PropertyKey[] = []): PropertyKey[] | null
     }
     return null
   }
-  if (isPlainTable(value)) {
+  if (isPlainObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       const bad = nonJsonAt(item, [...at, key])
       if (bad) return bad
@@ -180,7 +180,7 @@ function nonJsonAt(value: unknown, at: PropertyKey[] = []): PropertyKey[] | null
 
 /** A TOML table holding only JSON values (no dates, inf or nan), returned as a plain JSON object. */
 export const isJsonObject = z
-  .custom<Record<string, unknown>>(isPlainTable, { message: 'must be a table' })
+  .custom<Record<string, unknown>>(isPlainObject, { message: 'must be a table' })
   .superRefine((value, ctx) => {
     const bad = nonJsonAt(value)
     if (bad) ctx.addIssue({ code: 'custom', message: 'must be a JSON value (no dates, inf or nan)', path: bad })
@@ -206,9 +206,8 @@ export const DEFAULT_EXCLUDE: readonly string[] = [
 
 /** Project-relative, not absolute, no `..` segment (either separator). */
 export function isInsideProject(p: string): boolean {
-  const normalized = p.replaceAll('\\', '/')
-  if (normalized.startsWith('/') || /^[A-Za-z]:/.test(normalized)) return false
-  return !normalized.split('/').includes('..')
+  if (isRootedPath(p)) return false
+  return !p.replaceAll('\\', '/').split('/').includes('..')
 }
 
 const ProjectPath = z
@@ -271,20 +270,12 @@ export type ProjectConfig = z.output<typeof ProjectConfigSchema> & {
 }
 
 export function parseProjectConfig(text: string, file: string): ProjectConfig {
-  const table = parseTomlTable(text, file)
-  const config = validateToml(ProjectConfigSchema, table, file)
-  const absolute = toPosixPath(path.resolve(file))
-  return { ...config, root: path.posix.dirname(absolute), file: absolute }
+  const { value, absolute } = parseTomlFile(ProjectConfigSchema, text, file)
+  return { ...value, root: path.posix.dirname(absolute), file: absolute }
 }
 
 export function loadProjectConfig(file: string): ProjectConfig {
-  let text: string
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ConfigError(`${file}: cannot read project config: ${(error as Error).message}`, { file, cause: error })
-  }
-  return parseProjectConfig(text, file)
+  return parseProjectConfig(readTomlText(file, 'project config'), file)
 }
 
 /** Walk up from `startDir` to the filesystem root; absolute POSIX path of the first `insitu.toml`. */

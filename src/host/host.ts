@@ -27,13 +27,14 @@ import {
 import { errorDependencies, withDependencies } from '../documents/dependency-errors.js'
 import { isPermitted, permissionDeniedMessage } from '../resources/permissions.js'
 import { splitQuery } from '../resources/identifiers.js'
+import type { ResolveResource } from '../resources/resolver.js'
 import type { ProjectConfig } from './config.js'
 import { type DiscoveredExtension, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
 import { ExtensionProcess, type HostLogger } from './process.js'
 import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
 
-/** Resolves every identifier scheme except `resource:` (which the host serves itself). */
-export type ResourceResolver = (identifier: string, location: Location, trace: readonly string[]) => Promise<ResourceRead>
+/** What `HostOptions.resolve` is: resolves every scheme except `resource:` (which the host serves itself). */
+export type { ResolveResource as ResourceResolver }
 
 /** What an in-process builtin receives besides its request. */
 export interface BuiltinContext {
@@ -59,7 +60,7 @@ export interface BuiltinCapability {
 export interface HostOptions {
   config: ProjectConfig
   /** Resolver for `fs:`, `sql:`, `git://`, `index:`… identifiers. @default rejects every identifier */
-  resolve?: ResourceResolver
+  resolve?: ResolveResource
   builtins?: readonly BuiltinCapability[]
   /** Python interpreter for the `{python}` command token. @default 'python3' */
   python?: string

@@ -9,8 +9,9 @@
  *   Failures are `ConfigError`s `<file>: <message>` (see config.ts for the message shapes); the SPEC
  *   rule messages (`extension command cannot be empty`, `<mode> capability requires target`, ...)
  *   follow the file prefix directly. Dependencies are duplicates when `(name, capability)` repeat.
- * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks it must
- *   stay inside the (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
+ * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks (with
+ *   `physicalPath`: missing parts kept, dangling links followed) it must stay inside the
+ *   (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
  * - `resolveCommand(manifest, { python })` substitutes `{python}` (default `python3`) and `{node}`
  *   (`process.execPath`) anywhere inside each argument.
  * - `discoverExtensions(config)` returns configured extensions (config order), then extensions found
@@ -21,14 +22,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
+import { isInsideFolder, toPosixPath } from '../documents/project-paths.js'
 import { CapabilityKind } from '../protocol/schemas.js'
+import { physicalPath } from '../resources/confine.js'
 import {
   ConfigError,
   isJsonObject,
-  parseTomlTable,
+  parseTomlFile,
+  readTomlText,
   ruleIssue,
-  toPosixPath,
-  validateToml,
   type ProjectConfig,
 } from './config.js'
 
@@ -120,49 +122,20 @@ export interface DiscoveredExtension {
 }
 
 export function parseManifest(text: string, file: string): Manifest {
-  const table = parseTomlTable(text, file)
-  const manifest = validateToml(ManifestSchema, table, file)
-  const absolute = toPosixPath(path.resolve(file))
-  return { ...manifest, dir: path.posix.dirname(absolute), file: absolute }
+  const { value, absolute } = parseTomlFile(ManifestSchema, text, file)
+  return { ...value, dir: path.posix.dirname(absolute), file: absolute }
 }
 
 /** Load `<dir>/insitu-extension.toml`. */
 export function loadManifest(dir: string): Manifest {
   const file = path.join(dir, MANIFEST_FILE)
-  let text: string
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ConfigError(`${file}: cannot read extension manifest: ${(error as Error).message}`, { file, cause: error })
-  }
-  return parseManifest(text, file)
-}
-
-/** Real path of `p`, resolving the longest existing ancestor when `p` itself does not exist. */
-function realPathLenient(p: string): string {
-  const missing: string[] = []
-  let current = path.resolve(p)
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync.native(current), ...missing.reverse())
-    } catch {
-      const parent = path.dirname(current)
-      if (parent === current) return path.join(current, ...missing.reverse())
-      missing.push(path.basename(current))
-      current = parent
-    }
-  }
-}
-
-function isWithin(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child)
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
+  return parseManifest(readTomlText(file, 'extension manifest'), file)
 }
 
 /** Absolute POSIX cwd for the extension process; must stay inside the manifest folder. */
 export function resolveExtensionCwd(manifest: Manifest): string {
   const cwd = path.resolve(manifest.dir, manifest.extension.cwd)
-  if (!isWithin(manifest.dir, cwd) || !isWithin(realPathLenient(manifest.dir), realPathLenient(cwd))) {
+  if (!isInsideFolder(manifest.dir, cwd) || !isInsideFolder(physicalPath(manifest.dir), physicalPath(cwd))) {
     throw new ConfigError(`${manifest.file}: extension cwd escapes package: ${manifest.extension.cwd}`, {
       file: manifest.file,
     })

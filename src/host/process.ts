@@ -20,6 +20,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { isDeepStrictEqual } from 'node:util'
 import { FramingError } from '../protocol/framing.js'
 import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
+import { isObject } from '../protocol/object-guards.js'
 import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
 import type { Manifest } from './manifest.js'
 
@@ -358,8 +359,4 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -19,6 +19,7 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { encodeFrame, FrameDecoder } from './framing.js'
+import { isObject } from './object-guards.js'
 import { BoundaryError } from './schemas.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
@@ -414,10 +415,6 @@ function abortError(method: string, signal: AbortSignal): Error {
   const error = new Error(`${method} aborted`)
   error.name = 'AbortError'
   return error
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function isId(value: unknown): value is Id {

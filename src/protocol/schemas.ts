@@ -9,6 +9,7 @@
  * - JSON values are checked to be JSON (no `undefined`, functions, NaN).
  */
 import { z } from 'zod'
+import { issuePathText, valueAtPath } from './issue-paths.js'
 
 export const JsonValue: z.ZodType<unknown> = z.json()
 
@@ -96,30 +97,18 @@ export class BoundaryError extends Error {
 /** `a.b[2].c: message` for the first issue (and a count of the rest). */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], what?: string, input?: unknown): string {
   const parts = issues.map((issue) => {
-    let path = ''
-    for (const key of issue.path) {
-      path += typeof key === 'number' ? `[${key}]` : path ? `.${String(key)}` : String(key)
-    }
+    const path = issuePathText(issue.path)
     let message = issue.message
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((k) => (path ? `${path}.${k}` : k))
       return `unknown field${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`
     }
     // Only with the parsed input at hand can a missing field be told from a wrong one.
-    if (input !== undefined && issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'field required'
+    if (input !== undefined && issue.path.length > 0 && valueAtPath(input, issue.path) === undefined) message = 'field required'
     return path ? `${path}: ${message}` : message
   })
   const body = parts.join('; ')
   return what ? `invalid ${what}: ${body}` : body
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let current = root
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined
-    current = (current as Record<PropertyKey, unknown>)[key]
-  }
-  return current
 }
 
 /** Parse `value` with `schema`, throwing a `BoundaryError` that names the field path. */

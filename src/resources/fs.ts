@@ -23,6 +23,7 @@
  */
 import fs from 'node:fs'
 import ignore from 'ignore'
+import { isUnresolvable } from '../documents/fs-errors.js'
 import { blankRegionBodies } from '../documents/regions.js'
 import { listProjectEntries, listProjectFiles, type ProjectEntry } from '../documents/project-files.js'
 import { resolveInsideRoot, toPosixRelative } from './confine.js'
@@ -53,16 +54,11 @@ function identifierBody(identifier: string, scheme: string): string {
   return identifier.slice(scheme.length)
 }
 
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined
-}
-
 function statOrUndefined(absolute: string): fs.Stats | undefined {
   try {
     return fs.statSync(absolute)
   } catch (error) {
-    const code = errorCode(error)
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined
+    if (isUnresolvable(error)) return undefined
     throw error
   }
 }

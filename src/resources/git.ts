@@ -37,6 +37,8 @@ import { execFile } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { compareCodePoints } from '../documents/code-point-order.js'
+import { isInsideFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 
 const execFileAsync = promisify(execFile)
 
@@ -130,10 +132,6 @@ async function runGit(
   }
 }
 
-function toPosix(p: string): string {
-  return p.split(path.sep).join('/')
-}
-
 /** The repository containing `root` with a worktree, or null (not a repository, bare, inside `.git`). */
 async function locateRepository(root: string): Promise<Repository | null> {
   const result = await runGit(
@@ -177,13 +175,10 @@ function resolvePath(raw: string, root: string, repo: Repository | null): Resolv
   const projectDir = repo ? projectDirOf(repo) : path.resolve(root)
   const boundary = repo ? repo.topLevel : path.resolve(root)
   const absolute = path.resolve(projectDir, raw)
-  const inBoundary = path.relative(boundary, absolute)
-  if (inBoundary === '..' || inBoundary.startsWith(`..${path.sep}`) || path.isAbsolute(inBoundary)) {
-    throw new Error(`path escapes Git worktree: ${raw}`)
-  }
+  if (!isInsideFolder(boundary, absolute)) throw new Error(`path escapes Git worktree: ${raw}`)
   return {
-    display: toPosix(path.relative(projectDir, absolute)) || '.',
-    pathspec: toPosix(inBoundary) || '.',
+    display: toPosixRelative(projectDir, absolute) || '.',
+    pathspec: toPosixRelative(boundary, absolute) || '.',
   }
 }
 
@@ -237,16 +232,6 @@ async function readTracked(repo: Repository | null): Promise<string[]> {
   return files.map((file) => file.slice(repo.prefix.length))
 }
 
-function compareCodePoints(a: string, b: string): number {
-  const left = [...a]
-  const right = [...b]
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    const difference = (left[i]?.codePointAt(0) ?? 0) - (right[i]?.codePointAt(0) ?? 0)
-    if (difference !== 0) return difference
-  }
-  return left.length - right.length
-}
-
 async function exists(absolute: string): Promise<boolean> {
   return fs.lstat(absolute).then(() => true, () => false)
 }
@@ -268,8 +253,8 @@ async function readIgnoreRules(repo: Repository | null): Promise<unknown> {
   const present = await Promise.all(candidates.map(async (file) => ((await exists(file)) ? file : null)))
   const paths = present
     .filter((file): file is string => file !== null)
-    .map((file) => toPosix(path.relative(projectDir, file)))
-  return { repository: toPosix(repo.topLevel), paths: [...new Set(paths)].sort(compareCodePoints) }
+    .map((file) => toPosixRelative(projectDir, file))
+  return { repository: toPosixPath(repo.topLevel), paths: [...new Set(paths)].sort(compareCodePoints) }
 }
 
 /** Flags of porcelain v1 `-z` output (`XY path\0[orig\0]`), in STATUS_FLAGS order. */

@@ -9,6 +9,7 @@
  * permitted and watched is the path that is read.
  */
 import path from 'node:path/posix'
+import { isRootedPath } from '../documents/project-paths.js'
 
 /** Removes a `?query` suffix (everything from the first `?`). */
 export function stripQuery(text: string): string {
@@ -26,7 +27,7 @@ export function splitQuery(text: string): { name: string; query: Record<string, 
 /** The normalized project-relative path of an `fs:file:`/`fs:dir:` body, or null outside the root. */
 export function fsPathOf(body: string): string | null {
   const text = stripQuery(body).replace(/\\/g, '/')
-  if (text.startsWith('/') || /^[A-Za-z]:/.test(text)) return null
+  if (isRootedPath(text)) return null
   const normalized = path.normalize(text === '' ? '.' : text).replace(/\/+$/, '')
   if (normalized === '..' || normalized.startsWith('../')) return null
   return normalized === '.' ? '' : normalized

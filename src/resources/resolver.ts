@@ -24,7 +24,11 @@ export interface ResourceResolverContext {
   models: SqlModels
 }
 
-export type ResolveResource = (identifier: string, location: Location) => Promise<ResourceRead>
+/**
+ * Resolves one identifier read at `location`. The host calls it for every scheme but `resource:`
+ * and passes the read's `trace`; `createResourceResolver`'s resolver does not need it.
+ */
+export type ResolveResource = (identifier: string, location: Location, trace: readonly string[]) => Promise<ResourceRead>
 
 export function unsupportedResource(identifier: string): Error {
   return new Error(`unsupported host resource: ${identifier}`)

@@ -7,10 +7,9 @@ import {
   lineEndingOf,
   parseRegions,
   regionBodyText,
-  replaceRegionBodies,
-  replaceRegionBody,
   type Region,
 } from '../../src/documents/regions.js'
+import { applyEdits } from '../../src/engine/render-document.js'
 
 const BASIC = [
   '# Title', //                                    1
@@ -32,6 +31,16 @@ const BASIC = [
 
 function summary(regions: Region[]) {
   return regions.map(({ id, kind, line, options }) => ({ id, kind, line, options }))
+}
+
+/** Replaces region bodies by id the way the engine does: `regionBodyText` spliced into `[bodyStart, bodyEnd)`. */
+function replaceBodies(text: string, contents: ReadonlyMap<string, string>): string {
+  const eol = lineEndingOf(text)
+  const edits = parseRegions(text).flatMap((region) => {
+    const content = contents.get(region.id)
+    return content === undefined ? [] : [{ start: region.bodyStart, end: region.bodyEnd, text: regionBodyText(content, eol) }]
+  })
+  return applyEdits(text, edits)
 }
 
 function errorOf(run: () => unknown): RegionError {
@@ -218,33 +227,26 @@ describe('replacing region bodies', () => {
   })
 
   it('replaces one region and keeps its directives', () => {
-    const [first] = parseRegions(BASIC)
-    const updated = replaceRegionBody(BASIC, first!, '| a |\n| --- |\n\n\n')
+    const updated = replaceBodies(BASIC, new Map([['region-1', '| a |\n| --- |\n\n\n']]))
     expect(updated).toBe(
       BASIC.replace('-->\nold body\n<!-- insitu:end -->', '-->\n\n| a |\n| --- |\n\n<!-- insitu:end -->'),
     )
   })
 
   it('replaces bodies by id and leaves other regions untouched', () => {
-    const updated = replaceRegionBodies(BASIC, new Map([['tasks', '- one'], ['missing', 'x']]))
+    const updated = replaceBodies(BASIC, new Map([['tasks', '- one'], ['missing', 'x']]))
     expect(updated).toBe(BASIC.replace('model = "open_tasks"\n-->\n<!-- insitu:end -->', 'model = "open_tasks"\n-->\n\n- one\n\n<!-- insitu:end -->'))
-    expect(replaceRegionBodies(BASIC, new Map([['region-1', '']]))).toBe(BASIC.replace('-->\nold body\n', '-->\n\n'))
-  })
-
-  it('gives every region sharing an id the content', () => {
-    const text = '<!-- insitu:begin\nid = "x"\n-->\n<!-- insitu:end -->\n<!-- insitu:begin\nid = "x"\n-->\n<!-- insitu:end -->\n'
-    expect(replaceRegionBodies(text, new Map([['x', 'c']]))).toBe(text.replaceAll('-->\n<!-- insitu:end', '-->\n\nc\n\n<!-- insitu:end'))
+    expect(replaceBodies(BASIC, new Map([['region-1', '']]))).toBe(BASIC.replace('-->\nold body\n', '-->\n\n'))
   })
 
   it('blanks every body to one line break', () => {
-    const updated = replaceRegionBodies(BASIC, new Map([['tasks', '- one']]))
+    const updated = replaceBodies(BASIC, new Map([['tasks', '- one']]))
     expect(blankRegionBodies(updated)).toBe(BASIC.replace('-->\nold body\n', '-->\n'))
     expect(blankRegionBodies(blankRegionBodies(BASIC))).toBe(blankRegionBodies(BASIC))
     expect(blankRegionBodies('no regions\n')).toBe('no regions\n')
   })
 
   it('propagates parse errors', () => {
-    expect(() => replaceRegionBodies('<!-- insitu:begin -->', new Map())).toThrow('unterminated Insitu region at line 1')
     expect(() => blankRegionBodies('\n<!-- insitu:begin -->')).toThrow('unterminated Insitu region at line 2')
   })
 })
@@ -260,8 +262,8 @@ describe('CRLF documents', () => {
   })
 
   it('writes replacements and blanks with CRLF', () => {
-    const replaced = replaceRegionBodies(crlf, new Map([['tasks', 'a\nb\n']]))
-    expect(replaced).toBe(replaceRegionBodies(BASIC, new Map([['tasks', 'a\nb\n']])).replaceAll('\n', '\r\n'))
+    const replaced = replaceBodies(crlf, new Map([['tasks', 'a\nb\n']]))
+    expect(replaced).toBe(replaceBodies(BASIC, new Map([['tasks', 'a\nb\n']])).replaceAll('\n', '\r\n'))
     expect(blankRegionBodies(crlf)).toBe(blankRegionBodies(BASIC).replaceAll('\n', '\r\n'))
   })
 
@@ -285,12 +287,12 @@ describe('idempotence (property)', () => {
       fc.property(fc.constantFrom(...documents), content, content, (text, first, second) => {
         const regions = parseRegions(text)
         const contents = new Map(regions.map((region, index) => [region.id, index % 2 === 0 ? first : second]))
-        const once = replaceRegionBodies(text, contents)
-        expect(replaceRegionBodies(once, contents)).toBe(once)
+        const once = replaceBodies(text, contents)
+        expect(replaceBodies(once, contents)).toBe(once)
         const reparsed = parseRegions(once)
         const identity = (list: Region[]) => list.map(({ id, kind, options }) => ({ id, kind, options }))
         expect(identity(reparsed)).toEqual(identity(regions))
-        expect(parseRegions(replaceRegionBodies(once, contents))).toEqual(reparsed)
+        expect(parseRegions(replaceBodies(once, contents))).toEqual(reparsed)
         const eol = lineEndingOf(text)
         reparsed.forEach((region, index) => {
           const original = regions[index]!
@@ -298,8 +300,6 @@ describe('idempotence (property)', () => {
           expect(once.slice(region.start, region.bodyStart)).toBe(text.slice(original.start, original.bodyStart))
           expect(once.slice(region.bodyEnd, region.end)).toBe(text.slice(original.bodyEnd, original.end))
         })
-        const single = replaceRegionBody(text, regions[0]!, first)
-        expect(replaceRegionBody(single, parseRegions(single)[0]!, first)).toBe(single)
         expect(blankRegionBodies(once)).toBe(blankRegionBodies(text))
       }),
     )

@@ -1,0 +1,62 @@
+/**
+ * Path text of a project: native paths to project-relative POSIX paths, and folder containment.
+ *
+ * Contract (pure: no I/O, no symlinks resolved; see resources/confine.ts for that):
+ * - `toPosixPath(p)`: `p` with the platform separator turned into `/` (unchanged on POSIX).
+ * - `toPosixRelative(from, to)`: `path.relative(from, to)` as POSIX (`""` when they are the same).
+ * - `normalizeRelPath(p)`: `./a//b/` → `a/b`, `.` and `""` → `""` (the root); `\` separates like `/`
+ *   (paths from config files and watchers). `normalizePosixRelPath(p)` is the same for paths that
+ *   are already POSIX, where `\` is a file-name character. Both keep `..` segments.
+ * - `isRootedPath(p)`: `p` (with `\` read as `/`) is absolute on some platform: it starts with
+ *   `/` or a drive letter (`C:`).
+ * - `isInsideFolder(folder, p)`: `p` is `folder` or lies below it, lexically (`path.relative`);
+ *   `isBelowFolder(folder, p)`: strictly below it. A relative path starting with `..` then `/`
+ *   or `\` leaves the folder on every platform (project paths read `\` as a separator); a name
+ *   that merely starts with `..` (`..notes`) is inside.
+ */
+import path from 'node:path'
+
+/** `p` with `/` separators. */
+export function toPosixPath(p: string): string {
+  return path.sep === '/' ? p : p.split(path.sep).join('/')
+}
+
+/** The POSIX path of `to` relative to `from` (`""` for `from` itself). */
+export function toPosixRelative(from: string, to: string): string {
+  return toPosixPath(path.relative(path.resolve(from), to))
+}
+
+/** `./a//b/` → `a/b`; `.` and `` → `` (the root). `\` separates too. */
+export function normalizeRelPath(relPath: string): string {
+  return normalizePosixRelPath(relPath.replaceAll('\\', '/'))
+}
+
+/** `./a//b/` → `a/b`; `.` and `` → `` (the root). Only `/` separates. */
+export function normalizePosixRelPath(relPath: string): string {
+  return relPath
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/')
+}
+
+/** Whether `p` is absolute on some platform (`/x`, `\x`, `C:…`). */
+export function isRootedPath(p: string): boolean {
+  const text = p.replaceAll('\\', '/')
+  return text.startsWith('/') || /^[A-Za-z]:/.test(text)
+}
+
+/** Whether `p` is `folder` itself or lies below it (lexically). */
+export function isInsideFolder(folder: string, p: string): boolean {
+  const relative = path.relative(folder, p)
+  return relative === '' || isDescending(relative)
+}
+
+/** Whether `p` lies strictly below `folder` (lexically). */
+export function isBelowFolder(folder: string, p: string): boolean {
+  const relative = path.relative(folder, p)
+  return relative !== '' && isDescending(relative)
+}
+
+function isDescending(relative: string): boolean {
+  return !/^\.\.(?:[\\/]|$)/.test(relative) && !path.isAbsolute(relative)
+}
