@@ -63,11 +63,6 @@ export class DependencyGraph {
     return this.byOwner.get(owner) ?? []
   }
 
-  /** Owners that depend on any `git://` resource. */
-  gitDependents(): string[] {
-    return [...this.gitOwners.keys()]
-  }
-
   owners(): string[] {
     return [...this.byOwner.keys()]
   }

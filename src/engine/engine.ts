@@ -252,16 +252,6 @@ export class InsituEngine {
     this.moduleCache.delete(relPath)
   }
 
-  /**
-   * Drop the cached results of every owner that reads git (for a rebuild in a build watcher,
-   * which cannot see git metadata change). Returns those owners.
-   */
-  invalidateGitDependents(): string[] {
-    const owners = this.graph.gitDependents()
-    for (const owner of owners) this.invalidate(owner)
-    return owners
-  }
-
   /** Forget an owner entirely (e.g. its file was deleted). */
   forget(file: string): void {
     const relPath = this.relativePath(file)

@@ -13,9 +13,9 @@
  *   cleared first); git metadata through a watcher of our own (Vite ignores `.git`), live
  *   before the first module is served, that reloads the affected modules in every
  *   environment; in build watch mode, `watchChange` marks affected modules so
- *   `shouldTransformCachedModule` re-runs them.
- *   Build watch cannot see git metadata: every rebuild drops the cached results of the
- *   modules that read git and marks them stale, so they are regenerated.
+ *   `shouldTransformCachedModule` re-runs them, and what the bundler cannot see (files
+ *   created or deleted in folders it does not watch, git metadata) goes through watchers of
+ *   our own that mark the affected modules and wake the bundler (build-watcher.ts).
  * - The project config is read once, synchronously, at `configResolved` (plain Rollup: on
  *   first use), with the `root` option exactly that folder, else the nearest `insitu.toml`
  *   walking up from Vite's root; modules that are neither managed documents nor matched by a
@@ -39,6 +39,7 @@ import MagicString from 'magic-string'
 import type { Plugin, ViteDevServer } from 'vite'
 import type { DocumentResult } from '../engine/render-document.js'
 import { InsituEngine, type AffectedResult } from '../engine/engine.js'
+import { createPathMatcher } from '../documents/project-files.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
 import {
   engineStartError,
@@ -50,6 +51,7 @@ import {
   reportDiagnostics,
   reportValidation,
 } from './diagnostics.js'
+import { type BuildWatcher, type BuildWatchEvent, startBuildWatcher } from './build-watcher.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
@@ -71,6 +73,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let starting: Promise<InsituEngine> | undefined
   let engine: InsituEngine | undefined
   let gitWatcher: GitWatcher | undefined
+  let buildWatcher: BuildWatcher | undefined
+  /** Vite's absolute output folder (never watched in build watch mode). */
+  let outDir: string | undefined
   let stopping: Promise<void> | undefined
   /** The engine whose validators have run (once per engine start). */
   let validated: InsituEngine | undefined
@@ -79,6 +84,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const failedConfigFiles = new Set<string>()
   /** One `affected()` per file event, shared by the environments `hotUpdate` runs for. */
   const eventBatches = new Map<string, AffectedResult>()
+  /** Build watch: absolute files and folders handed to the bundler's `addWatchFile`. */
+  const bundlerWatched = new Set<string>()
   /** Build watch: modules (absolute POSIX files) whose cached transform must be redone (until they are transformed). */
   const staleModules = new Set<string>()
 
@@ -133,13 +140,14 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
    */
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      await gitWatcher?.close()
+      await Promise.all([gitWatcher?.close(), buildWatcher?.close()])
       const running = starting ? await starting.catch(() => undefined) : undefined
       await running?.close()
     })().finally(() => {
       starting = undefined
       engine = undefined
       gitWatcher = undefined
+      buildWatcher = undefined
       stopping = undefined
     })
     return stopping
@@ -171,6 +179,41 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         (error) => logger.error(`${PLUGIN_NAME}: git metadata watcher: ${error.message}`),
       )
     }
+  }
+
+  /** Build watch: mark the modules `events` affect stale; true when there are any. */
+  const markAffected = (current: InsituEngine, events: readonly BuildWatchEvent[]): boolean => {
+    const { owners } = current.affected(events)
+    for (const owner of owners) staleModules.add(moduleFile(current.root, owner))
+    return owners.length > 0
+  }
+
+  /** Build watch: our own watchers for what the bundler's cannot see (see build-watcher.ts). */
+  const watchBuild = async (current: InsituEngine): Promise<void> => {
+    if (buildWatcher) return
+    const onError = (error: Error) => logger.error(`${PLUGIN_NAME}: build watcher: ${error.message}`)
+    const watcher = startBuildWatcher({
+      root: current.root,
+      isExcluded: createPathMatcher(current.config.sources.exclude),
+      ignoredDirs: outDir ? [outDir] : [],
+      // What the bundler watches reaches watchChange too: handle each change once.
+      onChange: (events) => markAffected(current, events.filter((event) => !seenByBundler(event.path))),
+      debounceMs: current.config.watch.debounce_ms,
+      onError,
+    })
+    buildWatcher = watcher
+    if (current.gitPaths && !gitWatcher) {
+      gitWatcher = watchGitMetadata(
+        current.gitPaths,
+        (file) => current.isGitMetadata(file),
+        (files) => {
+          if (markAffected(current, files.map((file) => ({ type: 'update' as const, path: file, directory: false })))) watcher.wake()
+        },
+        current.config.watch.debounce_ms,
+        onError,
+      )
+    }
+    await Promise.all([watcher.ready, gitWatcher?.ready])
   }
 
   /** Changes that arrive outside `hotUpdate`: reload the affected modules in every environment. */
@@ -214,7 +257,19 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const recordWatchFiles = (context: WatchContext, current: InsituEngine, dependencies: readonly string[]): void => {
     const buildWatch = !server && context.meta?.watchMode === true
     for (const dependency of dependencies) {
-      for (const file of watchTargets(current, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
+      for (const file of watchTargets(current, dependency, buildWatch)) {
+        if (!fs.existsSync(file)) continue
+        context.addWatchFile(file)
+        if (buildWatch) bundlerWatched.add(path.resolve(file))
+      }
+    }
+  }
+
+  /** Build watch: the bundler reports changes at or under these paths itself (watchChange). */
+  const seenByBundler = (file: string): boolean => {
+    for (let at = path.resolve(file); ; at = path.dirname(at)) {
+      if (bundlerWatched.has(at)) return true
+      if (path.dirname(at) === at) return false
     }
   }
 
@@ -244,6 +299,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
     configResolved(config) {
       viteRoot = config.root
+      outDir = path.resolve(config.root, config.build.outDir)
       const vite = config.logger
       logger = {
         info: (m) => vite.info(m, { timestamp: true }),
@@ -288,8 +344,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         return this.error(engineStartError(error))
       }
       if (this.meta.watchMode) {
-        // A build watcher cannot see git metadata change: regenerate every git reader.
-        for (const owner of current.invalidateGitDependents()) staleModules.add(moduleFile(current.root, owner))
+        // The bundler cannot see new files in folders it does not watch, nor git: wake it.
+        await watchBuild(current)
+        this.addWatchFile(buildWatcher!.wakeFile)
       }
       if (validated === current) return
       validated = current
@@ -324,6 +381,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         const current = await startFor(this)
         // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
         staleModules.delete(moduleKey(id))
+        if (!server && this.meta.watchMode) bundlerWatched.add(path.resolve(file))
         if (managed && current.isDocument(file)) {
           const result = await renderManaged(this, current, file, code)
           if (!result.changed) return null
@@ -374,10 +432,17 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     watchChange(id, change) {
       // The dev server reports changes through hotUpdate; this is for build watch and Rollup.
       if (server || !engine) return
+      if (buildWatcher && path.resolve(id) === buildWatcher.wakeFile) return
       const current = engine
       const type = change.event === 'create' ? 'create' : change.event === 'delete' ? 'delete' : 'update'
       if (type === 'delete') current.forget(id)
       for (const owner of current.affected([{ type, path: id }]).owners) staleModules.add(moduleFile(current.root, owner))
+    },
+
+    renderStart(outputOptions) {
+      // Rollup names its output only now: what it writes there is no change of the project's.
+      const output = outputOptions.dir ?? (outputOptions.file ? path.dirname(outputOptions.file) : undefined)
+      if (output) buildWatcher?.ignore(output)
     },
 
     shouldTransformCachedModule({ id }) {
