@@ -14,7 +14,8 @@
  * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
  *   with the violation, named for the extension.
  * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
- *   Every live child is also SIGKILLed synchronously on `process.on('exit')`.
+ *   Every live child is also SIGKILLed synchronously on `process.on('exit')`, and on SIGINT,
+ *   SIGTERM or SIGHUP when nothing else handles that signal (then the signal proceeds).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { isDeepStrictEqual } from 'node:util'
@@ -66,12 +67,25 @@ export class ExtensionStartError extends Error {
 /**
  * Live extension children of this Node process, shared through `globalThis` so that every
  * copy of this module (Vite bundles `vite.config` with its own copy, once per restart)
- * feeds one set and installs one `exit` hook.
+ * feeds one set and installs one `exit` hook (and one handler per fatal signal).
  */
 interface ChildRegistry {
   children: Set<ChildProcess>
 }
 const REGISTRY = Symbol.for('vite-plugin-insitu.extension-children')
+/** Signals whose default action ends Node without its `exit` event. */
+const FATAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+function killAll(children: Set<ChildProcess>, signal: NodeJS.Signals): void {
+  for (const survivor of children) {
+    try {
+      survivor.kill(signal)
+    } catch {
+      // already gone
+    }
+  }
+}
+
 function childRegistry(): ChildRegistry {
   const global = globalThis as { [REGISTRY]?: ChildRegistry }
   let registry = global[REGISTRY]
@@ -79,15 +93,18 @@ function childRegistry(): ChildRegistry {
     const created: ChildRegistry = { children: new Set() }
     registry = created
     global[REGISTRY] = created
-    process.on('exit', () => {
-      for (const survivor of created.children) {
-        try {
-          survivor.kill('SIGKILL')
-        } catch {
-          // already gone
-        }
+    process.on('exit', () => killAll(created.children, 'SIGKILL'))
+    // A signal nobody else handles ends Node without `exit`: end the children first, then let
+    // the signal take its course. When someone else listens, they decide (and `exit` covers us).
+    for (const signal of FATAL_SIGNALS) {
+      const onSignal = () => {
+        if (process.listenerCount(signal) > 1) return
+        killAll(created.children, 'SIGKILL')
+        process.off(signal, onSignal)
+        process.kill(process.pid, signal)
       }
-    })
+      process.on(signal, onSignal)
+    }
   }
   return registry
 }
