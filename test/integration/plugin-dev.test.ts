@@ -365,6 +365,34 @@ describe('vite dev server', () => {
     expect(logged('error')).toEqual([])
   })
 
+  test('an extension that fails to start is reported once; only the documents using it fail', async () => {
+    const identity = path.resolve('test/fixtures/python/failures/identity')
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(identity)}\n`)
+    fs.writeFileSync(
+      path.join(root, 'docs/identity.md'),
+      '# Identity\n\n<!-- insitu:begin identity_x\nid = "who"\n-->\n<!-- insitu:end -->\n',
+    )
+    await startServer()
+    await openApp()
+    // Everything that does not need the failed extension is served as usual.
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    const failure = await client()
+      .transformRequest('/docs/identity.md?raw')
+      .then(
+        () => null,
+        (error: Error & { loc?: unknown }) => ({ message: error.message, loc: error.loc }),
+      )
+    expect(failure).toEqual({
+      message: 'transform identity_x (extension acme/identity) failed in who: manifest/runtime identity mismatch for acme/identity',
+      loc: { file: path.join(root, 'docs/identity.md'), line: 3, column: 0 },
+    })
+    // Asking again fails the same way, without another report in the log.
+    await expect(client().transformRequest('/docs/identity.md?raw')).rejects.toThrow('identity mismatch')
+    const reports = logged('error').filter((line) => line.includes('failed to start'))
+    expect(reports).toEqual(['extension acme/identity failed to start: manifest/runtime identity mismatch for acme/identity'])
+  })
+
   test('a broken insitu.toml fails managed modules with its file and line; fixing it restarts the server', async () => {
     await startServer({ listen: true })
     await openApp()
