@@ -14,8 +14,8 @@
  * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
  *   with the violation, named for the extension.
  * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
- *   Every live child is also SIGKILLed synchronously on `process.on('exit')`, and on SIGINT,
- *   SIGTERM or SIGHUP when nothing else handles that signal (then the signal proceeds).
+ *   Every live child is also SIGKILLed synchronously when this process ends (on `exit` and on
+ *   a fatal signal, see process-end.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { isDeepStrictEqual } from 'node:util'
@@ -24,6 +24,7 @@ import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcRe
 import { isObject } from '../protocol/object-guards.js'
 import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
 import type { Manifest } from './manifest.js'
+import { onProcessEnd } from './process-end.js'
 
 export const RESTART_LIMIT = 5
 export const RESTART_WINDOW_MS = 3 * 60_000
@@ -67,24 +68,12 @@ export class ExtensionStartError extends Error {
 /**
  * Live extension children of this Node process, shared through `globalThis` so that every
  * copy of this module (Vite bundles `vite.config` with its own copy, once per restart)
- * feeds one set and installs one `exit` hook (and one handler per fatal signal).
+ * feeds one set, killed once when the process ends (see process-end.ts).
  */
 interface ChildRegistry {
   children: Set<ChildProcess>
 }
 const REGISTRY = Symbol.for('vite-plugin-insitu.extension-children')
-/** Signals whose default action ends Node without its `exit` event. */
-const FATAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
-function killAll(children: Set<ChildProcess>, signal: NodeJS.Signals): void {
-  for (const survivor of children) {
-    try {
-      survivor.kill(signal)
-    } catch {
-      // already gone
-    }
-  }
-}
 
 function childRegistry(): ChildRegistry {
   const global = globalThis as { [REGISTRY]?: ChildRegistry }
@@ -93,18 +82,15 @@ function childRegistry(): ChildRegistry {
     const created: ChildRegistry = { children: new Set() }
     registry = created
     global[REGISTRY] = created
-    process.on('exit', () => killAll(created.children, 'SIGKILL'))
-    // A signal nobody else handles ends Node without `exit`: end the children first, then let
-    // the signal take its course. When someone else listens, they decide (and `exit` covers us).
-    for (const signal of FATAL_SIGNALS) {
-      const onSignal = () => {
-        if (process.listenerCount(signal) > 1) return
-        killAll(created.children, 'SIGKILL')
-        process.off(signal, onSignal)
-        process.kill(process.pid, signal)
+    onProcessEnd(() => {
+      for (const survivor of created.children) {
+        try {
+          survivor.kill('SIGKILL')
+        } catch {
+          // already gone
+        }
       }
-      process.on(signal, onSignal)
-    }
+    })
   }
   return registry
 }
