@@ -14,8 +14,9 @@
  * - Outbound requests time out after 30 s (2 s for `insitu.shutdown`) unless overridden;
  *   a timeout or an abort only drops local state: nothing is sent to the other side.
  * - An outbound message over 16 MiB fails its caller before anything is written or recorded.
- * - On EOF, a framing/JSON error or a stream error the peer closes: every pending request
- *   fails with the reason (`RPC peer closed` on a clean EOF) and later requests fail at once.
+ * - On EOF, a framing/JSON error, a stream error, or the output stream closing, the peer
+ *   closes: every pending request and queued message fails with the reason (`RPC peer closed`
+ *   on a clean EOF or a closed output) and later requests fail at once.
  */
 import type { Readable, Writable } from 'node:stream'
 import { encodeFrame, FrameDecoder } from './framing.js'
@@ -117,6 +118,8 @@ export class RpcPeer {
   private nextId = 1
   private readonly outbox: Outbound[] = []
   private outboxHead = 0
+  /** Messages handed to `write` whose callback has not run yet. */
+  private readonly writing = new Set<Outbound>()
   private flushing = false
   private bytesSinceYield = 0
   private closeReason: Error | undefined
@@ -136,6 +139,7 @@ export class RpcPeer {
     input.on('error', this.onStreamError)
     input.on('close', this.onEnd)
     output.on('error', this.onStreamError)
+    output.on('close', this.onOutputClose)
   }
 
   /** Resolves with the reason once the peer has closed. */
@@ -216,6 +220,13 @@ export class RpcPeer {
     this.outbox.length = 0
     this.outboxHead = 0
     for (const message of unsent) message.done(reason)
+    // A destroyed stream may never call back the writes it still held: settle them here.
+    const held = [...this.writing]
+    this.writing.clear()
+    for (const message of held) message.done(reason)
+    this.output.off('drain', this.onDrain)
+    this.output.off('close', this.onOutputClose)
+    this.flushing = false
     if (!this.output.writableEnded && !this.output.destroyed) this.output.end()
     this.resolveClosed(reason)
     this.options.onClose?.(reason)
@@ -228,6 +239,14 @@ export class RpcPeer {
    * past `OUTBOX_HIGH_WATER` buffered bytes it waits for `drain`.
    */
   private send(message: Outbound): void {
+    let settled = false
+    const done = message.done
+    // Settled once: by the write callback, or by close() for a write the stream never finishes.
+    message.done = (error) => {
+      if (settled) return
+      settled = true
+      done(error)
+    }
     this.outbox.push(message)
     if (!this.flushing) this.flush()
   }
@@ -244,6 +263,11 @@ export class RpcPeer {
         return
       }
       this.outbox[this.outboxHead++] = undefined!
+      if (this.outboxHead > 1024 && this.outboxHead * 2 > this.outbox.length) {
+        // A sustained backlog: drop the consumed head so the array does not keep growing.
+        this.outbox.splice(0, this.outboxHead)
+        this.outboxHead = 0
+      }
       if (this.output.destroyed || this.output.writableEnded) {
         message.done(this.closeReason ?? new RpcClosedError('RPC peer closed'))
         continue
@@ -256,10 +280,15 @@ export class RpcPeer {
         continue
       }
       if (frame === null) continue
-      this.output.write(frame, (error) => message.done(error ?? undefined))
+      this.writing.add(message)
+      const more = this.output.write(frame, (error) => {
+        this.writing.delete(message)
+        message.done(error ?? undefined)
+      })
       // Stay "flushing" while paused, so messages sent meanwhile queue up behind this one.
-      if (this.output.writableLength >= OUTBOX_HIGH_WATER) {
-        this.output.once('drain', () => this.flush())
+      // ('drain' follows only a write that returned false; close() ends the wait.)
+      if (!more && this.output.writableLength >= OUTBOX_HIGH_WATER) {
+        this.output.once('drain', this.onDrain)
         return
       }
       this.bytesSinceYield += frame.length
@@ -312,6 +341,11 @@ export class RpcPeer {
     }
     this.close()
   }
+
+  private readonly onDrain = (): void => this.flush()
+
+  /** Nothing more can be sent (the other side's input is gone): the connection is over. */
+  private readonly onOutputClose = (): void => this.close()
 
   private readonly onStreamError = (error: Error): void => {
     this.close(error)

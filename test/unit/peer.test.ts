@@ -6,7 +6,7 @@
  * on the wire can be asserted: ids, params, response shapes, error codes, and the absence of any
  * reply or cancel message where SPEC forbids one. Timeouts use vitest fake timers.
  */
-import { PassThrough, type Readable } from 'node:stream'
+import { PassThrough, type Readable, Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { encodeFrame, FrameDecoder, FramingError } from '../../src/protocol/framing.js'
 import {
@@ -424,6 +424,23 @@ describe('RpcPeer: responses and error codes', () => {
     for (const id of [1, 2, 3]) send({ jsonrpc: '2.0', id, result: id })
     expect(await Promise.all(calls)).toEqual([1, 2, 3])
     peer.close()
+  })
+
+  it('settles every queued message when the output closes while the queue waits for drain', async () => {
+    // A stuck pipe: the first write never completes, so everything after it stays buffered.
+    const output = new Writable({ write() {} })
+    const peer = new RpcPeer(new PassThrough(), output, { name: 'stuck' })
+    const big = 'b'.repeat(1024 * 1024)
+    const sends = Array.from({ length: 40 }, (_, i) => track(peer.notify('big', { i, big })))
+    await expect.poll(() => output.writableLength).toBeGreaterThanOrEqual(32 * 1024 * 1024)
+    const late = track(peer.notify('late', null))
+    await flush()
+    expect(late.status).toBe('pending')
+    output.destroy()
+    await expect.poll(() => [...sends, late].every((send) => send.status === 'rejected')).toBe(true)
+    expect(peer.isClosed).toBe(true)
+    expect((await peer.closed).message).toBe('RPC peer closed')
+    await expect(peer.notify('after', null)).rejects.toThrow('RPC peer closed')
   })
 
   it('never writes a queued request that was aborted before its turn', async () => {
