@@ -229,18 +229,22 @@ export class InsituEngine {
     for (let attempt = 0; ; attempt++) {
       const log: ChangeLog = { events: [], projection: false, git: false }
       this.inFlight.add(log)
-      let outcome
+      let outcome: { result: T; dependencies: readonly string[]; failed: boolean } | undefined
+      let failure: unknown
       try {
         outcome = await run()
+        this.graph.set(owner, outcome.dependencies)
+      } catch (error) {
+        failure = error // `run` recorded what the failed job depended on
       } finally {
         this.inFlight.delete(log)
       }
-      this.graph.set(owner, outcome.dependencies)
       const stale =
         (log.events.length > 0 || log.projection || log.git) &&
         this.graph.affected(log.events, { projection: log.projection, git: log.git }).has(owner)
-      if (!stale) return { value: outcome.result, cacheable: !outcome.failed }
-      if (attempt >= MAX_RERUNS) return { value: outcome.result, cacheable: false }
+      if (stale && attempt < MAX_RERUNS) continue
+      if (!outcome) throw failure
+      return { value: outcome.result, cacheable: !stale && !outcome.failed }
     }
   }
 
@@ -278,7 +282,7 @@ export class InsituEngine {
     }
     const { projectionChanged } = projectEvents.length > 0 ? this.index.refresh(projectEvents) : { projectionChanged: false }
     for (const log of this.inFlight) {
-      log.events.push(...projectEvents)
+      for (const event of projectEvents) log.events.push(event) // no spread: batches can be huge
       log.projection ||= projectionChanged
       log.git ||= gitChanged
     }

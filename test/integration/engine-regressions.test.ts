@@ -74,6 +74,14 @@ describe('engine regressions', () => {
     expect(bodyOf((await engine.renderDocument('doc.md', text)).text)).toBe('two')
   })
 
+  it('runs a failing module transform again when the file it missed appears while it runs', async () => {
+    const running = engine.transformModule('data/x.csv', 'a,b\n', { transform: 'slow_fail', options: { path: 'later.txt', ms: 600 } })
+    await expect.poll(() => fs.existsSync(path.join(root, '.peeked')), { timeout: 10_000 }).toBe(true)
+    write('later.txt', 'arrived\n')
+    expect(engine.affected([{ type: 'create', path: 'later.txt' }]).owners).toEqual([])
+    expect((await running).code).toBe('arrived')
+  })
+
   it('never serves a failed result from the cache: a transient failure recovers on the next render', async () => {
     const text = region('first_fails', '')
     const failed = await engine.renderDocument('doc.md', text)
