@@ -9,6 +9,8 @@
  *   are already POSIX, where `\` is a file-name character. Both keep `..` segments.
  * - `isRootedPath(p)`: `p` (with `\` read as `/`) is absolute on some platform: it starts with
  *   `/` or a drive letter (`C:`).
+ * - `projectRelativePath(root, p)`: the POSIX path of `p` (absolute, or relative to `root`)
+ *   below `root`, or null when it is `root` itself or outside it.
  * - `isInsideFolder(folder, p)`: `p` is `folder` or lies below it, lexically (`path.relative`);
  *   `isBelowFolder(folder, p)`: strictly below it. A relative path starting with `..` then `/`
  *   or `\` leaves the folder on every platform (project paths read `\` as a separator); a name
@@ -59,4 +61,10 @@ export function isBelowFolder(folder: string, p: string): boolean {
 
 function isDescending(relative: string): boolean {
   return !/^\.\.(?:[\\/]|$)/.test(relative) && !path.isAbsolute(relative)
+}
+
+/** The POSIX path of `p` below `root` (`p` absolute or relative to `root`); null at or outside `root`. */
+export function projectRelativePath(root: string, p: string): string | null {
+  const absolute = path.resolve(root, p)
+  return isBelowFolder(root, absolute) ? toPosixRelative(root, absolute) : null
 }

@@ -22,7 +22,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
 import { DocumentIndex } from '../documents/document-index.js'
-import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
+import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { createBuiltins } from '../builtins/index.js'
 import {
@@ -165,8 +165,7 @@ export class InsituEngine {
 
   /** Project-relative POSIX path of an absolute or relative path, or null when outside the root. */
   relativePath(file: string): string | null {
-    const absolute = path.resolve(this.root, file)
-    return isBelowFolder(this.root, absolute) ? toPosixRelative(this.root, absolute) : null
+    return projectRelativePath(this.root, file)
   }
 
   isDocument(file: string): boolean {

@@ -8,15 +8,17 @@
  * each debounced batch goes to `onChange`, and when that reports affected modules the
  * watcher rewrites `wakeFile`, which the plugin hands to `addWatchFile`, so the bundler
  * rebuilds. `wake()` does the same for changes noticed elsewhere (the git metadata watcher).
+ * The wake file sits in a private `mkdtemp` folder, removed on `close()` and when the
+ * process ends.
  * Updates of existing files are left to the bundler (it watches every file a result read).
  * `close()` stops it and removes the wake file.
  */
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
+import { onProcessEnd } from '../host/process-end.js'
 
 export interface BuildWatchEvent {
   type: FileEventType
@@ -49,12 +51,17 @@ export interface BuildWatcher {
   close(): Promise<void>
 }
 
+/** The least time between a change and its report to `onChange`. */
+const REPORT_DELAY_MS = 150
+
 export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const root = path.resolve(options.root)
-  const folder = path.join(os.tmpdir(), 'vite-plugin-insitu')
-  fs.mkdirSync(folder, { recursive: true })
-  const id = createHash('sha1').update(root).digest('hex').slice(0, 12)
-  const wakeFile = path.join(folder, `${id}-${process.pid}.wake`)
+  // A private folder per watcher (mkdtemp: unguessable, owned by this user), removed on close
+  // and when the process ends, however it ends.
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-plugin-insitu-'))
+  const removeFolder = () => fs.rmSync(folder, { recursive: true, force: true })
+  const unregister = onProcessEnd(removeFolder)
+  const wakeFile = path.join(folder, 'wake')
   let wakes = 0
   fs.writeFileSync(wakeFile, `${wakes}\n`)
 
@@ -71,7 +78,14 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     return options.isExcluded(relative, directory) || options.isExcluded(`${relative}/-`, false)
   }
   const watcher = watch(root, { ignoreInitial: true, ignored })
-  const wake = () => fs.writeFileSync(wakeFile, `${++wakes}\n`)
+  const wake = () => {
+    try {
+      fs.mkdirSync(folder, { recursive: true }) // a temp cleaner may have removed it
+      fs.writeFileSync(wakeFile, `${++wakes}\n`)
+    } catch (error) {
+      options.onError(error as Error)
+    }
+  }
 
   let pending: BuildWatchEvent[] = []
   let timer: NodeJS.Timeout | undefined
@@ -93,7 +107,9 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     if (isIgnoredDir(absolute)) return
     pending.push({ type, path: absolute, directory })
     if (timer) clearTimeout(timer)
-    timer = setTimeout(flush, options.debounceMs)
+    // Report after the bundler's own watcher (it usually sees the change within milliseconds),
+    // so the plugin can tell which changes the bundler already handles.
+    timer = setTimeout(flush, Math.max(options.debounceMs, REPORT_DELAY_MS))
   }
   watcher
     .on('add', record('create', false))
@@ -101,10 +117,9 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     .on('addDir', record('create', true))
     .on('unlinkDir', record('delete', true))
     .on('error', (error) => options.onError(error instanceof Error ? error : new Error(String(error))))
-  const ready = new Promise<void>((resolve) => {
-    watcher.once('ready', () => resolve())
-    watcher.once('error', () => resolve())
-  })
+  let settleReady!: () => void
+  const ready = new Promise<void>((resolve) => (settleReady = resolve))
+  watcher.once('ready', settleReady).once('error', settleReady)
   return {
     wakeFile,
     ready,
@@ -116,8 +131,10 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     },
     async close() {
       if (timer) clearTimeout(timer)
+      settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
-      fs.rmSync(wakeFile, { force: true })
+      removeFolder()
+      unregister()
     },
   }
 }

@@ -36,8 +36,3 @@ export function moduleKey(id: string): string {
   return toPosixPath(cleanId(id))
 }
 
-/** Whether `inner` is `outer` or lies below it (either separator). */
-export function isInside(inner: string, outer: string): boolean {
-  const relative = toPosixPath(path.relative(outer, inner))
-  return relative === '' || (!relative.startsWith('../') && relative !== '..' && !path.isAbsolute(relative))
-}

@@ -40,6 +40,7 @@ import type { Plugin, ViteDevServer } from 'vite'
 import type { DocumentResult } from '../engine/render-document.js'
 import { InsituEngine, type AffectedResult } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
+import { isInsideFolder } from '../documents/project-paths.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
 import {
   engineStartError,
@@ -51,11 +52,11 @@ import {
   reportDiagnostics,
   reportValidation,
 } from './diagnostics.js'
-import { type BuildWatcher, type BuildWatchEvent, startBuildWatcher } from './build-watcher.js'
+import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
-import { cleanId, isInside, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
+import { cleanId, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
 import { isRestartTrigger } from './restart-triggers.js'
 import { watchTargets } from './watch-targets.js'
 
@@ -84,8 +85,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const failedConfigFiles = new Set<string>()
   /** One `affected()` per file event, shared by the environments `hotUpdate` runs for. */
   const eventBatches = new Map<string, AffectedResult>()
-  /** Build watch: absolute files and folders handed to the bundler's `addWatchFile`. */
-  const bundlerWatched = new Set<string>()
+  /** Build watch: when `watchChange` last reported each absolute path (the bundler saw it). */
+  const reportedByBundler = new Map<string, number>()
   /** Build watch: modules (absolute POSIX files) whose cached transform must be redone (until they are transformed). */
   const staleModules = new Set<string>()
 
@@ -154,36 +155,42 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   }
 
   const watchServer = (dev: ViteDevServer, current: InsituEngine): void => {
-    if (!isInside(current.root, dev.config.root)) dev.watcher.add(current.root)
+    if (!isInsideFolder(dev.config.root, current.root)) dev.watcher.add(current.root)
     // Extension programs outside the watched folders: their edits restart the server too.
     for (const { manifest } of current.host.extensions) {
-      if (!isInside(manifest.dir, dev.config.root) && !isInside(manifest.dir, current.root)) dev.watcher.add(manifest.dir)
+      if (!isInsideFolder(dev.config.root, manifest.dir) && !isInsideFolder(current.root, manifest.dir)) dev.watcher.add(manifest.dir)
     }
-    if (current.gitPaths && !gitWatcher) {
-      gitWatcher = watchGitMetadata(
-        current.gitPaths,
-        (file) => current.isGitMetadata(file),
-        (files) => {
-          let affected: AffectedResult
-          try {
-            affected = current.affected(files.map((file) => ({ type: 'update' as const, path: file })))
-          } catch (error) {
-            logger.error(`${PLUGIN_NAME}: a git change could not be processed: ${messageOf(error)}`)
-            return
-          }
-          reloadAffected(dev, affected).catch((error: unknown) => {
-            logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`)
-          })
-        },
-        current.config.watch.debounce_ms,
-        (error) => logger.error(`${PLUGIN_NAME}: git metadata watcher: ${error.message}`),
-      )
-    }
+    watchGit(current, (affected) =>
+      reloadAffected(dev, affected).catch((error: unknown) => {
+        logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`)
+      }),
+    )
   }
 
-  /** Build watch: mark the modules `events` affect stale; true when there are any. */
-  const markAffected = (current: InsituEngine, events: readonly BuildWatchEvent[]): boolean => {
-    const { owners } = current.affected(events)
+  /**
+   * The git metadata watcher (Vite's and the bundlers' watchers ignore `.git`): each change
+   * goes through `affected()`, then to `onAffected` (dev: reload the modules; build watch:
+   * mark them stale and wake the bundler). Errors are logged, never thrown.
+   */
+  const watchGit = (current: InsituEngine, onAffected: (affected: AffectedResult) => void): void => {
+    if (!current.gitPaths || gitWatcher) return
+    gitWatcher = watchGitMetadata(
+      current.gitPaths,
+      (file) => current.isGitMetadata(file),
+      (files) => {
+        try {
+          onAffected(current.affected(files.map((file) => ({ type: 'update' as const, path: file }))))
+        } catch (error) {
+          logger.error(`${PLUGIN_NAME}: a git change could not be processed: ${messageOf(error)}`)
+        }
+      },
+      current.config.watch.debounce_ms,
+      (error) => logger.error(`${PLUGIN_NAME}: git metadata watcher: ${error.message}`),
+    )
+  }
+
+  /** Build watch: mark the affected modules stale; true when there are any. */
+  const markStale = (current: InsituEngine, { owners }: AffectedResult): boolean => {
     for (const owner of owners) staleModules.add(moduleFile(current.root, owner))
     return owners.length > 0
   }
@@ -197,22 +204,14 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       isExcluded: createPathMatcher(current.config.sources.exclude),
       ignoredDirs: outDir ? [outDir] : [],
       // What the bundler watches reaches watchChange too: handle each change once.
-      onChange: (events) => markAffected(current, events.filter((event) => !seenByBundler(event.path))),
+      onChange: (events) => markStale(current, current.affected(events.filter((event) => !seenByBundler(event.path)))),
       debounceMs: current.config.watch.debounce_ms,
       onError,
     })
     buildWatcher = watcher
-    if (current.gitPaths && !gitWatcher) {
-      gitWatcher = watchGitMetadata(
-        current.gitPaths,
-        (file) => current.isGitMetadata(file),
-        (files) => {
-          if (markAffected(current, files.map((file) => ({ type: 'update' as const, path: file, directory: false })))) watcher.wake()
-        },
-        current.config.watch.debounce_ms,
-        onError,
-      )
-    }
+    watchGit(current, (affected) => {
+      if (markStale(current, affected)) watcher.wake()
+    })
     await Promise.all([watcher.ready, gitWatcher?.ready])
   }
 
@@ -257,20 +256,19 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const recordWatchFiles = (context: WatchContext, current: InsituEngine, dependencies: readonly string[]): void => {
     const buildWatch = !server && context.meta?.watchMode === true
     for (const dependency of dependencies) {
-      for (const file of watchTargets(current, dependency, buildWatch)) {
-        if (!fs.existsSync(file)) continue
-        context.addWatchFile(file)
-        if (buildWatch) bundlerWatched.add(path.resolve(file))
-      }
+      for (const file of watchTargets(current, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
     }
   }
 
-  /** Build watch: the bundler reports changes at or under these paths itself (watchChange). */
+  /**
+   * Build watch: whether `watchChange` already reported `file` (so the bundler rebuilds for it
+   * anyway). Our own watcher reports a little later (see build-watcher.ts): a change the bundler
+   * also saw is handled once; one it missed (a folder it stopped watching, a watcher not ready
+   * yet) is still handled. At worst a change costs one extra rebuild, never a missed one.
+   */
   const seenByBundler = (file: string): boolean => {
-    for (let at = path.resolve(file); ; at = path.dirname(at)) {
-      if (bundlerWatched.has(at)) return true
-      if (path.dirname(at) === at) return false
-    }
+    const at = reportedByBundler.get(path.resolve(file))
+    return at !== undefined && Date.now() - at < BUNDLER_REPORT_WINDOW_MS
   }
 
   const renderManaged = async (
@@ -314,7 +312,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     configureServer(dev) {
       server = dev
       // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
-      if (scope?.error && !isInside(scope.configFile, dev.config.root)) dev.watcher.add(scope.configFile)
+      if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)
     },
 
@@ -381,7 +379,6 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         const current = await startFor(this)
         // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
         staleModules.delete(moduleKey(id))
-        if (!server && this.meta.watchMode) bundlerWatched.add(path.resolve(file))
         if (managed && current.isDocument(file)) {
           const result = await renderManaged(this, current, file, code)
           if (!result.changed) return null
@@ -433,6 +430,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // The dev server reports changes through hotUpdate; this is for build watch and Rollup.
       if (server || !engine) return
       if (buildWatcher && path.resolve(id) === buildWatcher.wakeFile) return
+      reportedByBundler.set(path.resolve(id), Date.now())
+      if (reportedByBundler.size > 10_000) reportedByBundler.clear()
       const current = engine
       const type = change.event === 'create' ? 'create' : change.event === 'delete' ? 'delete' : 'update'
       if (type === 'delete') current.forget(id)
@@ -465,6 +464,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
   }
 }
+
+/** How long a `watchChange` report keeps the plugin's own watcher from handling the same path. */
+const BUNDLER_REPORT_WINDOW_MS = 2_000
 
 const consoleLogger: PluginLogger = {
   info: (m) => console.info(m),

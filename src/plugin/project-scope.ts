@@ -13,6 +13,7 @@
  * Both take absolute module files with either separator. Every path the scope hands out is
  * absolute POSIX.
  */
+import { projectRelativePath } from '../documents/project-paths.js'
 import path from 'node:path'
 import { createPathMatcher } from '../documents/project-files.js'
 import { readProjectConfig } from '../engine/engine.js'
@@ -58,11 +59,7 @@ export function loadProjectScope(options: ResolvedOptions, baseRoot: string): Pr
     const ruleExclude = createPathMatcher(rule.exclude)
     return { rule, matches: (relPath: string) => ruleInclude(relPath) && !ruleExclude(relPath) }
   })
-  const relativePath = (file: string): string | null => {
-    const relative = toPosixPath(path.relative(root, path.resolve(root, file)))
-    if (relative === '' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) return null
-    return relative
-  }
+  const relativePath = (file: string): string | null => projectRelativePath(root, file)
   return {
     config,
     error,

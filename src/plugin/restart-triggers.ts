@@ -11,7 +11,7 @@
  * as absolute POSIX paths; `file` may use either separator.
  */
 import path from 'node:path'
-import { toPosixPath } from '../host/config.js'
+import { isBelowFolder, isInsideFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 
 export interface RestartTriggers {
   /** Absolute POSIX paths of the project config (`insitu.toml`) and of files whose errors stopped the start. */
@@ -41,21 +41,11 @@ export function isRestartTrigger(file: string, triggers: RestartTriggers): boole
   if (triggers.configFiles.includes(posix)) return true
   for (const extension of triggers.extensions) {
     if (posix === extension.file) return true
-    if (isInside(triggers.root, extension.dir)) continue
-    const relative = relativeInside(posix, extension.dir)
-    if (relative === null) continue
+    if (isInsideFolder(extension.dir, triggers.root)) continue
+    if (!isBelowFolder(extension.dir, posix)) continue
+    const relative = toPosixRelative(extension.dir, posix)
     if (GENERATED_FILE.test(relative) || relative.split('/').some((segment) => GENERATED_SEGMENTS.has(segment))) continue
     return true
   }
   return false
-}
-
-/** `file` relative to `folder` (POSIX), or null when it is not strictly inside it. */
-function relativeInside(file: string, folder: string): string | null {
-  const prefix = folder.endsWith('/') ? folder : `${folder}/`
-  return file.startsWith(prefix) && file.length > prefix.length ? file.slice(prefix.length) : null
-}
-
-function isInside(inner: string, outer: string): boolean {
-  return inner === outer || relativeInside(inner, outer) !== null
 }

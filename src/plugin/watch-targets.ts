@@ -16,17 +16,21 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { InsituEngine } from '../engine/engine.js'
-import { toPosixPath } from '../host/config.js'
+import { isBelowFolder } from '../documents/project-paths.js'
+import { fsPathOf } from '../resources/identifiers.js'
 import { globBase } from '../resources/fs.js'
 
 export function watchTargets(engine: InsituEngine, dependency: string, buildWatch: boolean): string[] {
   const root = engine.root
   if (dependency.startsWith('fs:file:')) {
-    const file = path.resolve(root, dependency.slice('fs:file:'.length))
+    // The path that is read (query dropped, `..` resolved); never one outside the project.
+    const relative = fsPathOf(dependency.slice('fs:file:'.length))
+    if (relative === null || relative === '') return []
+    const file = path.resolve(root, relative)
     if (fs.existsSync(file)) return [file]
     if (!buildWatch) return []
     const folder = nearestExistingFolder(path.dirname(file))
-    return folder !== null && isBelowRoot(root, folder) ? [folder] : []
+    return folder !== null && isBelowFolder(root, folder) ? [folder] : []
   }
   if (!buildWatch) return []
   const folder = dependency.startsWith('fs:glob:')
@@ -35,8 +39,10 @@ export function watchTargets(engine: InsituEngine, dependency: string, buildWatc
       ? dependency.slice('fs:dir:'.length)
       : null
   if (folder !== null) {
-    const absolute = path.resolve(root, folder)
-    return isBelowRoot(root, absolute) && fs.existsSync(absolute) ? [absolute] : []
+    const relative = fsPathOf(folder)
+    if (relative === null || relative === '') return []
+    const absolute = path.resolve(root, relative)
+    return isBelowFolder(root, absolute) && fs.existsSync(absolute) ? [absolute] : []
   }
   if (dependency === 'index:documents' || dependency.startsWith('sql:model:')) {
     return engine.index.documentPaths().map((p) => path.resolve(root, p))
@@ -56,10 +62,4 @@ function nearestExistingFolder(start: string): string | null {
       folder = parent
     }
   }
-}
-
-/** Whether `absolute` lies strictly inside the project root `root` (absolute POSIX). */
-function isBelowRoot(root: string, absolute: string): boolean {
-  const posix = toPosixPath(absolute)
-  return posix.startsWith(root.endsWith('/') ? root : `${root}/`) && posix.length > root.length + 1
 }

@@ -639,4 +639,38 @@ describe('plain Rollup 4', () => {
     expect(watchFiles.at(-1)).toContain(path.join(root, 'snippets/later/y.txt'))
     expect(ends).toBeGreaterThanOrEqual(1)
   })
+
+  test('rollup.watch(): changes the bundler does not report are still handled (a folder watch that ends, a watcher not ready yet)', async () => {
+    const root = copyProject({ git: true })
+    fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
+    // A tree of docs/ (fs:dir:docs) and the later document, both imported.
+    fs.writeFileSync(path.join(root, 'docs/layout.md'), '# Layout\n\n<!-- insitu:begin tree\nid = "t"\n-->\n<!-- insitu:end -->\n')
+    fs.writeFileSync(
+      path.join(root, 'both.js'),
+      "import later from './docs/later.md?raw'\nimport layout from './docs/layout.md?raw'\nexport { later, layout }\n",
+    )
+    const outFile = path.join(root, 'out/both.js')
+    let ends = 0
+    const watcher: RollupWatcher = rollupWatch({
+      input: path.join(root, 'both.js'),
+      plugins: [insituForRollup(root), resolveQueries],
+      output: { file: outFile, format: 'es' },
+    })
+    closers.push(() => watcher.close())
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
+    })
+    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    await expect.poll(() => ends, WAIT).toBe(1)
+    rememberPids()
+    // The missing include makes the bundler watch snippets/ until the file exists; its watcher may
+    // not even be ready this early: the plugin's own watcher covers what it does not report…
+    fs.mkdirSync(path.join(root, 'snippets/later'))
+    fs.writeFileSync(path.join(root, 'snippets/later/y.txt'), 'written later\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('later', LATER_DOC_WRITTEN))
+    // …and a new file in docs/, the tree's folder, regenerates the tree either way.
+    fs.writeFileSync(path.join(root, 'docs/zzz-new.md'), '# New\n')
+    await expect.poll(output, WAIT).toContain('zzz-new.md')
+  })
 })
