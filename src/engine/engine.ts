@@ -54,7 +54,7 @@ export interface EngineOptions {
   python?: string
   timeoutMs?: number
   logger?: HostLogger
-  filterExtension?: HostOptions['filterExtension']
+  enableExtension?: HostOptions['enableExtension']
 }
 
 export interface ModuleRule {
@@ -148,7 +148,7 @@ export class InsituEngine {
           python: options.python,
           timeoutMs: options.timeoutMs,
           logger: options.logger,
-          filterExtension: options.filterExtension,
+          enableExtension: options.enableExtension,
         }),
         gitMetadataPaths(root).catch(() => null),
       ])

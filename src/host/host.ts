@@ -29,7 +29,7 @@ import { isPermitted, permissionDeniedMessage } from '../resources/permissions.j
 import { splitQuery } from '../resources/identifiers.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import type { ProjectConfig } from './config.js'
-import { type DiscoveredExtension, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
+import { type DiscoveredExtension, type DiscoveryOptions, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
 import { ExtensionProcess, type HostLogger } from './process.js'
 import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
 
@@ -67,8 +67,11 @@ export interface HostOptions {
   /** Per-request timeout for extension calls, in ms. @default 30000 */
   timeoutMs?: number
   logger?: HostLogger
-  /** Return false to skip an extension (by manifest name). @default every enabled extension */
-  filterExtension?: (name: string) => boolean
+  /**
+   * Turn an extension on (`true`) or off (`false`) by manifest name, over `enabled` in
+   * insitu.toml; `undefined` keeps insitu.toml's choice. @default insitu.toml decides
+   */
+  enableExtension?: DiscoveryOptions['enabled']
   /** Start extension processes in `start()` (else on first use). @default true */
   eager?: boolean
 }
@@ -121,8 +124,7 @@ export class InsituHost {
 
   static async start(options: HostOptions): Promise<InsituHost> {
     const { config } = options
-    const filter = options.filterExtension ?? (() => true)
-    const extensions = discoverExtensions(config).filter((e) => filter(e.manifest.name))
+    const extensions = discoverExtensions(config, { enabled: options.enableExtension })
     const host = new InsituHost(config, extensions, undefined!, options)
     const providers: CapabilityProvider[] = [
       ...(options.builtins ?? []).map((b) => host.builtinProvider(b)),

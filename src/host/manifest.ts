@@ -195,7 +195,15 @@ function findInstalledSource(installed: readonly Installed[], source: string): I
 }
 
 /** Every extension the project uses: configured `[[extensions]]` first, then `.insitu/extensions/*`. */
-export function discoverExtensions(config: ProjectConfig): DiscoveredExtension[] {
+export interface DiscoveryOptions {
+  /**
+   * Turn extensions on or off by manifest name, over `enabled` in insitu.toml; `undefined`
+   * keeps what insitu.toml says. (A disabled entry's manifest is read only to learn its name.)
+   */
+  enabled?: (name: string) => boolean | undefined
+}
+
+export function discoverExtensions(config: ProjectConfig, options: DiscoveryOptions = {}): DiscoveredExtension[] {
   const fail = (message: string): never => {
     throw new ConfigError(`${config.file}: ${message}`, { file: config.file })
   }
@@ -223,17 +231,30 @@ export function discoverExtensions(config: ProjectConfig): DiscoveredExtension[]
       }
       const same = installed.find((ext) => ext.realDir === realDir)
       if (same) claimed.add(same)
-      if (!entry.enabled) continue
+      if (!entry.enabled) {
+        // Off in insitu.toml: on only when an override names it (a broken one stays off).
+        if (!options.enabled) continue
+        let manifest: Manifest
+        try {
+          manifest = same?.manifest ?? loadManifest(dir)
+        } catch {
+          continue
+        }
+        if (options.enabled(manifest.name) === true) add(manifest, entry.allow_replace, 'path')
+        continue
+      }
       try {
         if (!fs.statSync(path.join(dir, MANIFEST_FILE)).isFile()) throw new Error('not a file')
       } catch {
         return fail(`extension path has no ${MANIFEST_FILE}: ${entry.path}`)
       }
-      add(same?.manifest ?? loadManifest(dir), entry.allow_replace, 'path')
+      const manifest = same?.manifest ?? loadManifest(dir)
+      if (options.enabled?.(manifest.name) !== false) add(manifest, entry.allow_replace, 'path')
     } else if (entry.source !== null) {
       const match = findInstalledSource(installed, entry.source)
       if (match) claimed.add(match)
-      if (!entry.enabled) continue
+      const wanted = match ? (options.enabled?.(match.manifest.name) ?? entry.enabled) : entry.enabled
+      if (!wanted) continue
       if (!match) {
         return fail(
           `extension source ${entry.source} is not installed: install it into .insitu/extensions/ ` +
@@ -244,7 +265,7 @@ export function discoverExtensions(config: ProjectConfig): DiscoveredExtension[]
     }
   }
   for (const ext of installed) {
-    if (!claimed.has(ext)) add(ext.manifest, [], 'discovered')
+    if (!claimed.has(ext) && options.enabled?.(ext.manifest.name) !== false) add(ext.manifest, [], 'discovered')
   }
   return result
 }

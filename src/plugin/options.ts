@@ -50,9 +50,8 @@ export interface InsituOptions {
    */
   python?: string
   /**
-   * Turn extensions off by manifest name: `{ 'acme/slow': false }`. `true`, like not listing
-   * an extension, leaves it as insitu.toml says: an `enabled = false` entry stays off (it is
-   * skipped during discovery, before this option is looked at).
+   * Turn extensions on or off by manifest name, over `enabled` in insitu.toml:
+   * `{ 'acme/slow': false, 'acme/draft': true }`. Extensions not listed follow insitu.toml.
    * @default {}
    */
   extensions?: Record<string, boolean>

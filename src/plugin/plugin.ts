@@ -109,7 +109,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         python: options.python,
         timeoutMs: options.timeout,
         logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
-        filterExtension: (name) => options.extensions[name] ?? true,
+        enableExtension: (name) => options.extensions[name],
       })
     } catch (error) {
       if (error instanceof ConfigError) failedConfigFiles.add(toPosixPath(path.resolve(error.file)))

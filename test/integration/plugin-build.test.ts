@@ -184,6 +184,23 @@ describe('vite build: validators and the project root', () => {
     expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
   })
 
+  test('the extensions option turns an extension off, or on over enabled = false', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    const viteBuild = (extensions: Record<string, boolean>) =>
+      build({ root, configFile: false, logLevel: 'silent', plugins: [insitu({ extensions })], build: { outDir } }).then(
+        () => null,
+        (error: Error) => error.message,
+      )
+    // Off by the option: the document using it fails the build.
+    expect(await viteBuild({ 'plugin/notes': false })).toContain('unknown transform: count_notes')
+    // Off in insitu.toml, on by the option: the build succeeds with its output.
+    fs.appendFileSync(path.join(root, 'insitu.toml'), 'enabled = false\n')
+    expect(await viteBuild({})).toContain('unknown transform: count_notes')
+    expect(await viteBuild({ 'plugin/notes': true })).toBeNull()
+    expect(runBuiltApp(outDir)).toBe(initialApp(root))
+  })
+
   test('the root option is the project folder itself: no insitu.toml above it is used', async () => {
     const root = copyProject({ git: true })
     // An app in sub/ with a region only the project's extension (declared in ../insitu.toml) provides.

@@ -391,6 +391,37 @@ describe('discoverExtensions', () => {
     ])
   })
 
+  it('lets an override turn extensions on or off by name, over insitu.toml', () => {
+    const root = project(
+      [
+        '[[extensions]]',
+        'path = "tools/off"',
+        'enabled = false',
+        '[[extensions]]',
+        'path = "tools/on"',
+        '[[extensions]]',
+        'path = "tools/broken"',
+        'enabled = false',
+        '[[extensions]]',
+        'source = "github.com/acme/muted"',
+        'enabled = false',
+      ].join('\n'),
+    )
+    extension(path.join(root, 'tools', 'off'), 'acme/off')
+    extension(path.join(root, 'tools', 'on'), 'acme/on')
+    fs.mkdirSync(path.join(root, 'tools', 'broken'), { recursive: true })
+    fs.writeFileSync(path.join(root, 'tools', 'broken', 'insitu-extension.toml'), 'not = [valid')
+    extension(path.join(root, '.insitu', 'extensions', 'muted'), 'acme/muted')
+    extension(path.join(root, '.insitu', 'extensions', 'kept'), 'acme/kept')
+    const overrides: Record<string, boolean> = { 'acme/off': true, 'acme/on': false, 'acme/muted': true, 'acme/kept': false }
+    const names = discoverExtensions(loadProjectConfig(path.join(root, 'insitu.toml')), { enabled: (name) => overrides[name] }).map(
+      (e) => e.manifest.name,
+    )
+    expect(names).toEqual(['acme/off', 'acme/muted'])
+    // Without overrides insitu.toml decides (and a broken manifest of a disabled entry is never read).
+    expect(summary(root).map((e) => e.name)).toEqual(['acme/on', 'acme/kept'])
+  })
+
   it('finds an installed source by folder name or manifest name', () => {
     const root = project(
       [
