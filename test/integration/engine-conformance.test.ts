@@ -31,6 +31,12 @@ function write(rel: string, text: string): void {
   fs.writeFileSync(path.join(root, rel), text)
 }
 
+/** Write the new file `rel` and check that a `create` event for it selects exactly the documents `selects`. */
+function createFile(rel: string, text: string, { selects }: { selects: string[] }): void {
+  write(rel, text)
+  expect(engine.affected([{ type: 'create', path: rel }]).owners).toEqual(selects)
+}
+
 /** Render a document from its text on disk. */
 function renderFile(rel: string) {
   return engine.renderDocument(rel, read(rel))
@@ -338,8 +344,7 @@ describe('the conformance fixture', () => {
     const failed = await engine.renderDocument('docs/later.md', text)
     expect(failed.diagnostics.map((d) => d.message)).toEqual(['transform include failed in later: file not found: docs/later.txt'])
     expect(failed.dependencies).toEqual(['fs:file:docs/later.txt'])
-    write('docs/later.txt', 'here now\n')
-    expect(engine.affected([{ type: 'create', path: 'docs/later.txt' }]).owners).toEqual(['docs/later.md'])
+    createFile('docs/later.txt', 'here now\n', { selects: ['docs/later.md'] })
     const rendered = await engine.renderDocument('docs/later.md', text)
     expect(rendered.diagnostics).toEqual([])
     expect(rendered.text).toContain('-->\n\nhere now\n\n<!-- insitu:end -->')
@@ -362,15 +367,13 @@ describe('the conformance fixture', () => {
       'transform materialize failed in later: file not found: docs/later.json',
     ])
     expect(failed.dependencies).toEqual(['fs:file:docs/later.json'])
-    write('docs/later.json', 'ready\n')
-    expect(engine.affected([{ type: 'create', path: 'docs/later.json' }]).owners).toEqual(['docs/later.md'])
+    createFile('docs/later.json', 'ready\n', { selects: ['docs/later.md'] })
     const noTemplate = await engine.renderDocument('docs/later.md', text)
     expect(noTemplate.diagnostics.map((d) => d.message)).toEqual([
       'transform materialize failed in later: template not found: later.j2',
     ])
     expect(noTemplate.dependencies).toEqual(['fs:file:docs/later.json', 'fs:file:insitu/templates/later.j2'])
-    write('insitu/templates/later.j2', 'got {{ value }}')
-    expect(engine.affected([{ type: 'create', path: 'insitu/templates/later.j2' }]).owners).toEqual(['docs/later.md'])
+    createFile('insitu/templates/later.j2', 'got {{ value }}', { selects: ['docs/later.md'] })
     const rendered = await engine.renderDocument('docs/later.md', text)
     expect(rendered.diagnostics).toEqual([])
     expect(rendered.text).toContain('-->\n\ngot ready\n\n<!-- insitu:end -->')

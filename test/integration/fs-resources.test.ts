@@ -7,6 +7,7 @@ import {
   isIgnored,
   listProjectEntries,
   listProjectFiles,
+  type ProjectEntry,
   type ProjectFilesOptions,
 } from '../../src/documents/project-files.js'
 import { resolveInsideRoot, toPosixRelative } from '../../src/resources/confine.js'
@@ -44,6 +45,10 @@ afterEach(() => {
 
 const defaults: ProjectFilesOptions = { exclude: DEFAULT_EXCLUDE, respectGitignore: true }
 
+/** A listed file or folder, as listProjectEntries and fs:dir report it. */
+const file = (rel: string): ProjectEntry => ({ path: rel, kind: 'file' })
+const dir = (rel: string): ProjectEntry => ({ path: rel, kind: 'directory' })
+
 function context(root: string, overrides: Partial<FsResolveContext> = {}): FsResolveContext {
   return {
     root,
@@ -59,14 +64,7 @@ describe('listProjectFiles / listProjectEntries', () => {
     const root = makeFolder({ 'a.md': '', 'a/b.md': '', 'a-b/x.md': '', 'B.md': '', 'a/c/d.txt': '' })
     expect(listProjectFiles(root, defaults)).toEqual(['B.md', 'a-b/x.md', 'a.md', 'a/b.md', 'a/c/d.txt'])
     expect(listProjectEntries(root, defaults)).toEqual([
-      { path: 'B.md', kind: 'file' },
-      { path: 'a', kind: 'directory' },
-      { path: 'a-b', kind: 'directory' },
-      { path: 'a-b/x.md', kind: 'file' },
-      { path: 'a.md', kind: 'file' },
-      { path: 'a/b.md', kind: 'file' },
-      { path: 'a/c', kind: 'directory' },
-      { path: 'a/c/d.txt', kind: 'file' },
+      file('B.md'), dir('a'), dir('a-b'), file('a-b/x.md'), file('a.md'), file('a/b.md'), dir('a/c'), file('a/c/d.txt'),
     ])
   })
 
@@ -82,10 +80,7 @@ describe('listProjectFiles / listProjectEntries', () => {
     })
     const readdir = vi.spyOn(fs, 'readdirSync')
     expect(listProjectEntries(root, defaults)).toEqual([
-      { path: 'README.md', kind: 'file' },
-      { path: 'docs', kind: 'directory' },
-      { path: 'docs/node_modules', kind: 'directory' },
-      { path: 'docs/node_modules/kept.md', kind: 'file' },
+      file('README.md'), dir('docs'), dir('docs/node_modules'), file('docs/node_modules/kept.md'),
     ])
     const folders = readdir.mock.calls.map(([folder]) => toPosixRelative(root, String(folder))).sort()
     expect(folders).toEqual(['', 'docs', 'docs/node_modules'])
@@ -154,14 +149,8 @@ describe('listProjectFiles / listProjectEntries', () => {
     fs.symlinkSync('missing.md', path.join(root, 'dangling.md'))
     fs.symlinkSync('..', path.join(root, 'docs', 'loop'))
     expect(listProjectEntries(root, defaults)).toEqual([
-      { path: 'alias', kind: 'directory' },
-      { path: 'alias/a.md', kind: 'file' },
-      { path: 'alias/link.md', kind: 'file' },
-      { path: 'alias/loop', kind: 'directory' },
-      { path: 'docs', kind: 'directory' },
-      { path: 'docs/a.md', kind: 'file' },
-      { path: 'docs/link.md', kind: 'file' },
-      { path: 'docs/loop', kind: 'directory' },
+      dir('alias'), file('alias/a.md'), file('alias/link.md'), dir('alias/loop'),
+      dir('docs'), file('docs/a.md'), file('docs/link.md'), dir('docs/loop'),
     ])
   })
 
@@ -410,21 +399,10 @@ describe('fs:dir', () => {
     })
     const ctx = context(root, { exclude: ['**/node_modules/**'] })
     expect(resolveFsDir('fs:dir:docs', ctx)).toEqual({
-      value: [
-        { path: 'docs/a.md', kind: 'file' },
-        { path: 'docs/sub', kind: 'directory' },
-        { path: 'docs/sub/c.md', kind: 'file' },
-      ],
+      value: [file('docs/a.md'), dir('docs/sub'), file('docs/sub/c.md')],
       dependencies: ['fs:dir:docs'],
     })
-    const atRoot = [
-      { path: '.gitignore', kind: 'file' },
-      { path: 'docs', kind: 'directory' },
-      { path: 'docs/a.md', kind: 'file' },
-      { path: 'docs/sub', kind: 'directory' },
-      { path: 'docs/sub/c.md', kind: 'file' },
-      { path: 'top.md', kind: 'file' },
-    ]
+    const atRoot = [file('.gitignore'), dir('docs'), file('docs/a.md'), dir('docs/sub'), file('docs/sub/c.md'), file('top.md')]
     expect(resolveFsDir('fs:dir:', ctx).value).toEqual(atRoot)
     expect(resolveFsDir('fs:dir:.', ctx)).toEqual({ value: atRoot, dependencies: ['fs:dir:.'] })
     expect(resolveFsDir('fs:dir:node_modules', ctx).value).toEqual([])

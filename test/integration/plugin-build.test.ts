@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import vm from 'node:vm'
-import { type Plugin as RollupPlugin, rollup, type RollupWatcher, watch as rollupWatch } from 'rollup'
+import { type Plugin as RollupPlugin, rollup, type RollupError, type RollupWatcher, watch as rollupWatch } from 'rollup'
 import { build, type Rolldown } from 'vite'
 import { afterEach, describe, expect, test } from 'vitest'
 import insitu from '../../src/index.js'
@@ -40,11 +40,16 @@ function rememberPids(): void {
   for (const pid of liveExtensionPids()) seenPids.add(pid)
 }
 
+/** Close what the test started (now, not after it) and check that its extension processes are gone. */
+async function closeAndExpectProcessesGone(): Promise<void> {
+  for (const close of closers.splice(0)) await close()
+  await expectProcessesGone(seenPids)
+}
+
 afterEach(async () => {
   try {
     rememberPids()
-    for (const close of closers.splice(0)) await close()
-    await expectProcessesGone(seenPids)
+    await closeAndExpectProcessesGone()
   } finally {
     seenPids.clear()
     removeProjects()
@@ -230,30 +235,50 @@ describe('vite build: validators and the project root', () => {
   })
 })
 
+/** A running `vite build --watch`, and what its events reported so far. */
+interface ViteWatch {
+  watcher: Rolldown.RolldownWatcher
+  /** The code of every event, in order. */
+  events: string[]
+  /** The error of every ERROR event. */
+  errors: Error[]
+  /** How many builds have ended (END events). */
+  ends(): number
+}
+
+/**
+ * Start `vite build --watch` of `root` into `outDir` with the plugin; the watcher is closed after
+ * the test. Every build's result is closed as soon as it is reported (BUNDLE_END or ERROR).
+ */
+async function startViteWatch(root: string, outDir: string): Promise<ViteWatch> {
+  const watcher = (await build({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [insitu()],
+    build: { outDir, watch: {} },
+  })) as Rolldown.RolldownWatcher
+  closers.push(() => watcher.close())
+  const events: string[] = []
+  const errors: Error[] = []
+  watcher.on('event', (event) => {
+    events.push(event.code)
+    if (event.code === 'ERROR') errors.push(event.error)
+    if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
+  })
+  return { watcher, events, errors, ends: () => events.filter((code) => code === 'END').length }
+}
+
 describe('vite build --watch', () => {
   test('rebuilds when an included file changes and when a globbed file is created', async () => {
     const root = copyProject({ git: true })
     const outDir = path.join(root, 'dist')
-    const events: string[] = []
-    const errors: unknown[] = []
-    const watcher = (await build({
-      root,
-      configFile: false,
-      logLevel: 'silent',
-      plugins: [insitu()],
-      build: { outDir, watch: {} },
-    })) as Rolldown.RolldownWatcher
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      events.push(event.code)
-      if (event.code === 'ERROR') errors.push(event.error)
-      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
-    })
+    const { events, errors, ends } = await startViteWatch(root, outDir)
     const head = git(root, 'rev-parse', 'HEAD')
     const app = (snippet: string[], notes: string[]) =>
       appText({ tasks: TASKS_DOC('open', 'done'), snippet: SNIPPET_DOC(snippet), notes: NOTES_DOC(notes), git: GIT_DOC(head) })
 
-    await expect.poll(() => events.filter((code) => code === 'END').length, WAIT).toBe(1)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(events).toEqual(['START', 'BUNDLE_START', 'BUNDLE_END', 'END'])
     expect(runBuiltApp(outDir)).toBe(app(INITIAL_SNIPPET, INITIAL_NOTES))
     rememberPids()
@@ -269,30 +294,14 @@ describe('vite build --watch', () => {
 
     // The extension process is reused across rebuilds, and stops with the watcher.
     expect(liveExtensionPids()).toEqual([...seenPids])
-    closers.length = 0
-    await watcher.close()
-    await expectProcessesGone(seenPids)
+    await closeAndExpectProcessesGone()
   })
 
   test('rebuilds when a new managed document appears outside the watched folders (index:documents dependents)', async () => {
     const root = copyProject({ git: true })
     const outDir = path.join(root, 'dist')
-    const ends: number[] = []
-    const errors: unknown[] = []
-    const watcher = (await build({
-      root,
-      configFile: false,
-      logLevel: 'silent',
-      plugins: [insitu()],
-      build: { outDir, watch: {} },
-    })) as Rolldown.RolldownWatcher
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends.push(Date.now())
-      if (event.code === 'ERROR') errors.push(event.error)
-      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
-    })
-    await expect.poll(() => ends.length, WAIT).toBe(1)
+    const { errors, ends } = await startViteWatch(root, outDir)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(runBuiltApp(outDir)).toContain(TASKS_DOC('open', 'done'))
     rememberPids()
 
@@ -305,7 +314,7 @@ describe('vite build --watch', () => {
     await expect.poll(() => runBuiltApp(outDir), WAIT).toContain(TASKS_DOC('open', 'done'))
     // The deletion reached the bundler (it watched the indexed file) and the plugin's own
     // watcher: it was handled once, so it cost one rebuild.
-    await expect.poll(() => ends.length, WAIT).toBe(3)
+    await expect.poll(ends, WAIT).toBe(3)
     expect(errors).toEqual([])
   })
 
@@ -314,24 +323,10 @@ describe('vite build --watch', () => {
     const outDir = path.join(root, 'dist')
     fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
     fs.appendFileSync(path.join(root, 'main.js'), "import later from './docs/later.md?raw'\ndocument.title = later\n")
-    const errors: string[] = []
-    let ends = 0
-    const watcher = (await build({
-      root,
-      configFile: false,
-      logLevel: 'silent',
-      plugins: [insitu()],
-      build: { outDir, watch: {} },
-    })) as Rolldown.RolldownWatcher
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error.message)
-      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
-    })
+    const { errors } = await startViteWatch(root, outDir)
     await expect.poll(() => errors.length, WAIT).toBe(1)
     rememberPids()
-    expect(errors[0]).toContain('file not found: snippets/later/y.txt')
+    expect(errors[0]?.message).toContain('file not found: snippets/later/y.txt')
     expect(runBuiltApp(outDir)).toBe('')
 
     fs.mkdirSync(path.join(root, 'snippets/later'))
@@ -345,23 +340,9 @@ describe('vite build --watch', () => {
   test('a git commit starts a rebuild by itself (the plugin watches git and wakes the bundler)', async () => {
     const root = copyProject({ git: true })
     const outDir = path.join(root, 'dist')
-    const errors: unknown[] = []
-    let ends = 0
-    const watcher = (await build({
-      root,
-      configFile: false,
-      logLevel: 'silent',
-      plugins: [insitu()],
-      build: { outDir, watch: {} },
-    })) as Rolldown.RolldownWatcher
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error)
-      if (event.code === 'BUNDLE_END' || event.code === 'ERROR') void event.result.close()
-    })
+    const { errors, ends } = await startViteWatch(root, outDir)
     const first = git(root, 'rev-parse', 'HEAD')
-    await expect.poll(() => ends, WAIT).toBe(1)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(runBuiltApp(outDir)).toBe(initialApp(root))
     rememberPids()
 
@@ -372,7 +353,7 @@ describe('vite build --watch', () => {
     await expect
       .poll(() => runBuiltApp(outDir), WAIT)
       .toBe(appText({ tasks: TASKS_DOC('open', 'done'), snippet: SNIPPET_DOC(INITIAL_SNIPPET), notes: NOTES_DOC(INITIAL_NOTES), git: GIT_DOC(second) }))
-    expect(ends).toBe(2)
+    expect(ends()).toBe(2)
     expect(errors).toEqual([])
   })
 })
@@ -406,6 +387,50 @@ function rawDeclaration(name: string, text: string): string {
   return `var ${name} = ${JSON.stringify(text)};`
 }
 
+/** A plugin recording the id (relative to `root`) of every module Rollup transforms into `transformed`. */
+function recordTransforms(root: string, transformed: string[]): RollupPlugin {
+  return { name: 'test:record-transforms', transform: (_code, id) => void transformed.push(path.relative(root, id)) }
+}
+
+/** A running `rollup.watch()`, and what its events reported so far. */
+interface RollupWatch {
+  watcher: RollupWatcher
+  /** The error of every ERROR event (with the files that build watched). */
+  errors: RollupError[]
+  /** The files every successful build (BUNDLE_END) watched, in order. */
+  watchFiles: string[][]
+  /** How many builds have ended (END events). */
+  ends(): number
+  /** The text of the output file; '' until a build wrote it. */
+  output(): string
+}
+
+/**
+ * Start `rollup.watch()` of `root/<input>` with `plugins`, writing ES output to `root/out/<input>`;
+ * the watcher is closed after the test. Every build's result is closed as soon as it is reported.
+ */
+function startRollupWatch(root: string, input: string, plugins: RollupPlugin[]): RollupWatch {
+  const outFile = path.join(root, 'out', input)
+  const watcher = rollupWatch({ input: path.join(root, input), plugins, output: { file: outFile, format: 'es' } })
+  closers.push(() => watcher.close())
+  const errors: RollupError[] = []
+  const watchFiles: string[][] = []
+  let ends = 0
+  watcher.on('event', (event) => {
+    if (event.code === 'END') ends++
+    if (event.code === 'ERROR') errors.push(event.error)
+    if (event.code === 'BUNDLE_END') watchFiles.push([...event.result.watchFiles])
+    if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
+  })
+  return {
+    watcher,
+    errors,
+    watchFiles,
+    ends: () => ends,
+    output: () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : ''),
+  }
+}
+
 describe('plain Rollup 4', () => {
   test('rollup() builds with regenerated content', async () => {
     const root = copyProject({ git: true })
@@ -419,9 +444,7 @@ describe('plain Rollup 4', () => {
     expect(code).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
     expect(code).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
     expect(code).toContain(rawDeclaration('git', GIT_DOC(git(root, 'rev-parse', 'HEAD'))))
-    closers.length = 0
-    await bundle.close()
-    await expectProcessesGone(seenPids)
+    await closeAndExpectProcessesGone()
   })
 
   test('rollup() fails on a failing extension region with its file and line', async () => {
@@ -445,23 +468,9 @@ describe('plain Rollup 4', () => {
 
   test('rollup.watch() rebuilds on a dependency edit and a globbed file creation', async () => {
     const root = copyProject({ git: true })
-    const outFile = path.join(root, 'out/main.js')
-    const errors: unknown[] = []
-    let ends = 0
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'main.js'),
-      plugins: [insituForRollup(root), resolveQueries],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error)
-      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const { errors, ends, output } = startRollupWatch(root, 'main.js', [insituForRollup(root), resolveQueries])
 
-    await expect.poll(() => ends, WAIT).toBe(1)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(output()).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
     rememberPids()
     expect(seenPids.size).toBe(1)
@@ -475,9 +484,7 @@ describe('plain Rollup 4', () => {
     expect(errors).toEqual([])
 
     expect(liveExtensionPids()).toEqual([...seenPids])
-    closers.length = 0
-    await watcher.close()
-    await expectProcessesGone(seenPids)
+    await closeAndExpectProcessesGone()
   })
 
   test('rollup.watch() re-transforms cached document modules whose dependencies changed', async () => {
@@ -493,28 +500,10 @@ describe('plain Rollup 4', () => {
         '',
       ].join('\n'),
     )
-    const outFile = path.join(root, 'out/text.js')
     const transformed: string[] = []
-    const errors: unknown[] = []
-    let ends = 0
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'text.js'),
-      plugins: [
-        insituForRollup(root),
-        markdownAsText,
-        { name: 'test:record-transforms', transform: (_code, id) => void transformed.push(path.relative(root, id)) },
-      ],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error)
-      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const { errors, ends, output } = startRollupWatch(root, 'text.js', [insituForRollup(root), markdownAsText, recordTransforms(root, transformed)])
 
-    await expect.poll(() => ends, WAIT).toBe(1)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(output()).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
     expect(output()).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
     rememberPids()
@@ -545,23 +534,7 @@ describe('plain Rollup 4', () => {
     // this is checked through Rollup; both get them from the same plugin code.)
     fs.writeFileSync(path.join(root, 'README.md'), '# Readme\n\n<!-- insitu:begin tree\nid = "layout"\n-->\n<!-- insitu:end -->\n')
     fs.appendFileSync(path.join(root, 'main.js'), "import readme from './README.md?raw'\ndocument.title = readme\n")
-    const outFile = path.join(root, 'out/main.js')
-    const watchFiles: string[][] = []
-    const errors: unknown[] = []
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'main.js'),
-      plugins: [insituForRollup(root), resolveQueries],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'ERROR') errors.push(event.error)
-      if (event.code === 'BUNDLE_END') {
-        watchFiles.push([...event.result.watchFiles])
-        void event.result.close()
-      }
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const { errors, watchFiles, output } = startRollupWatch(root, 'main.js', [insituForRollup(root), resolveQueries])
 
     await expect.poll(() => watchFiles.length, WAIT).toBe(1)
     rememberPids()
@@ -583,28 +556,10 @@ describe('plain Rollup 4', () => {
       path.join(root, 'text.js'),
       ["export { default as git } from './docs/git.md'", "export { default as snippet } from './docs/snippet.md'", ''].join('\n'),
     )
-    const outFile = path.join(root, 'out/text.js')
     const transformed: string[] = []
-    const errors: unknown[] = []
-    let ends = 0
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'text.js'),
-      plugins: [
-        insituForRollup(root),
-        markdownAsText,
-        { name: 'test:record-transforms', transform: (_code, id) => void transformed.push(path.relative(root, id)) },
-      ],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error)
-      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const { errors, ends, output } = startRollupWatch(root, 'text.js', [insituForRollup(root), markdownAsText, recordTransforms(root, transformed)])
     const first = git(root, 'rev-parse', 'HEAD')
-    await expect.poll(() => ends, WAIT).toBe(1)
+    await expect.poll(ends, WAIT).toBe(1)
     expect(output()).toContain(rawDeclaration('git', GIT_DOC(first)))
     rememberPids()
 
@@ -621,26 +576,7 @@ describe('plain Rollup 4', () => {
     const root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
     fs.writeFileSync(path.join(root, 'later.js'), "import later from './docs/later.md?raw'\nexport { later }\n")
-    const outFile = path.join(root, 'out/later.js')
-    const watchFiles: string[][] = []
-    const errors: { message: string; watchFiles?: string[] }[] = []
-    let ends = 0
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'later.js'),
-      plugins: [insituForRollup(root), resolveQueries],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if (event.code === 'ERROR') errors.push(event.error as { message: string; watchFiles?: string[] })
-      if (event.code === 'BUNDLE_END') {
-        watchFiles.push([...event.result.watchFiles])
-        void event.result.close()
-      }
-      if (event.code === 'ERROR' && event.result) void event.result.close()
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
+    const { errors, watchFiles, ends, output } = startRollupWatch(root, 'later.js', [insituForRollup(root), resolveQueries])
 
     // The first build fails (the file is missing), and watches snippets/, its nearest existing folder.
     await expect.poll(() => errors.length, WAIT).toBe(1)
@@ -654,7 +590,7 @@ describe('plain Rollup 4', () => {
     await expect.poll(output, WAIT).toContain(rawDeclaration('later', LATER_DOC_WRITTEN))
     // Now the file exists, it is watched itself.
     expect(watchFiles.at(-1)).toContain(path.join(root, 'snippets/later/y.txt'))
-    expect(ends).toBeGreaterThanOrEqual(1)
+    expect(ends()).toBeGreaterThanOrEqual(1)
   })
 
   test('rollup.watch(): changes the bundler does not report are still handled (a folder watch that ends, a watcher not ready yet)', async () => {
@@ -666,20 +602,8 @@ describe('plain Rollup 4', () => {
       path.join(root, 'both.js'),
       "import later from './docs/later.md?raw'\nimport layout from './docs/layout.md?raw'\nexport { later, layout }\n",
     )
-    const outFile = path.join(root, 'out/both.js')
-    let ends = 0
-    const watcher: RollupWatcher = rollupWatch({
-      input: path.join(root, 'both.js'),
-      plugins: [insituForRollup(root), resolveQueries],
-      output: { file: outFile, format: 'es' },
-    })
-    closers.push(() => watcher.close())
-    watcher.on('event', (event) => {
-      if (event.code === 'END') ends++
-      if ((event.code === 'BUNDLE_END' || event.code === 'ERROR') && event.result) void event.result.close()
-    })
-    const output = () => (fs.existsSync(outFile) ? fs.readFileSync(outFile, 'utf8') : '')
-    await expect.poll(() => ends, WAIT).toBe(1)
+    const { ends, output } = startRollupWatch(root, 'both.js', [insituForRollup(root), resolveQueries])
+    await expect.poll(ends, WAIT).toBe(1)
     rememberPids()
     // The missing include makes the bundler watch snippets/ until the file exists; its watcher may
     // not even be ready this early: the plugin's own watcher covers what it does not report…

@@ -2,38 +2,14 @@
  * insitu.toml: defaults, the SPEC §5 rules and exact messages, TOML syntax positions, walking up.
  */
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import {
-  ConfigError,
-  DEFAULT_EXCLUDE,
-  findProjectConfig,
-  loadProjectConfig,
-  parseProjectConfig,
-} from '../../src/host/config.js'
+import { ConfigError, DEFAULT_EXCLUDE, findProjectConfig, loadProjectConfig, parseProjectConfig } from '../../src/host/config.js'
+import { errorOf } from './thrown-error.js'
+import { removeTempDirs, tempDir } from './temp-folders.js'
 
-const temps: string[] = []
-function tempDir(): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-')))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
-
-/** The message of the ConfigError thrown by `fn` (fails the test when nothing or something else is thrown). */
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError)
-    return error as ConfigError
-  }
-  throw new Error('expected a ConfigError')
-}
-const messageOf = (text: string, file = 'insitu.toml') => errorOf(() => parseProjectConfig(text, file)).message
+afterEach(removeTempDirs)
+const messageOf = (text: string, file = 'insitu.toml') => errorOf(ConfigError, () => parseProjectConfig(text, file)).message
 
 const SPEC_EXCLUDE = [
   '.git/**',
@@ -118,7 +94,7 @@ describe('parseProjectConfig errors', () => {
     expect(messageOf('[watch]\ndebounce_ms = 10001', '/abs/insitu.toml')).toBe(
       '/abs/insitu.toml: watch.debounce_ms: must be <= 10000',
     )
-    const error = errorOf(() => parseProjectConfig('version = 2', 'sub/insitu.toml'))
+    const error = errorOf(ConfigError, () => parseProjectConfig('version = 2', 'sub/insitu.toml'))
     expect(error.message).toBe('sub/insitu.toml: version: must be 1')
     expect(error.file).toBe('sub/insitu.toml')
     expect(error.line).toBeUndefined()
@@ -166,7 +142,7 @@ describe('parseProjectConfig errors', () => {
   })
 
   it('reports TOML syntax errors with line and column', () => {
-    const error = errorOf(() => parseProjectConfig('version = 1\n[watch]\ndebounce_ms = = 3\n', '/x/insitu.toml'))
+    const error = errorOf(ConfigError, () => parseProjectConfig('version = 1\n[watch]\ndebounce_ms = = 3\n', '/x/insitu.toml'))
     expect(error.line).toBe(3)
     expect(error.column).toBe(15)
     expect(error.file).toBe('/x/insitu.toml')
@@ -175,7 +151,7 @@ describe('parseProjectConfig errors', () => {
   })
 
   it('rejects unsafe keys as syntax errors', () => {
-    const proto = errorOf(() => parseProjectConfig('[watch]\n__proto__ = 1\n', 'insitu.toml'))
+    const proto = errorOf(ConfigError, () => parseProjectConfig('[watch]\n__proto__ = 1\n', 'insitu.toml'))
     expect(proto.message).toBe('insitu.toml:2:1: document contains an unsafe property')
     expect([proto.line, proto.column]).toEqual([2, 1])
     expect(messageOf('[constructor]\nx = 1')).toMatch(/^insitu\.toml:1:\d+: /)
@@ -195,7 +171,7 @@ describe('loadProjectConfig', () => {
   it('names the file it cannot read', () => {
     const dir = tempDir()
     const file = path.join(dir, 'insitu.toml')
-    const error = errorOf(() => loadProjectConfig(file))
+    const error = errorOf(ConfigError, () => loadProjectConfig(file))
     expect(error.message.startsWith(`${file}: cannot read project config: ENOENT`)).toBe(true)
     expect(error.file).toBe(file)
   })

@@ -3,7 +3,6 @@
  * symlinks), command tokens, and discovery of configured and installed extensions in temp projects.
  */
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, loadProjectConfig } from '../../src/host/config.js'
@@ -14,30 +13,14 @@ import {
   resolveCommand,
   resolveExtensionCwd,
 } from '../../src/host/manifest.js'
+import { errorOf } from './thrown-error.js'
+import { removeTempDirs, tempDir } from './temp-folders.js'
 
-const temps: string[] = []
-function tempDir(): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-')))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
-
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError)
-    return error as ConfigError
-  }
-  throw new Error('expected a ConfigError')
-}
+afterEach(removeTempDirs)
 
 const FILE = 'ext/insitu-extension.toml'
 const HEAD = 'name = "acme/hello"\nversion = "1.0.0"\n[extension]\ncommand = ["{python}", "extension.py"]\n'
-const messageOf = (text: string) => errorOf(() => parseManifest(text, FILE)).message
+const messageOf = (text: string) => errorOf(ConfigError, () => parseManifest(text, FILE)).message
 const capability = (lines: string) => `${HEAD}[[capabilities]]\n${lines}\n`
 
 const SPEC_EXAMPLE = `
@@ -211,7 +194,7 @@ describe('parseManifest', () => {
   })
 
   it('reports TOML syntax errors with line and column', () => {
-    const error = errorOf(() => parseManifest('name = "a"\nversion = = "1"\n', FILE))
+    const error = errorOf(ConfigError, () => parseManifest('name = "a"\nversion = = "1"\n', FILE))
     expect([error.line, error.column]).toEqual([2, 11])
     expect(error.message).toMatch(/^ext\/insitu-extension\.toml:2:11: \S[^\n]*$/)
     expect(messageOf('name = "a"\n[constructor]\n')).toMatch(/^ext\/insitu-extension\.toml:2:\d+: document contains an unsafe property$/)
@@ -230,7 +213,7 @@ describe('loadManifest', () => {
 
   it('names the missing manifest', () => {
     const dir = tempDir()
-    const error = errorOf(() => loadManifest(dir))
+    const error = errorOf(ConfigError, () => loadManifest(dir))
     expect(error.message.startsWith(`${dir}/insitu-extension.toml: cannot read extension manifest: ENOENT`)).toBe(true)
   })
 })
@@ -255,23 +238,23 @@ describe('resolveExtensionCwd', () => {
 
   it('rejects .. and absolute paths', () => {
     const a = pkg('..')
-    expect(errorOf(a.cwdOf).message).toBe(`${a.dir}/insitu-extension.toml: extension cwd escapes package: ..`)
+    expect(errorOf(ConfigError, a.cwdOf).message).toBe(`${a.dir}/insitu-extension.toml: extension cwd escapes package: ..`)
     const b = pkg('src/../../other')
-    expect(errorOf(b.cwdOf).message).toBe(`${b.dir}/insitu-extension.toml: extension cwd escapes package: src/../../other`)
+    expect(errorOf(ConfigError, b.cwdOf).message).toBe(`${b.dir}/insitu-extension.toml: extension cwd escapes package: src/../../other`)
     const c = pkg('/tmp')
-    expect(errorOf(c.cwdOf).message).toBe(`${c.dir}/insitu-extension.toml: extension cwd escapes package: /tmp`)
+    expect(errorOf(ConfigError, c.cwdOf).message).toBe(`${c.dir}/insitu-extension.toml: extension cwd escapes package: /tmp`)
   })
 
   it('follows symlinks', () => {
     const out = pkg('link')
     fs.mkdirSync(path.join(out.root, 'outside'))
     fs.symlinkSync(path.join(out.root, 'outside'), path.join(out.dir, 'link'))
-    expect(errorOf(out.cwdOf).message).toBe(`${out.dir}/insitu-extension.toml: extension cwd escapes package: link`)
+    expect(errorOf(ConfigError, out.cwdOf).message).toBe(`${out.dir}/insitu-extension.toml: extension cwd escapes package: link`)
 
     const deeper = pkg('link/below')
     fs.mkdirSync(path.join(deeper.root, 'outside'))
     fs.symlinkSync(path.join(deeper.root, 'outside'), path.join(deeper.dir, 'link'))
-    expect(errorOf(deeper.cwdOf).message).toBe(
+    expect(errorOf(ConfigError, deeper.cwdOf).message).toBe(
       `${deeper.dir}/insitu-extension.toml: extension cwd escapes package: link/below`,
     )
 
@@ -354,12 +337,12 @@ describe('discoverExtensions', () => {
     const root = project('[[extensions]]\npath = "tools/hello"\n')
     extension(path.join(root, 'tools', 'hello'), 'acme/hello')
     extension(path.join(root, '.insitu', 'extensions', 'copy'), 'acme/hello')
-    expect(errorOf(() => discover(root)).message).toBe(`${root}/insitu.toml: extension configured twice: acme/hello`)
+    expect(errorOf(ConfigError, () => discover(root)).message).toBe(`${root}/insitu.toml: extension configured twice: acme/hello`)
 
     const twice = project('[[extensions]]\npath = "a"\n[[extensions]]\npath = "b"\n')
     extension(path.join(twice, 'a'), 'acme/same')
     extension(path.join(twice, 'b'), 'acme/same')
-    expect(errorOf(() => discover(twice)).message).toBe(`${twice}/insitu.toml: extension configured twice: acme/same`)
+    expect(errorOf(ConfigError, () => discover(twice)).message).toBe(`${twice}/insitu.toml: extension configured twice: acme/same`)
   })
 
   it('skips disabled entries, which also hide the installed extension they name', () => {
@@ -442,7 +425,7 @@ describe('discoverExtensions', () => {
 
   it('tells the user to install a missing source', () => {
     const root = project('[[extensions]]\nsource = "github.com/acme/remote"\n')
-    expect(errorOf(() => discover(root)).message).toBe(
+    expect(errorOf(ConfigError, () => discover(root)).message).toBe(
       `${root}/insitu.toml: extension source github.com/acme/remote is not installed: ` +
         'install it into .insitu/extensions/ (for example with the insitu CLI) or use path = "..."',
     )
@@ -450,18 +433,18 @@ describe('discoverExtensions', () => {
 
   it('names a configured path that is missing or has no manifest', () => {
     const missing = project('[[extensions]]\npath = "tools/nope"\n')
-    expect(errorOf(() => discover(missing)).message).toBe(`${missing}/insitu.toml: extension path not found: tools/nope`)
+    expect(errorOf(ConfigError, () => discover(missing)).message).toBe(`${missing}/insitu.toml: extension path not found: tools/nope`)
 
     const empty = project('[[extensions]]\npath = "tools/empty"\n')
     fs.mkdirSync(path.join(empty, 'tools', 'empty'), { recursive: true })
-    expect(errorOf(() => discover(empty)).message).toBe(
+    expect(errorOf(ConfigError, () => discover(empty)).message).toBe(
       `${empty}/insitu.toml: extension path has no insitu-extension.toml: tools/empty`,
     )
 
     const file = project('[[extensions]]\npath = "tools/file"\n')
     fs.mkdirSync(path.join(file, 'tools'))
     fs.writeFileSync(path.join(file, 'tools', 'file'), '')
-    expect(errorOf(() => discover(file)).message).toBe(`${file}/insitu.toml: extension path not found: tools/file`)
+    expect(errorOf(ConfigError, () => discover(file)).message).toBe(`${file}/insitu.toml: extension path not found: tools/file`)
   })
 
   it('propagates an invalid installed manifest', () => {
@@ -469,6 +452,6 @@ describe('discoverExtensions', () => {
     const dir = path.join(root, '.insitu', 'extensions', 'bad')
     fs.mkdirSync(dir, { recursive: true })
     fs.writeFileSync(path.join(dir, 'insitu-extension.toml'), 'name = "bad"\nversion = "1"\n[extension]\ncommand = []\n')
-    expect(errorOf(() => discover(root)).message).toBe(`${dir}/insitu-extension.toml: extension command cannot be empty`)
+    expect(errorOf(ConfigError, () => discover(root)).message).toBe(`${dir}/insitu-extension.toml: extension command cannot be empty`)
   })
 })
