@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { errorOf as thrown } from './thrown-error.js'
 import {
   FrontMatterError,
   indexableFrontMatter,
@@ -11,15 +12,7 @@ import {
   writeFrontMatter,
 } from '../../src/documents/frontmatter.js'
 
-function errorOf(run: () => unknown): FrontMatterError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(FrontMatterError)
-    return error as FrontMatterError
-  }
-  throw new Error('expected a FrontMatterError')
-}
+const errorOf = (run: () => unknown): FrontMatterError => thrown(FrontMatterError, run)
 
 describe('splitFrontMatter', () => {
   it('returns null data when there is no front matter', () => {

@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorOf as thrown } from './thrown-error.js'
 import {
   BUILTIN_TEMPLATES,
   JinjaTemplateError,
@@ -18,15 +19,7 @@ import { pythonFloatRepr } from '../../src/builtins/python-json.js'
 import type { Location } from '../../src/protocol/schemas.js'
 
 /** The error `run` throws (fails the test when it does not throw). */
-function errorOf(run: () => unknown): JinjaTemplateError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(JinjaTemplateError)
-    return error as JinjaTemplateError
-  }
-  throw new Error('expected an error')
-}
+const errorOf = (run: () => unknown): JinjaTemplateError => thrown(JinjaTemplateError, run)
 
 const location: Location = { path: 'docs/guide/a.md', directory: 'docs/guide', root: '../..', depth: 2 }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { errorOf as thrown } from './thrown-error.js'
 import {
   RegionError,
   blankRegionBodies,
@@ -43,15 +44,7 @@ function replaceBodies(text: string, contents: ReadonlyMap<string, string>): str
   return applyEdits(text, edits)
 }
 
-function errorOf(run: () => unknown): RegionError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(RegionError)
-    return error as RegionError
-  }
-  throw new Error('expected a RegionError')
-}
+const errorOf = (run: () => unknown): RegionError => thrown(RegionError, run)
 
 describe('parseRegions', () => {
   it('reads ids, kinds, lines and options in document order', () => {
