@@ -353,7 +353,8 @@ describe('vite build --watch', () => {
     await expect
       .poll(() => runBuiltApp(outDir), WAIT)
       .toBe(appText({ tasks: TASKS_DOC('open', 'done'), snippet: SNIPPET_DOC(INITIAL_SNIPPET), notes: NOTES_DOC(INITIAL_NOTES), git: GIT_DOC(second) }))
-    expect(ends()).toBe(2)
+    // The output file is written before the bundler reports the build's END.
+    await expect.poll(ends, WAIT).toBe(2)
     expect(errors).toEqual([])
   })
 })
