@@ -15,9 +15,10 @@
  *   (re)read, a folder is (re)scanned, a missing path removes it and everything under it). A
  *   `.gitignore` or `.git/info/exclude` event (with `respectGitignore`) means a full rebuild.
  * - `projectionChanged` is true only when what queries can see changed: a row of `entries`
- *   added/removed/changed kind, or a document added/removed or changed in path, title, body or
- *   front matter. Identical bytes, a touched mtime, or an edit inside a generated region body
- *   (bodies are blanked) update `content_hash`/`mtime_ns`/`size` but report false.
+ *   added/removed/changed kind (`entriesChanged`), or a document added/removed or changed in
+ *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
+ *   or an edit inside a generated region body (bodies are blanked) update
+ *   `content_hash`/`mtime_ns`/`size` but report false.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects.
  */
 import fs from 'node:fs'
@@ -48,6 +49,21 @@ export interface DocumentIndexOptions {
   respectGitignore: boolean
   /** Absolute path of the database file (`paths.state`); `:memory:` when omitted. */
   statePath?: string
+}
+
+/** What a refresh changed in the queryable projection. */
+export interface ProjectionChange {
+  /** Anything queries can see changed (`entries` or `documents`). */
+  projectionChanged: boolean
+  /** A row of the `documents` view was added, removed or changed. */
+  documentsChanged: boolean
+  /** A row of `entries` (every file and folder walked) was added, removed or changed kind. */
+  entriesChanged: boolean
+}
+
+interface Changes {
+  entriesChanged: boolean
+  documentsChanged: boolean
 }
 
 export interface DocumentEvent {
@@ -95,27 +111,27 @@ export class DocumentIndex {
     this.db.transaction(() => this.reconcileAll())()
   }
 
-  refresh(events: readonly DocumentEvent[]): { projectionChanged: boolean } {
+  refresh(events: readonly DocumentEvent[]): ProjectionChange {
     this.assertOpen()
     // A path leaving the root (`..`) is not the index's business.
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
     )
-    const projectionChanged = this.db.transaction(() => {
+    const { entriesChanged, documentsChanged } = this.db.transaction((): Changes => {
       if (paths.some((p) => p === '' || (this.walkOptions.respectGitignore && isIgnoreRulesFile(p)))) {
         return this.reconcileAll()
       }
-      let changed = false
-      let documentsChanged = false
+      let entries = false
+      let documents = false
       for (const relPath of paths) {
         const result = this.reconcilePath(relPath)
-        changed ||= result.changed
-        documentsChanged ||= result.documentsChanged
+        entries ||= result.entriesChanged
+        documents ||= result.documentsChanged
       }
-      if (documentsChanged) this.refreshView()
-      return changed
+      if (documents) this.refreshView()
+      return { entriesChanged: entries, documentsChanged: documents }
     })()
-    return { projectionChanged }
+    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged }
   }
 
   /** Project-relative paths of every indexed document, sorted. */
@@ -149,33 +165,33 @@ export class DocumentIndex {
     if (this.closed) throw new Error('the document index is closed')
   }
 
-  private reconcileAll(): boolean {
+  private reconcileAll(): Changes {
     const listing = listProjectEntries(this.root, this.walkOptions)
     const result = this.reconcileListing('', listing)
     if (result.documentsChanged) this.refreshView()
-    return result.changed
+    return result
   }
 
   /** Brings one event path (and everything under it) in line with the disk. */
-  private reconcilePath(relPath: string): { changed: boolean; documentsChanged: boolean } {
+  private reconcilePath(relPath: string): Changes {
     const kind = this.kindOnDisk(relPath)
     if (kind === undefined || isIgnored(this.root, this.walkOptions, relPath, kind === 'directory')) {
       const documentsChanged = this.removeSubtree(relPath, true)
       const entriesChanged = this.removeSubtree(relPath, false)
-      return { changed: documentsChanged || entriesChanged, documentsChanged }
+      return { entriesChanged, documentsChanged }
     }
-    let changed = this.ensureAncestors(relPath)
-    changed = this.putEntry(relPath, kind) || changed
+    let entriesChanged = this.ensureAncestors(relPath)
+    entriesChanged = this.putEntry(relPath, kind) || entriesChanged
     if (kind === 'file') {
-      changed = this.removeSubtree(`${relPath}/`, false) || changed
+      entriesChanged = this.removeSubtree(`${relPath}/`, false) || entriesChanged
       const removedUnder = this.removeSubtree(`${relPath}/`, true)
       const documentChanged = this.isDocument(relPath) ? this.upsertDocument(relPath) : this.deleteDocument(relPath)
-      return { changed: changed || removedUnder || documentChanged, documentsChanged: removedUnder || documentChanged }
+      return { entriesChanged, documentsChanged: removedUnder || documentChanged }
     }
     const documentChanged = this.deleteDocument(relPath)
     const result = this.reconcileListing(relPath, listProjectEntries(this.root, this.walkOptions, relPath))
     return {
-      changed: changed || documentChanged || result.changed,
+      entriesChanged: entriesChanged || result.entriesChanged,
       documentsChanged: documentChanged || result.documentsChanged,
     }
   }
@@ -203,7 +219,7 @@ export class DocumentIndex {
    * Reconciles the stored rows strictly below `scope` (everything when `scope` is `''`) with a
    * listing of that part of the project.
    */
-  private reconcileListing(scope: string, listing: readonly ProjectEntry[]): { changed: boolean; documentsChanged: boolean } {
+  private reconcileListing(scope: string, listing: readonly ProjectEntry[]): Changes {
     const prefix = scope === '' ? '' : `${scope}/`
     let changed = false
     let documentsChanged = false
@@ -219,7 +235,7 @@ export class DocumentIndex {
       if (!documents.has(stored.path)) documentsChanged = this.deleteDocument(stored.path) || documentsChanged
     }
     for (const relPath of documents) documentsChanged = this.upsertDocument(relPath) || documentsChanged
-    return { changed: changed || documentsChanged, documentsChanged }
+    return { entriesChanged: changed, documentsChanged }
   }
 
   private rowsUnder(table: 'entries' | '_documents', prefix: string): unknown[] {

@@ -19,7 +19,8 @@
  *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
  * - `runSqlModel` runs a compiled model on the document index with the named parameters
  *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
- *   overridden by `params`. It returns the rows and the dependencies `index:documents` plus
+ *   overridden by `params`. It returns the rows and the dependencies `index:documents`,
+ *   `index:entries` when the compiled SQL mentions the `entries` table, and
  *   `fs:file:<model file>` for each compiled file (the caller adds `sql:model:...` itself).
  */
 import { createHash } from 'node:crypto'
@@ -48,6 +49,8 @@ export interface SqlModels {
 }
 
 export const RESULT_CTE = '__insitu_result'
+/** A compiled model that mentions the `entries` table (a mention in a comment counts too: safe). */
+const ENTRIES_TABLE = /\bentries\b/i
 
 /**
  * The CTE name `ref("<name>")` renders as: `__insitu_model_<name>` when the name is only
@@ -148,7 +151,9 @@ export function runSqlModel(
     insitu_depth: location.depth,
     ...params,
   })
-  return { rows, dependencies: ['index:documents', ...files.map((file) => `fs:file:${file}`)] }
+  // `entries` lists every file and folder: only a model that reads it depends on that listing.
+  const listing = ENTRIES_TABLE.test(sql) ? ['index:entries'] : []
+  return { rows, dependencies: ['index:documents', ...listing, ...files.map((file) => `fs:file:${file}`)] }
 }
 
 /** A name that can only address a file inside the models folder. */

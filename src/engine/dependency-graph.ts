@@ -9,8 +9,9 @@
  *   - `fs:glob:P`: a create or delete of a file P matches, or of a folder P could match
  *     inside (judged by P's literal base folder, conservatively);
  *   - `fs:dir:D`: a create or delete at or under D;
- *   - `index:documents`, `sql:model:*`: only when `changes.projection` (the index's
- *     queryable projection changed);
+ *   - `index:documents`, `sql:model:*`: only when `changes.documents` (a row of the index's
+ *     `documents` view changed); `index:entries` only when `changes.entries` (a file or
+ *     folder appeared, vanished or changed kind);
  *   - `git://*`: when `changes.git` (HEAD, refs, packed-refs or index changed); also
  *     `git://status/<p>` and `git://diff/<p>` on an event at or under p (or on a folder
  *     holding p), and `git://ignore-rules` on a `.gitignore` event;
@@ -31,8 +32,10 @@ export interface FileEvent {
 }
 
 export interface ProjectionChanges {
-  /** The document index's queryable projection changed. */
-  projection: boolean
+  /** A row of the document index's `documents` view changed. */
+  documents: boolean
+  /** A row of the index's `entries` (every file and folder) changed. @default false */
+  entries?: boolean
   /** Git metadata changed. */
   git: boolean
 }
@@ -56,6 +59,7 @@ export class DependencyGraph {
   private readonly gitPaths = new Map<string, Set<string>>()
   private readonly globs = new Map<string, GlobEntry>()
   private readonly indexOwners = new Map<string, number>()
+  private readonly entriesOwners = new Map<string, number>()
   private readonly gitOwners = new Map<string, number>()
   private readonly ignoreRuleOwners = new Map<string, number>()
 
@@ -86,7 +90,8 @@ export class DependencyGraph {
     const addAll = (set: Iterable<string> | undefined) => {
       for (const owner of set ?? []) owners.add(owner)
     }
-    if (changes.projection) addAll(this.indexOwners.keys())
+    if (changes.documents) addAll(this.indexOwners.keys())
+    if (changes.entries) addAll(this.entriesOwners.keys())
     if (changes.git) addAll(this.gitOwners.keys())
     for (const event of events) {
       const target = trimSlashes(event.path)
@@ -132,6 +137,8 @@ export class DependencyGraph {
       }
     } else if (dependency === 'index:documents' || dependency.startsWith('sql:model:')) {
       count(this.indexOwners, owner, delta)
+    } else if (dependency === 'index:entries') {
+      count(this.entriesOwners, owner, delta)
     } else if (dependency.startsWith(GIT)) {
       count(this.gitOwners, owner, delta)
       const [form, ...rest] = dependency.slice(GIT.length).replace(/^\/+/, '').split('/')

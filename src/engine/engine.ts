@@ -81,7 +81,8 @@ export interface AffectedResult {
 /** Changes seen while one job runs (see `runTracked`). */
 interface ChangeLog {
   events: FileEvent[]
-  projection: boolean
+  documents: boolean
+  entries: boolean
   git: boolean
 }
 
@@ -226,7 +227,7 @@ export class InsituEngine {
     run: () => Promise<{ result: T; dependencies: readonly string[]; failed: boolean }>,
   ): Promise<{ value: T; cacheable: boolean }> {
     for (let attempt = 0; ; attempt++) {
-      const log: ChangeLog = { events: [], projection: false, git: false }
+      const log: ChangeLog = { events: [], documents: false, entries: false, git: false }
       this.inFlight.add(log)
       let outcome: { result: T; dependencies: readonly string[]; failed: boolean } | undefined
       let failure: unknown
@@ -239,8 +240,8 @@ export class InsituEngine {
         this.inFlight.delete(log)
       }
       const stale =
-        (log.events.length > 0 || log.projection || log.git) &&
-        this.graph.affected(log.events, { projection: log.projection, git: log.git }).has(owner)
+        (log.events.length > 0 || log.documents || log.entries || log.git) &&
+        this.graph.affected(log.events, log).has(owner)
       if (stale && attempt < MAX_RERUNS) continue
       if (!outcome) throw failure
       return { value: outcome.result, cacheable: !stale && !outcome.failed }
@@ -279,13 +280,17 @@ export class InsituEngine {
       const relPath = this.relativePath(absolute)
       if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
     }
-    const { projectionChanged } = projectEvents.length > 0 ? this.index.refresh(projectEvents) : { projectionChanged: false }
+    const { projectionChanged, documentsChanged, entriesChanged } =
+      projectEvents.length > 0
+        ? this.index.refresh(projectEvents)
+        : { projectionChanged: false, documentsChanged: false, entriesChanged: false }
     for (const log of this.inFlight) {
       for (const event of projectEvents) log.events.push(event) // no spread: batches can be huge
-      log.projection ||= projectionChanged
+      log.documents ||= documentsChanged
+      log.entries ||= entriesChanged
       log.git ||= gitChanged
     }
-    const owners = this.graph.affected(projectEvents, { projection: projectionChanged, git: gitChanged })
+    const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
     for (const owner of owners) this.invalidate(owner)
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
   }

@@ -183,19 +183,32 @@ describe('refresh', () => {
 
   it('reports a new document as a projection change and indexes it', () => {
     write('tasks/delta.md', '---\nstatus: doing\n---\n')
-    expect(index.refresh([{ type: 'create', path: 'tasks/delta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'tasks/delta.md' }])).toMatchObject({ projectionChanged: true })
     expect(index.query("select status from documents where path = 'tasks/delta.md'")).toEqual([{ status: 'doing' }])
+  })
+
+  it('tells a change of the documents view from a change of the entries listing', () => {
+    const change = (type: 'create' | 'update' | 'delete', rel: string) => index.refresh([{ type, path: rel }])
+    write('assets/logo.svg', '<svg/>')
+    expect(change('create', 'assets/logo.svg')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true })
+    write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: doing\n---\n# Alpha\n')
+    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: false })
+    write('tasks/gamma.md', '# Gamma\n')
+    expect(change('create', 'tasks/gamma.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: true })
+    fs.rmSync(path.join(root, 'assets'), { recursive: true })
+    expect(change('delete', 'assets')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true })
+    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: false, documentsChanged: false, entriesChanged: false })
   })
 
   it('reports no change for a rewrite with identical bytes', () => {
     write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: false })
+    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toMatchObject({ projectionChanged: false })
   })
 
   it('reports no change when only a generated region body changed, but records the new hash', () => {
     const [before] = index.query("select content_hash from _documents where path = 'README.md'")
     write('README.md', README.replace('| generated SECRET |', '| regenerated, longer output |'))
-    expect(index.refresh([{ type: 'update', path: 'README.md' }])).toEqual({ projectionChanged: false })
+    expect(index.refresh([{ type: 'update', path: 'README.md' }])).toMatchObject({ projectionChanged: false })
     const [after] = index.query("select content_hash, body from _documents where path = 'README.md'")
     expect(after?.['content_hash']).not.toBe(before?.['content_hash'])
     expect(after?.['body']).toBe(BLANKED_README_BODY)
@@ -205,14 +218,14 @@ describe('refresh', () => {
     const file = path.join(root, 'tasks/beta.md')
     const later = new Date(Date.now() + 60_000)
     fs.utimesSync(file, later, later)
-    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: false })
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: false })
     const [row] = index.query("select cast(mtime_ns / 1000000000 as integer) as seconds from _documents where path = 'tasks/beta.md'")
     expect(row?.['seconds']).toBe(Math.floor(later.getTime() / 1000))
   })
 
   it('reports a front matter edit and adds a column for a new key', () => {
     write('tasks/beta.md', '---\nstatus: backlog\npriority: high\n---\n# Beta\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })
     expect(index.query('select path, status, priority from documents where status is not null order by path')).toEqual([
       { path: 'tasks/alpha.md', status: 'backlog', priority: null },
       { path: 'tasks/beta.md', status: 'backlog', priority: 'high' },
@@ -221,7 +234,7 @@ describe('refresh', () => {
 
   it('reports a body edit outside regions', () => {
     write('tasks/beta.md', '---\nstatus: done\n---\n# Beta, renamed\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'update', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })
   })
 
   it('drops the column of a key no document has any more', () => {
@@ -236,14 +249,14 @@ describe('refresh', () => {
 
   it('removes a deleted document', () => {
     remove('tasks/beta.md')
-    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md'])
     expect(entryRows(index)).not.toContain('file tasks/beta.md')
   })
 
   it('removes every document under a deleted folder', () => {
     remove('tasks')
-    expect(index.refresh([{ type: 'delete', path: 'tasks' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'delete', path: 'tasks' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md'])
     expect(entryRows(index)).toEqual(['file .gitignore', 'file README.md', 'file notes.txt'])
   })
@@ -252,7 +265,7 @@ describe('refresh', () => {
     write('guides/intro.md', '---\ntitle: Intro\n---\n')
     write('guides/deep/more.md', '# More\n')
     write('guides/deep/image.png', 'png')
-    expect(index.refresh([{ type: 'create', path: 'guides' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'guides' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'guides/deep/more.md', 'guides/intro.md', 'tasks/alpha.md', 'tasks/beta.md'])
     expect(entryRows(index).filter((row) => row.includes('guides'))).toEqual([
       'directory guides',
@@ -265,17 +278,17 @@ describe('refresh', () => {
 
   it('adds the new folders above a file created without its folder event', () => {
     write('a/b/c.md', '# C\n')
-    expect(index.refresh([{ type: 'create', path: 'a/b/c.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'a/b/c.md' }])).toMatchObject({ projectionChanged: true })
     expect(entryRows(index).filter((row) => / a/.test(row))).toEqual(['directory a', 'directory a/b', 'file a/b/c.md'])
   })
 
   it('counts a non-document file as a change of entries', () => {
     write('data.csv', 'a,b\n')
-    expect(index.refresh([{ type: 'create', path: 'data.csv' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'data.csv' }])).toMatchObject({ projectionChanged: true })
     expect(entryRows(index)).toContain('file data.csv')
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
     write('data.csv', 'a,b\n1,2\n')
-    expect(index.refresh([{ type: 'update', path: 'data.csv' }])).toEqual({ projectionChanged: false })
+    expect(index.refresh([{ type: 'update', path: 'data.csv' }])).toMatchObject({ projectionChanged: false })
   })
 
   it('ignores events on excluded and gitignored paths', () => {
@@ -287,39 +300,39 @@ describe('refresh', () => {
         { type: 'create', path: 'build/more.md' },
         { type: 'create', path: 'build' },
       ]),
-    ).toEqual({ projectionChanged: false })
+    ).toMatchObject({ projectionChanged: false })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
   })
 
   it('ignores paths outside the root and normalizes the others', () => {
     write('tasks/delta.md', '# Delta\n')
-    expect(index.refresh([{ type: 'delete', path: '../elsewhere.md' }])).toEqual({ projectionChanged: false })
-    expect(index.refresh([{ type: 'create', path: './tasks//delta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'delete', path: '../elsewhere.md' }])).toMatchObject({ projectionChanged: false })
+    expect(index.refresh([{ type: 'create', path: './tasks//delta.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md', 'tasks/delta.md'])
   })
 
   it('trusts the disk over the event type', () => {
     write('tasks/beta.md', '---\nstatus: review\n---\n')
-    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })
     expect(index.query("select status from documents where path = 'tasks/beta.md'")).toEqual([{ status: 'review' }])
     remove('tasks/alpha.md')
-    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/beta.md'])
   })
 
   it('rebuilds when a .gitignore changes', () => {
     write('.gitignore', 'build/\ntasks/beta.md\n')
-    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md'])
     write('.gitignore', '')
-    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'update', path: '.gitignore' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'build/out.md', 'tasks/alpha.md', 'tasks/beta.md'])
   })
 
   it('handles a file replaced by a folder of the same name', () => {
     remove('tasks/beta.md')
     write('tasks/beta.md/inner.md', '# inner\n')
-    expect(index.refresh([{ type: 'create', path: 'tasks/beta.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md/inner.md'])
     expect(entryRows(index).filter((row) => row.includes('beta'))).toEqual(['directory tasks/beta.md', 'file tasks/beta.md/inner.md'])
   })
@@ -387,7 +400,7 @@ describe('read-only queries', () => {
   it('still writes its own rows after a refused query', () => {
     expect(() => index.query('delete from entries')).toThrow()
     write('late.md', '# late\n')
-    expect(index.refresh([{ type: 'create', path: 'late.md' }])).toEqual({ projectionChanged: true })
+    expect(index.refresh([{ type: 'create', path: 'late.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toContain('late.md')
   })
 })
@@ -404,7 +417,7 @@ describe('statePath', () => {
     expect(second.query("select status from documents where path = 'tasks/beta.md'")).toEqual([{ status: 'done' }])
     second.rebuild()
     write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: backlog\n---\n# Alpha\n')
-    expect(second.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toEqual({ projectionChanged: false })
+    expect(second.refresh([{ type: 'update', path: 'tasks/alpha.md' }])).toMatchObject({ projectionChanged: false })
   })
 
   it('replaces a file that is not a database, and a database of another schema', () => {

@@ -117,6 +117,29 @@ describe('engine regressions', () => {
     expect(engine.host.pids().get('acme/timing')).toBe(pid)
   })
 
+  it('re-runs a model over documents on a document change only, and a model over entries on any new file', async () => {
+    write('insitu/models/files.sql', "select path from entries where kind = 'file' and path like 'assets/%' order by path\n")
+    const overDocuments = await engine.renderDocument('docs/open.md', region('sql', 'model = "open_tasks"'))
+    const overEntries = await engine.renderDocument('docs/files.md', region('sql', 'model = "files"'))
+    expect(overDocuments.dependencies).toEqual([
+      'index:documents',
+      'fs:file:insitu/models/open_tasks.sql',
+      'fs:file:insitu/models/all_tasks.sql',
+    ])
+    expect(overEntries.dependencies).toEqual(['index:documents', 'index:entries', 'fs:file:insitu/models/files.sql'])
+    // A new file that is not a document changes the entries listing only.
+    write('assets/logo.svg', '<svg/>')
+    expect(engine.affected([{ type: 'create', path: 'assets/logo.svg' }])).toEqual({
+      owners: ['docs/files.md'],
+      projectionChanged: true,
+      gitChanged: false,
+    })
+    expect(bodyOf((await engine.renderDocument('docs/files.md', region('sql', 'model = "files"'))).text)).toContain('assets/logo.svg')
+    // A new document changes both.
+    write('tasks/gamma.md', '---\ntitle: Gamma\nstatus: backlog\n---\n')
+    expect(engine.affected([{ type: 'create', path: 'tasks/gamma.md' }]).owners).toEqual(['docs/files.md', 'docs/open.md'])
+  })
+
   it('writes each materialization to its own pointer even when two share an id', async () => {
     const text = [
       '---',

@@ -4,11 +4,11 @@
  * reference-counted groups).
  */
 import { describe, expect, it } from 'vitest'
-import { DependencyGraph, type FileEvent } from '../../src/engine/dependency-graph.js'
+import { DependencyGraph, type FileEvent, type ProjectionChanges } from '../../src/engine/dependency-graph.js'
 
-const NONE = { projection: false, git: false }
-const PROJECTION = { projection: true, git: false }
-const GIT = { projection: false, git: true }
+const NONE = { documents: false, git: false }
+const PROJECTION = { documents: true, git: false }
+const GIT = { documents: false, git: true }
 
 function create(path: string, directory = false): FileEvent {
   return { type: 'create', path, directory }
@@ -21,7 +21,7 @@ function remove(path: string, directory = false): FileEvent {
 }
 
 /** The owners one event selects, sorted. */
-function selected(graph: DependencyGraph, events: FileEvent[], changes = NONE): string[] {
+function selected(graph: DependencyGraph, events: FileEvent[], changes: ProjectionChanges = NONE): string[] {
   return [...graph.affected(events, changes)].sort()
 }
 
@@ -64,7 +64,16 @@ describe('fs:file: dependencies', () => {
   })
 
   it('are not selected by projection or git changes alone', () => {
-    expect(selected(graph, [], { projection: true, git: true })).toEqual([])
+    expect(selected(graph, [], { documents: true, entries: true, git: true })).toEqual([])
+  })
+})
+
+describe('index:entries dependencies', () => {
+  it('select their owner only when the entries listing changed, and index:documents only when documents did', () => {
+    const graph = graphOf({ 'listing.md': ['index:entries'], 'table.md': ['index:documents'], 'model.md': ['sql:model:x'] })
+    expect(selected(graph, [], { documents: false, entries: true, git: false })).toEqual(['listing.md'])
+    expect(selected(graph, [], { documents: true, entries: false, git: false })).toEqual(['model.md', 'table.md'])
+    expect(selected(graph, [], GIT)).toEqual([])
   })
 })
 
@@ -203,7 +212,7 @@ describe('git:// dependencies', () => {
 describe('resource: and unknown identifiers', () => {
   it('select nothing themselves', () => {
     const graph = graphOf({ doc: ['resource:tasks', 'resource:tasks?status=open', 'web:https://example.com/x'] })
-    expect(selected(graph, [create('tasks'), update('resource:tasks')], { projection: true, git: true })).toEqual([])
+    expect(selected(graph, [create('tasks'), update('resource:tasks')], { documents: true, entries: true, git: true })).toEqual([])
     expect(graph.dependenciesOf('doc')).toEqual(['resource:tasks', 'resource:tasks?status=open', 'web:https://example.com/x'])
   })
 })
@@ -238,7 +247,7 @@ describe('set and delete', () => {
     const graph = graphOf({ doc: ['fs:file:a.txt', 'git://HEAD', 'index:documents'] })
     graph.delete('doc')
     graph.delete('never')
-    expect(selected(graph, [update('a.txt')], { projection: true, git: true })).toEqual([])
+    expect(selected(graph, [update('a.txt')], { documents: true, entries: true, git: true })).toEqual([])
     expect(graph.dependenciesOf('doc')).toEqual([])
     expect(graph.owners()).toEqual([])
   })
