@@ -198,14 +198,7 @@ function byPath(a: ProjectEntry, b: ProjectEntry): number {
  */
 export function listProjectEntries(root: string, options: ProjectFilesOptions, under = ''): ProjectEntry[] {
   const absoluteRoot = path.resolve(root)
-  const walk: Walk = {
-    root: absoluteRoot,
-    realRoot: fs.realpathSync(absoluteRoot),
-    respectGitignore: options.respectGitignore,
-    exclude: createExcludeMatcher(options.exclude),
-    entries: [],
-    activeRealDirs: new Set(),
-  }
+  const walk = newWalk(absoluteRoot, fs.realpathSync(absoluteRoot), options)
   const start = normalizePosixRelPath(under)
   let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
   let realStart = walk.realRoot
@@ -230,6 +223,17 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
   return walk.entries.sort(byPath)
 }
 
+function newWalk(root: string, realRoot: string, options: ProjectFilesOptions): Walk {
+  return {
+    root,
+    realRoot,
+    respectGitignore: options.respectGitignore,
+    exclude: createExcludeMatcher(options.exclude),
+    entries: [],
+    activeRealDirs: new Set(),
+  }
+}
+
 /** Project-relative POSIX paths of the visible regular files (see `listProjectEntries`). */
 export function listProjectFiles(root: string, options: ProjectFilesOptions, under = ''): string[] {
   return listProjectEntries(root, options, under)
@@ -244,14 +248,7 @@ export function listProjectFiles(root: string, options: ProjectFilesOptions, und
  */
 export function isIgnored(root: string, options: ProjectFilesOptions, relPath: string, isDirectory = false): boolean {
   const absoluteRoot = path.resolve(root)
-  const walk: Walk = {
-    root: absoluteRoot,
-    realRoot: absoluteRoot,
-    respectGitignore: options.respectGitignore,
-    exclude: createExcludeMatcher(options.exclude),
-    entries: [],
-    activeRealDirs: new Set(),
-  }
+  const walk = newWalk(absoluteRoot, absoluteRoot, options)
   const segments = normalizePosixRelPath(relPath).split('/').filter((segment) => segment !== '')
   let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
   for (let i = 0; i < segments.length; i += 1) {

@@ -109,13 +109,11 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     target: JobResult['target'],
     invoke: () => Promise<InvocationResult & { frontMatterValue?: unknown }>,
   ): Promise<JobResult> => {
+    const job = { id, kind, line, target }
     try {
       const result = await invoke()
       return {
-        id,
-        kind,
-        line,
-        target,
+        ...job,
         content: result.content,
         value: result.frontMatterValue !== undefined ? result.frontMatterValue : result.value,
         dependencies: result.dependencies,
@@ -125,10 +123,7 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     } catch (error) {
       const message = describeFailure(host, kind, id, error)
       return {
-        id,
-        kind,
-        line,
-        target,
+        ...job,
         content: null,
         value: null,
         dependencies: errorDependencies(error),
