@@ -6,15 +6,19 @@
  * - `InsituEngine.create(options)` loads `insitu.toml` (see `readProjectConfig`; defaults when
  *   there is none), builds the document index, and starts the host with the builtins and the
  *   scheme resolvers plugged into `host.resource.get`.
- * - `renderDocument(path, text)` regenerates a managed document (see render-document.ts);
- *   `transformModule(path, code, rule)` runs a transform on a whole module with the rule's
- *   options plus `content`. Both record the result's dependencies for `affected()` (a
- *   re-run replaces the owner's previous dependencies, a failure keeps what it read) and
- *   cache the result by text, except a failed one. A change that arrives while a job runs and
- *   touches what it read makes it run again, so a result never misses an edit.
+ * - `renderDocument(path, text, query?)` regenerates a managed document (see render-document.ts);
+ *   `transformModule(path, code, rule, query?)` runs a transform on a whole module with the
+ *   rule's options plus `content`. Both record the result's dependencies for `affected()` under
+ *   the OWNER `<project-relative path>[?<query>]` — one record per module id, so a second id of
+ *   the same file (`README.md?raw` beside `README.md`) never erases another's record; a re-run
+ *   replaces that owner's previous dependencies, a failure keeps what it read. Results are
+ *   cached per owner by input text, except a failed one; a document's result is also served
+ *   for its own output text (regeneration is idempotent), so rendering a file the plugin just
+ *   wrote back runs no job. A change that arrives while a job runs and touches what it read
+ *   makes it run again, so a result never misses an edit.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, clears the cache of every owner whose result may change, and returns those
- *   owners (project-relative paths).
+ *   owners (`ownerFile(owner)` is the owner's project-relative file).
  * - `close()` stops the extensions and closes the index; idempotent.
  */
 import { createHash } from 'node:crypto'
@@ -92,6 +96,8 @@ const MAX_RERUNS = 2
 interface Cached<T> {
   hash: string
   result: T
+  /** Hash of the result's own text (documents): rendering it again gives the same text. */
+  outputHash?: string
 }
 
 export class InsituEngine {
@@ -174,34 +180,39 @@ export class InsituEngine {
     return relative !== null && this.index.isDocument(relative)
   }
 
-  async renderDocument(file: string, text: string): Promise<DocumentResult> {
+  async renderDocument(file: string, text: string, query = ''): Promise<DocumentResult> {
     const relPath = this.requireRelative(file)
+    const owner = ownerOf(relPath, query)
     const hash = hashText(text)
-    const cached = this.documentCache.get(relPath)
-    if (cached && cached.hash === hash) return cached.result
-    const result = await this.runTracked(relPath, async () => {
+    const cached = this.documentCache.get(owner)
+    if (cached?.hash === hash) return cached.result
+    if (cached?.outputHash === hash) return unchangedResult(cached.result)
+    const result = await this.runTracked(owner, async () => {
       const rendered = await renderDocument(this.host, relPath, text)
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
     // A failure may be transient (a crash, a timeout): never serve it again from the cache.
-    if (result.cacheable) this.documentCache.set(relPath, { hash, result: result.value })
+    if (result.cacheable) {
+      this.documentCache.set(owner, { hash, result: result.value, outputHash: hashText(result.value.text) })
+    }
     return result.value
   }
 
-  async transformModule(file: string, code: string, rule: ModuleRule): Promise<ModuleResult> {
+  async transformModule(file: string, code: string, rule: ModuleRule, query = ''): Promise<ModuleResult> {
     const relPath = this.requireRelative(file)
+    const owner = ownerOf(relPath, query)
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
-    const cached = this.moduleCache.get(relPath)
+    const cached = this.moduleCache.get(owner)
     if (cached && cached.hash === hash) return cached.result
-    this.moduleCache.delete(relPath)
-    const result = await this.runTracked(relPath, async () => {
+    this.moduleCache.delete(owner)
+    const result = await this.runTracked(owner, async () => {
       let invocation
       try {
         invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
         if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
       } catch (error) {
         // What it read before failing is still watched: creating a missing input re-runs it.
-        this.graph.set(relPath, errorDependencies(error))
+        this.graph.set(owner, errorDependencies(error))
         throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
       }
       const module: ModuleResult = {
@@ -212,7 +223,7 @@ export class InsituEngine {
       }
       return { result: module, dependencies: module.dependencies, failed: false }
     })
-    if (result.cacheable) this.moduleCache.set(relPath, { hash, result: result.value })
+    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value })
     return result.value
   }
 
@@ -249,19 +260,18 @@ export class InsituEngine {
   }
 
   /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
-  invalidate(file: string): void {
-    const relPath = this.relativePath(file)
-    if (relPath === null) return
-    this.documentCache.delete(relPath)
-    this.moduleCache.delete(relPath)
+  invalidate(owner: string): void {
+    this.documentCache.delete(owner)
+    this.moduleCache.delete(owner)
   }
 
-  /** Forget an owner entirely (e.g. its file was deleted). */
+  /** Forget every owner of a file entirely (e.g. the file was deleted): each id's record and cache. */
   forget(file: string): void {
     const relPath = this.relativePath(file)
     if (relPath === null) return
-    this.invalidate(relPath)
-    this.graph.delete(relPath)
+    const ofFile = (owner: string) => ownerFile(owner) === relPath
+    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
+    for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
   }
 
   /**
@@ -325,6 +335,23 @@ export function readProjectConfig(root: string, searchParents = true): ProjectCo
   const file = searchParents ? findProjectConfig(root) : fs.existsSync(here) ? here : null
   if (file) return loadProjectConfig(file)
   return parseProjectConfig('', here)
+}
+
+/** The owner key of one module id: the project-relative file, plus `?query` when the id has one. */
+export function ownerOf(relPath: string, query = ''): string {
+  const bare = query.replace(/^\?/, '')
+  return bare === '' ? relPath : `${relPath}?${bare}`
+}
+
+/** The project-relative file of an owner key. */
+export function ownerFile(owner: string): string {
+  const query = owner.indexOf('?')
+  return query < 0 ? owner : owner.slice(0, query)
+}
+
+/** The result of rendering a document's own output again: the same text, nothing to edit. */
+function unchangedResult(result: DocumentResult): DocumentResult {
+  return { ...result, edits: [], changed: false }
 }
 
 function hashText(text: string): string {

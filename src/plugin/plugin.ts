@@ -38,7 +38,7 @@ import path from 'node:path'
 import MagicString from 'magic-string'
 import type { Plugin, ViteDevServer } from 'vite'
 import type { DocumentResult } from '../engine/render-document.js'
-import { InsituEngine, type AffectedResult } from '../engine/engine.js'
+import { InsituEngine, type AffectedResult, ownerFile } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
@@ -58,6 +58,7 @@ import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
 import { cleanId, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
 import { isRestartTrigger } from './restart-triggers.js'
+import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, onServerClose, watchCreateAndDelete } from './vite-compat.js'
 import { watchTargets } from './watch-targets.js'
 
 interface WatchContext extends ReportingContext {
@@ -191,7 +192,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   /** Build watch: mark the affected modules stale; true when there are any. */
   const markStale = (current: InsituEngine, { owners }: AffectedResult): boolean => {
-    for (const owner of owners) staleModules.add(moduleFile(current.root, owner))
+    for (const owner of owners) staleModules.add(moduleFile(current.root, ownerFile(owner)))
     return owners.length > 0
   }
 
@@ -219,13 +220,48 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const reloadAffected = async (dev: ViteDevServer, affected: AffectedResult): Promise<void> => {
     const current = engine
     if (!current) return
-    for (const environment of Object.values(dev.environments)) {
-      for (const owner of affected.owners) {
-        for (const module of environment.moduleGraph.getModulesByFile(moduleFile(current.root, owner)) ?? []) {
-          await environment.reloadModule(module)
-        }
+    const files = new Set(affected.owners.map((owner) => moduleFile(current.root, ownerFile(owner))))
+    for (const graph of devModuleGraphs(dev)) {
+      for (const file of files) {
+        for (const module of graph.getModulesByFile(file) ?? []) await graph.reloadModule(module)
       }
     }
+  }
+
+  /**
+   * One file event, however it reaches the plugin (`hotUpdate` once per environment, Vite 5's
+   * `handleHotUpdate` or watcher): the index refresh and `affected()` run once per event.
+   * `'restart'` when the event restarts the server, undefined when the engine is not running.
+   */
+  const fileEvent = (type: 'create' | 'update' | 'delete', file: string, timestamp: number): AffectedResult | 'restart' | undefined => {
+    if (server && restartFor(server, file)) return 'restart'
+    const current = engine
+    if (!current) return undefined
+    const key = `${type}\u0000${file}\u0000${timestamp}`
+    let affected = eventBatches.get(key)
+    if (!affected) {
+      if (type === 'delete') current.forget(file)
+      affected = current.affected([{ type, path: file }])
+      eventBatches.set(key, affected)
+      // Every environment runs within the same event loop turn sequence; keep the map small.
+      setTimeout(() => eventBatches.delete(key), 10_000).unref()
+    }
+    return affected
+  }
+
+  /** The modules to update for an event: Vite's own plus every module of each affected owner's file. */
+  const modulesToUpdate = <M extends DevModule>(
+    own: readonly M[],
+    affected: AffectedResult,
+    getModulesByFile: (file: string) => Set<M> | undefined,
+  ): M[] => {
+    const current = engine
+    const modules = new Set(own)
+    if (!current) return [...modules]
+    for (const owner of affected.owners) {
+      for (const module of getModulesByFile(moduleFile(current.root, ownerFile(owner))) ?? []) modules.add(module)
+    }
+    return [...modules]
   }
 
   /**
@@ -276,8 +312,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     current: InsituEngine,
     file: string,
     code: string,
+    query: string,
   ): Promise<DocumentResult> => {
-    const result = await current.renderDocument(file, code)
+    const result = await current.renderDocument(file, code, query)
     recordWatchFiles(context, current, result.dependencies)
     reportDiagnostics(context, file, result.diagnostics, logger, current.root)
     return result
@@ -314,6 +351,19 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
       if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)
+      // Stop the extensions as soon as closing starts (in-flight jobs fail at once), on every Vite major.
+      onServerClose(dev, () => stop())
+      if (!hasEnvironmentHotUpdate(dev)) {
+        // Vite 5: `handleHotUpdate` sees updates only; creates and deletes come from the watcher.
+        watchCreateAndDelete(dev, (type, file) => {
+          const affected = fileEvent(type, file, Date.now())
+          if (affected && affected !== 'restart' && affected.owners.length > 0) {
+            reloadAffected(dev, affected).catch((error: unknown) => {
+              logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
+            })
+          }
+        })
+      }
     },
 
     async buildStart() {
@@ -361,7 +411,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (!current.isDocument(file)) return null
         const code = await fs.promises.readFile(file, 'utf8')
         this.addWatchFile(file)
-        const result = await renderManaged(this, current, file, code)
+        const result = await renderManaged(this, current, file, code, queryOf(id))
         return { code: `export default ${JSON.stringify(result.text)}`, map: null }
       },
     },
@@ -380,7 +430,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
         staleModules.delete(moduleKey(id))
         if (managed && current.isDocument(file)) {
-          const result = await renderManaged(this, current, file, code)
+          // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
+          // document's Markdown: leave it untouched (write mode keeps the file itself current).
+          if (!(await isFileText(file, code))) return null
+          const result = await renderManaged(this, current, file, code, queryOf(id))
           if (!result.changed) return null
           const magic = new MagicString(code)
           for (const edit of result.edits) {
@@ -393,7 +446,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (!rule) return null
         let result
         try {
-          result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options })
+          result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, queryOf(id))
         } catch (error) {
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
@@ -404,26 +457,20 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     hotUpdate(update) {
-      if (server && restartFor(server, update.file)) return []
-      const current = engine
-      if (!current) return
-      const key = `${update.type}\u0000${update.file}\u0000${update.timestamp}`
-      let affected = eventBatches.get(key)
-      if (!affected) {
-        if (update.type === 'delete') current.forget(update.file)
-        affected = current.affected([{ type: update.type, path: update.file }])
-        eventBatches.set(key, affected)
-        // Every environment runs within the same event loop turn sequence; keep the map small.
-        setTimeout(() => eventBatches.delete(key), 10_000).unref()
-      }
-      if (affected.owners.length === 0) return
-      const modules = new Set(update.modules)
-      for (const owner of affected.owners) {
-        for (const module of this.environment.moduleGraph.getModulesByFile(moduleFile(current.root, owner)) ?? []) {
-          modules.add(module)
-        }
-      }
-      return [...modules]
+      const affected = fileEvent(update.type, update.file, update.timestamp)
+      if (affected === 'restart') return []
+      if (!affected || affected.owners.length === 0) return
+      const graph = this.environment.moduleGraph
+      return modulesToUpdate(update.modules, affected, (file) => graph.getModulesByFile(file))
+    },
+
+    /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
+    handleHotUpdate(context) {
+      const dev = context.server
+      const affected = fileEvent('update', context.file, context.timestamp)
+      if (affected === 'restart') return []
+      if (!affected || affected.owners.length === 0) return
+      return modulesToUpdate(context.modules, affected, (file) => devModuleGraphs(dev)[0]!.getModulesByFile(file) as Set<typeof context.modules[number]> | undefined)
     },
 
     watchChange(id, change) {
@@ -435,7 +482,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       const current = engine
       const type = change.event === 'create' ? 'create' : change.event === 'delete' ? 'delete' : 'update'
       if (type === 'delete') current.forget(id)
-      for (const owner of current.affected([{ type, path: id }]).owners) staleModules.add(moduleFile(current.root, owner))
+      for (const owner of current.affected([{ type, path: id }]).owners) staleModules.add(moduleFile(current.root, ownerFile(owner)))
     },
 
     renderStart(outputOptions) {
@@ -463,6 +510,26 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await stop()
     },
   }
+}
+
+/** The query of a module id, without `?` (`''` when it has none). */
+function queryOf(id: string): string {
+  const query = id.indexOf('?')
+  return query < 0 ? '' : id.slice(query + 1)
+}
+
+/**
+ * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced
+ * it). A BOM Vite dropped still counts as the same text.
+ */
+async function isFileText(file: string, code: string): Promise<boolean> {
+  let text: string
+  try {
+    text = await fs.promises.readFile(file, 'utf8')
+  } catch {
+    return false
+  }
+  return text === code || (text.charCodeAt(0) === 0xfeff && text.slice(1) === code)
 }
 
 /** How long a `watchChange` report keeps the plugin's own watcher from handling the same path. */

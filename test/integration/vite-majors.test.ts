@@ -1,0 +1,179 @@
+/**
+ * The plugin on every supported Vite major (5, 6, 7 and 8, installed side by side as npm
+ * aliases `vite5`, `vite6`, `vite7` and `vite`): a real dev server (polling watcher) hot-reloads
+ * a front-matter edit feeding a SQL region, a new file a glob reads, and an included file's
+ * edit; closing it leaves no extension process; `vite build` ships regenerated documents.
+ * Also on each: a `load` plugin that compiles the Markdown itself (as Astro does) gets its code
+ * untouched, and the `?raw` module of the same file keeps its own dependency record.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import vm from 'node:vm'
+import { afterEach, describe, expect, test } from 'vitest'
+import insitu from '../../src/index.js'
+import { liveExtensionPids } from '../../src/host/process.js'
+import {
+  copyProject,
+  editFile,
+  expectProcessesGone,
+  INITIAL_NOTES,
+  INITIAL_SNIPPET,
+  NOTES_DOC,
+  removeProjects,
+  SNIPPET_DOC,
+  TASKS_DOC,
+} from './plugin-project.js'
+
+interface AnyPayload {
+  type: string
+  updates?: { acceptedPath: string }[]
+}
+
+/** What the tests use of a dev server, on any major. */
+interface AnyServer {
+  close(): Promise<void>
+  watcher: { getWatched(): Record<string, string[]> }
+  environments?: { client: { hot: { send: (payload: AnyPayload) => void }; transformRequest(url: string): Promise<{ code: string } | null> } }
+  hot?: { send: (payload: AnyPayload) => void }
+  ws: { send: (payload: AnyPayload) => void }
+  transformRequest(url: string): Promise<{ code: string } | null>
+}
+
+interface ViteModule {
+  version: string
+  createServer(config: object): Promise<unknown>
+  build(config: object): Promise<unknown>
+}
+
+const MAJORS: [string, () => Promise<ViteModule>][] = [
+  ['vite5', () => import('vite5') as Promise<ViteModule>],
+  ['vite6', () => import('vite6') as Promise<ViteModule>],
+  ['vite7', () => import('vite7') as Promise<ViteModule>],
+  ['vite', () => import('vite') as Promise<ViteModule>],
+]
+
+const WAIT = { timeout: 15_000 }
+const seenPids = new Set<number>()
+const closers: (() => Promise<void>)[] = []
+
+afterEach(async () => {
+  try {
+    for (const pid of liveExtensionPids()) seenPids.add(pid)
+    for (const close of closers.splice(0)) await close()
+    await expectProcessesGone(seenPids)
+  } finally {
+    seenPids.clear()
+    removeProjects()
+  }
+})
+
+/** A `load` hook that compiles `docs/tasks.md` (no query) to JS itself, as Astro does with Markdown pages. */
+const compilesMarkdown = {
+  name: 'test:compiles-markdown',
+  enforce: 'pre' as const,
+  load(id: string) {
+    if (id.endsWith('/docs/tasks.md')) return 'export default "compiled <!-- insitu:begin sql\\nmodel = \\"x\\"\\n--> x <!-- insitu:end -->"'
+    return null
+  },
+}
+
+async function startDev(vite: ViteModule, root: string) {
+  const server = (await vite.createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [insitu(), compilesMarkdown],
+    server: { port: 0, watch: { usePolling: true, interval: 50 } },
+  })) as AnyServer
+  closers.push(() => server.close())
+  const payloads: AnyPayload[] = []
+  const hot = server.environments?.client.hot ?? server.hot ?? server.ws
+  const send = hot.send.bind(hot)
+  hot.send = (payload: AnyPayload) => {
+    payloads.push(payload)
+    send(payload)
+  }
+  const transform = (url: string) => (server.environments ? server.environments.client.transformRequest(url) : server.transformRequest(url))
+  const load = async (url: string): Promise<string> => {
+    const code = (await transform(url))?.code ?? ''
+    const match = /^export default ("(?:[^"\\]|\\.)*")$/.exec(code)
+    if (!match) throw new Error(`unexpected module code for ${url}: ${code}`)
+    return JSON.parse(match[1]!) as string
+  }
+  const updated = () => [...new Set(payloads.flatMap((p) => (p.type === 'update' ? (p.updates ?? []).map((u) => u.acceptedPath) : [])))].sort()
+  const watched = (rel: string) => server.watcher.getWatched()[path.join(root, path.dirname(rel))]?.includes(path.basename(rel)) === true
+  return { server, payloads, transform, load, updated, watched }
+}
+
+describe.each(MAJORS)('%s', (_name, importVite) => {
+  test('dev server: hot-reloads front-matter, new-file and include changes; close stops the extension', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const dev = await startDev(vite, root)
+    await dev.transform('/main.js')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    expect(await dev.load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
+    for (const rel of ['tasks/alpha.md', 'snippets/x.txt', 'notes/one.md']) {
+      await expect.poll(() => dev.watched(rel), { ...WAIT, message: `Vite watches ${rel}` }).toBe(true)
+    }
+    for (const pid of liveExtensionPids()) seenPids.add(pid)
+    expect(seenPids.size).toBe(1)
+
+    dev.payloads.length = 0
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(dev.updated, WAIT).toContain('/docs/tasks.md?raw')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+
+    dev.payloads.length = 0
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(dev.updated, WAIT).toContain('/docs/notes.md?raw')
+    expect(await dev.load('/docs/notes.md?raw')).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
+
+    dev.payloads.length = 0
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await expect.poll(dev.updated, WAIT).toEqual(['/docs/snippet.md?raw'])
+    expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+
+    await closers.pop()!()
+    await expectProcessesGone(seenPids)
+  })
+
+  test("dev server: another plugin's compiled Markdown is left untouched and does not erase the ?raw module's record", async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const dev = await startDev(vite, root)
+    await dev.transform('/main.js')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    // The same file under another id: compiled by the test's load hook; insitu must not touch it.
+    const compiled = await dev.transform('/docs/tasks.md')
+    expect(compiled?.code).toContain('compiled <!-- insitu:begin sql\\nmodel = \\"x\\"\\n--> x <!-- insitu:end -->')
+    await expect.poll(() => dev.watched('tasks/alpha.md'), WAIT).toBe(true)
+
+    dev.payloads.length = 0
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(dev.updated, WAIT).toContain('/docs/tasks.md?raw')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+  })
+
+  test('vite build ships the regenerated documents', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const outDir = path.join(root, 'dist')
+    await vite.build({ root, configFile: false, logLevel: 'silent', plugins: [insitu()], build: { outDir, minify: false } })
+    for (const pid of liveExtensionPids()) seenPids.add(pid)
+    const html = fs.readFileSync(path.join(outDir, 'index.html'), 'utf8')
+    const src = /<script type="module" crossorigin src="\/([^"]+)"><\/script>/.exec(html)?.[1]
+    expect(src).toBeTruthy()
+    const out = { textContent: '' }
+    const document = {
+      createElement: () => ({ relList: { supports: () => true } }),
+      getElementById: (id: string) => (id === 'out' ? out : null),
+    }
+    vm.runInNewContext(fs.readFileSync(path.join(outDir, src!), 'utf8'), { document })
+    expect(out.textContent).toContain(TASKS_DOC('open', 'done'))
+    expect(out.textContent).toContain(SNIPPET_DOC(INITIAL_SNIPPET))
+    expect(out.textContent).toContain(NOTES_DOC(INITIAL_NOTES))
+    await expectProcessesGone(seenPids)
+  })
+})
