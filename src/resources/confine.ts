@@ -50,7 +50,7 @@ function lstatOrUndefined(p: string): fs.Stats | undefined {
   try {
     return fs.lstatSync(p)
   } catch (error) {
-    if (isUnresolvable(error) || (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return undefined
+    if (isUnresolvable(error)) return undefined
     throw error
   }
 }
@@ -63,7 +63,7 @@ export function physicalPath(p: string): string {
   try {
     return fs.realpathSync(p)
   } catch (error) {
-    if (!isUnresolvable(error) && (error as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw error
+    if (!isUnresolvable(error)) throw error
   }
   let resolved = path.parse(p).root
   // Components still to resolve, the next one last (symlink targets are pushed in front).

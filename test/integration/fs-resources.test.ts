@@ -452,6 +452,9 @@ describe('path depth limits', () => {
     expect(() => resolveFsFile(`fs:file:${long}`, context(root))).toThrow(
       `resource path too deep: fs:file:${'x'.repeat(112)}… (1 segments, 4097 bytes; at most 256 segments and 4096 bytes)`,
     )
+    const longName = 'n'.repeat(300) // longer than any file name may be (NAME_MAX 255)
+    expect(() => resolveFsFile(`fs:file:${longName}`, context(root))).toThrow(`file not found: ${longName}`)
+    expect(() => resolveFsDir(`fs:dir:${longName}`, context(root))).toThrow(`directory not found: ${longName}`)
     const limit = Array.from({ length: 256 }, () => 'a').join('/')
     expect(() => resolveFsFile(`fs:file:${limit}`, context(root))).toThrow(`file not found: ${limit}`)
     expect(() => resolveFsFile(`fs:file:${limit}/b`, context(root))).toThrow('resource path too deep: fs:file:a/a/')
