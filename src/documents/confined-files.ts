@@ -10,7 +10,8 @@
  *   device), `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`. Any other
  *   error is thrown.
  * - `listConfinedFolder(realRoot, absolute)` is the same for a folder: its entries (`fs.Dirent`,
- *   only `name` and the type are meaningful), or `'missing'` / `'outside'` / `'not-a-folder'`.
+ *   only `name` and the type are meaningful), or `'missing'` (a file where a folder is expected
+ *   may be reported so: ENOTDIR), `'outside'` or `'not-a-folder'`.
  * - Verification: on Linux the descriptor's real path is the text of `/proc/self/fd/<fd>`, and a
  *   folder is listed through that link, so what is read is exactly what was checked. Where
  *   `/proc` is unavailable the path's real path is checked before opening and again after, and
@@ -64,14 +65,13 @@ function checkedBeforeOpen(absolute: string, realRoot: string): string | undefin
   return real !== undefined && isInsideFolder(realRoot, real) ? real : undefined
 }
 
-function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' | 'not-a-folder' {
+function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' {
   try {
     return fs.openSync(absolute, flags)
   } catch (error) {
     if (isUnresolvable(error)) return 'missing'
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EISDIR') return 'is-folder'
-    if (code === 'ENOTDIR') return 'not-a-folder'
     throw error
   }
 }
@@ -80,7 +80,7 @@ function openOrMissing(absolute: string, flags: number): number | 'missing' | 'i
 export function readConfinedFile(realRoot: string, absolute: string): ConfinedFile {
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, READ_FLAGS)
-  if (fd === 'missing' || fd === 'not-a-folder') return { kind: 'missing' }
+  if (fd === 'missing') return { kind: 'missing' }
   if (fd === 'is-folder') {
     // Windows refuses to open folders as files: only the (checked) kind is reported.
     return realPathOrUndefined(absolute) === checked && checked !== undefined ? { kind: 'directory' } : { kind: 'outside' }
@@ -101,7 +101,6 @@ export function listConfinedFolder(realRoot: string, absolute: string): Confined
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, FOLDER_FLAGS)
   if (fd === 'missing') return 'missing'
-  if (fd === 'not-a-folder') return 'not-a-folder'
   if (fd === 'is-folder') {
     // Windows cannot open a folder descriptor: list the checked real path, then re-check it.
     if (checked === undefined) return 'outside'

@@ -4,10 +4,12 @@
  * it can while the test reads through it thousands of times. Every read must return the inside
  * content or fail with the escape error; none may return (or list) what lies outside.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { listConfinedFolder, readConfinedFile } from '../../src/documents/confined-files.js'
+import { readFileState } from '../../src/documents/document-record.js'
 import { resolveFsDir, resolveFsFile, type FsResolveContext } from '../../src/resources/fs.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
@@ -102,3 +104,43 @@ describe('fs resolvers under a symlink swap race', () => {
     expect(listings).toContain(JSON.stringify([{ path: 'sub/inside.txt', kind: 'file' }]))
   })
 })
+
+describe('readConfinedFile / listConfinedFolder', () => {
+  it('tell files, folders, FIFOs, missing paths and outside targets apart without following them out', () => {
+    const root = tempDir()
+    const outside = tempDir()
+    fs.writeFileSync(path.join(root, 'a.txt'), 'a\n')
+    fs.mkdirSync(path.join(root, 'folder'))
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'SECRET\n')
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'out.txt'))
+    fs.symlinkSync(outside, path.join(root, 'out'))
+    fs.symlinkSync('a.txt', path.join(root, 'in.txt'))
+    spawnSyncMkfifo(path.join(root, 'pipe'))
+    const read = (rel: string) => {
+      const result = readConfinedFile(root, path.join(root, rel))
+      return result.kind === 'file' ? result.bytes.toString() : result.kind
+    }
+    expect(read('a.txt')).toBe('a\n')
+    expect(read('in.txt')).toBe('a\n')
+    expect(read('out.txt')).toBe('outside')
+    expect(read('out/secret.txt')).toBe('outside')
+    expect(read('folder')).toBe('directory')
+    expect(read('pipe')).toBe('other') // opened without blocking
+    expect(read('missing.txt')).toBe('missing')
+    expect(read('a.txt/below')).toBe('missing')
+    expect(listConfinedFolder(root, path.join(root, 'out'))).toBe('outside')
+    expect(['missing', 'not-a-folder']).toContain(listConfinedFolder(root, path.join(root, 'a.txt')))
+    expect(listConfinedFolder(root, path.join(root, 'nope'))).toBe('missing')
+    expect((listConfinedFolder(root, root) as fs.Dirent[]).map((d) => d.name).sort()).toEqual(
+      ['a.txt', 'folder', 'in.txt', 'out', 'out.txt', 'pipe'],
+    )
+    // The document index reads through it: an outside target is no document.
+    expect(readFileState(root, path.join(root, 'out.txt'))).toBeNull()
+    expect(readFileState(root, path.join(root, 'a.txt'))?.bytes.toString()).toBe('a\n')
+  })
+})
+
+function spawnSyncMkfifo(file: string): void {
+  const result = spawnSync('mkfifo', [file])
+  expect(result.status).toBe(0)
+}
