@@ -2,13 +2,15 @@
  * Builtin transform `include` (SPEC §8): a file's lines, raw or as a fenced code block.
  *
  * Options: `path` (required, relative to the document's directory: `include transform
- * requires path`), `start` / `end` (1-based, inclusive), `raw` (bool: the lines as they
+ * requires path`; an absolute one, `/x` or `C:\x`, → `include path must be relative to the
+ * document: <path>`), `start` / `end` (1-based, inclusive), `raw` (bool: the lines as they
  * are), `language` (the fence's info string; default the file suffix without its dot).
  * Reads `fs:file:<project-relative path>` through the host, so that file is the
  * dependency (and a managed Markdown file comes with its region bodies blanked).
  */
 import path from 'node:path/posix'
 import type { BuiltinCapability } from '../host/host.js'
+import { isRootedPath } from '../documents/project-paths.js'
 import { optionalBoolean, optionalInteger, optionalString, requiredString } from './options.js'
 
 export const includeTransform: BuiltinCapability = {
@@ -19,6 +21,7 @@ export const includeTransform: BuiltinCapability = {
     const start = optionalInteger(options, 'start', 'include', 1)
     const end = optionalInteger(options, 'end', 'include', 1)
     const raw = optionalBoolean(options, 'raw', 'include') ?? false
+    if (isRootedPath(target)) throw new Error(`include path must be relative to the document: ${target}`)
     const relative = path.normalize(path.join(location.directory || '.', target))
     const text = String(await context.read(`fs:file:${relative}`))
     const lines = text.replace(/\r\n/g, '\n').split('\n')

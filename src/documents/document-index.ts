@@ -286,7 +286,7 @@ export class DocumentIndex {
 
   /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
   private upsertDocument(relPath: string): boolean {
-    const state = readFileState(path.join(this.root, relPath))
+    const state = readFileState(fs.realpathSync(this.root), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
     const contentHash = hashContent(state.bytes)
     const select = this.statement(

@@ -4,7 +4,8 @@
  * Contract:
  * - `pathColumns(relPath)`: `parent` (dirname, `''` at the root), `name`, `stem` (name without
  *   its last suffix, like Python's `PurePath.stem`), `depth` (number of `/` in the path).
- * - `readDocumentRecord(root, relPath)`: reads the file's bytes; `body` is the text after the
+ * - `readDocumentRecord(root, relPath)`: reads the file's bytes (through `readFileState`, which
+ *   reads only from a descriptor verified to lie inside the real root); `body` is the text after the
  *   front matter with every region body blanked (so generated output never becomes input);
  *   `frontmatter` is canonical JSON (object keys sorted) of the indexable front matter
  *   (`insitu`/`generated` dropped), `{}` when there is none; `title` is front matter `title`
@@ -20,7 +21,7 @@ import path from 'node:path'
 import { isObject } from '../protocol/object-guards.js'
 import { compareCodePoints } from './code-point-order.js'
 import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
-import { isMissing } from './fs-errors.js'
+import { readConfinedFile } from './confined-files.js'
 import { blankRegionBodies } from './regions.js'
 
 export interface PathColumns {
@@ -60,17 +61,14 @@ export function hashContent(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
-/** Reads the file; `null` when it no longer exists or is not a regular file. */
-export function readFileState(absPath: string): { bytes: Buffer; mtimeNs: bigint; size: number } | null {
-  try {
-    const stat = fs.statSync(absPath, { bigint: true })
-    if (!stat.isFile()) return null
-    const bytes = fs.readFileSync(absPath)
-    return { bytes, mtimeNs: stat.mtimeNs, size: bytes.length }
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
-  }
+/**
+ * Reads the file at `absPath` from a descriptor verified to lie inside `realRoot` (the root's
+ * real path); `null` when it no longer exists, is not a regular file, or lies outside the root.
+ */
+export function readFileState(realRoot: string, absPath: string): { bytes: Buffer; mtimeNs: bigint; size: number } | null {
+  const read = readConfinedFile(realRoot, absPath)
+  if (read.kind !== 'file') return null
+  return { bytes: read.bytes, mtimeNs: read.stat.mtimeNs, size: read.bytes.length }
 }
 
 export function buildDocumentRecord(
@@ -111,7 +109,7 @@ export function buildDocumentRecord(
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {
-  const state = readFileState(path.join(root, relPath))
+  const state = readFileState(fs.realpathSync(root), path.join(root, relPath))
   return state ? buildDocumentRecord(relPath, state) : null
 }
 

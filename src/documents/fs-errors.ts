@@ -4,7 +4,8 @@
  * - `errorCode(e)`: the `code` of a system error (`'ENOENT'`, `'SQLITE_CORRUPT'`, …) as a
  *   string; undefined for anything without one.
  * - `isMissing(e)`: the path, or a folder on the way to it, does not exist (`ENOENT`, `ENOTDIR`).
- * - `isUnresolvable(e)`: missing, or a symlink loop stands in the way (`ELOOP`).
+ * - `isUnresolvable(e)`: missing, a symlink loop stands in the way (`ELOOP`), or the path or a name
+ *   on it is longer than the system allows (`ENAMETOOLONG`: no such file can exist).
  */
 
 export function errorCode(error: unknown): string | undefined {
@@ -17,5 +18,6 @@ export function isMissing(error: unknown): boolean {
 }
 
 export function isUnresolvable(error: unknown): boolean {
-  return isMissing(error) || errorCode(error) === 'ELOOP'
+  const code = errorCode(error)
+  return isMissing(error) || code === 'ELOOP' || code === 'ENAMETOOLONG'
 }

@@ -15,12 +15,15 @@
  *   `!` patterns (so the default `node_modules/**` and `.git/**` prune those folders).
  * - Symlinks are listed under their own path as what they point to, only when their target
  *   lies inside the (real) root; a symlinked folder that is one of its own ancestors is listed
- *   but not entered. Dangling links, sockets, FIFOs and devices are skipped.
+ *   but not entered. Dangling links, sockets, FIFOs and devices are skipped. Each folder is
+ *   listed through an opened descriptor verified to lie inside the real root
+ *   (`listConfinedFolder`), so a folder swapped for a symlink to outside mid-walk is skipped.
  * - Only `.gitignore` files inside the root are read (not those of a parent repository).
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { listConfinedFolder } from './confined-files.js'
 import { isInsideFolder, normalizePosixRelPath } from './project-paths.js'
 
 export interface ProjectFilesOptions {
@@ -165,12 +168,14 @@ function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: read
     const own = gitignoreLayer(walk.root, relDir)
     if (own) layers = [...inherited, own]
   }
-  let dirents: fs.Dirent[]
+  let dirents: fs.Dirent[] | string
   try {
-    dirents = fs.readdirSync(path.join(walk.root, relDir), { withFileTypes: true })
+    // Listed from the opened folder after verifying it is inside the root (no symlink swap race).
+    dirents = listConfinedFolder(walk.realRoot, path.join(walk.root, relDir))
   } catch {
     return
   }
+  if (typeof dirents === 'string') return
   walk.activeRealDirs.add(realDir)
   for (const dirent of dirents) {
     const name = dirent.name

@@ -19,7 +19,8 @@
  *          `<!-- insitu:begin include path="x" -->`, is not a directive and is ignored, as in Python.
  *   end    `<!--\s*insitu:end\s*-->`; the first end outside a fence after a begin closes it, so
  *          regions never nest (a begin inside a body is body text). An end with no open region
- *          is ignored. A begin with no end → `unterminated Insitu region at line <n>`.
+ *          is not an error: `strayEndLines` gives the lines of those (outside fences) so the
+ *          engine can warn. A begin with no end → `unterminated Insitu region at line <n>`.
  *   header parsed with smol-toml (unsafe keys such as `__proto__` rejected); a failure →
  *          `invalid TOML in Insitu region at line <n>: <reason> (line <l>, column <c>)` where n is
  *          the begin comment's line and l/c locate the error in the document. TOML dates become
@@ -108,6 +109,30 @@ export function parseRegions(text: string, from = 0): Region[] {
     cursor = end.index + end[0].length
   }
   return regions
+}
+
+/**
+ * 1-based lines of the end comments (outside fences, at or after `from`) that close no region:
+ * those before the first begin, or between one region's end and the next begin. Call it on text
+ * `parseRegions` accepted (after an unterminated begin nothing more is reported).
+ */
+export function strayEndLines(text: string, from = 0): number[] {
+  const fences = fencedRanges(text, from)
+  const lineAt = lineCounter(text)
+  const stray: number[] = []
+  let cursor = from
+  for (;;) {
+    const begin = nextOutside(BEGIN, text, cursor, fences)
+    const limit = begin === null ? text.length : begin.index
+    for (let end = nextOutside(END, text, cursor, fences); end !== null && end.index < limit; ) {
+      stray.push(lineAt(end.index))
+      end = nextOutside(END, text, end.index + end[0].length, fences)
+    }
+    if (begin === null) return stray
+    const closing = nextOutside(END, text, begin.index + begin[0].length, fences)
+    if (closing === null) return stray
+    cursor = closing.index + closing[0].length
+  }
 }
 
 /** `"\n\n" + c.trimEnd() + "\n\n"`, or `"\n\n"` when that is empty; `eol` replaces every line break. */

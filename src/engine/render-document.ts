@@ -8,7 +8,8 @@
  *   capability, its extension (when not a builtin) and the job id; that region keeps its
  *   previous body (the materialization its previous value) and other jobs still apply.
  * - A document that cannot be parsed (unterminated region, bad front matter, duplicate
- *   owners) yields one error diagnostic and its text unchanged.
+ *   owners) yields one error diagnostic and its text unchanged. Each end comment closing no
+ *   region adds a warning at its line (`stray insitu:end without a matching begin`).
  * - Front-matter values follow the Python implementation: kind `sql` without `template`
  *   gives the model's rows (one row → that object), an entry with `source` gives the raw
  *   resource value, anything else the transform's content.
@@ -17,7 +18,7 @@
  */
 import { materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
-import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
+import { lineEndingOf, parseRegions, regionBodyText, strayEndLines } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
 import { type InsituHost, InvocationError } from '../host/host.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
@@ -88,9 +89,11 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
   let frontMatter
   let regions
   let materializations
+  let strayEnds: number[] = []
   try {
     frontMatter = splitFrontMatter(text)
     regions = parseRegions(text, frontMatter.bodyOffset)
+    strayEnds = strayEndLines(text, frontMatter.bodyOffset)
     materializations = materializationJobs(frontMatter.data, text)
   } catch (error) {
     if (error instanceof LineError) return failed(error.message, error.line)
@@ -170,7 +173,10 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     changed: output !== text,
     jobs,
     dependencies: [...new Set(jobs.flatMap((j) => j.dependencies))],
-    diagnostics: jobs.flatMap((j) => j.diagnostics),
+    diagnostics: [
+      ...jobs.flatMap((j) => j.diagnostics),
+      ...strayEnds.map((line): Diagnostic => ({ severity: 'warning', message: 'stray insitu:end without a matching begin', path: relPath, line, code: 'insitu/document' })),
+    ],
   }
 }
 

@@ -19,14 +19,19 @@
  *   recursively, as `{path (project-relative), kind}` sorted by path. Missing →
  *   `directory not found: <rel>`; a file → `not a directory: <rel>`.
  * - `fs:file:` and `fs:dir:` paths are confined with `resolveInsideRoot`
- *   (`resource escapes project root: <identifier>`).
+ *   (`resource escapes project root: <identifier>`), and the file is then read from the opened
+ *   descriptor after verifying where it really is (`readConfinedFile`), so a symlink swapped in
+ *   after the check yields the same error, never the outside file; folders are listed the same way.
+ * - A path or pattern deeper than 256 segments or longer than 4096 bytes →
+ *   `resource path too deep: <identifier> (…)` (`assertPathDepth`), before any file-system work.
  */
 import fs from 'node:fs'
 import ignore from 'ignore'
 import { isUnresolvable } from '../documents/fs-errors.js'
 import { blankRegionBodies } from '../documents/regions.js'
 import { listProjectEntries, listProjectFiles, type ProjectEntry } from '../documents/project-files.js'
-import { resolveInsideRoot, toPosixRelative } from './confine.js'
+import { readConfinedFile } from '../documents/confined-files.js'
+import { assertPathDepth, resolveInsideRoot, toPosixRelative } from './confine.js'
 import { stripQuery } from './identifiers.js'
 
 export interface FsResolveContext {
@@ -69,12 +74,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 export function resolveFsFile(identifier: string, ctx: FsResolveContext): FsRead<string> {
   const rel = stripQuery(identifierBody(identifier, FILE_SCHEME))
   const absolute = resolveInsideRoot(ctx.root, rel, identifier)
-  const stat = statOrUndefined(absolute)
-  if (!stat) throw new Error(`file not found: ${rel}`)
-  if (!stat.isFile()) throw new Error(`not a file: ${rel}`)
+  // Read what was checked: the opened descriptor is verified, a symlink swapped in is refused.
+  const read = readConfinedFile(fs.realpathSync(ctx.root), absolute)
+  if (read.kind === 'outside') throw new Error(`resource escapes project root: ${identifier}`)
+  if (read.kind === 'missing') throw new Error(`file not found: ${rel}`)
+  if (read.kind !== 'file') throw new Error(`not a file: ${rel}`)
   let text: string
   try {
-    text = utf8.decode(fs.readFileSync(absolute))
+    text = utf8.decode(read.bytes)
   } catch (error) {
     if (error instanceof TypeError) throw new Error(`file is not valid UTF-8: ${rel}`)
     throw error
@@ -116,6 +123,7 @@ export function globBase(pattern: string): string {
 /** `fs:glob:<pattern>`: sorted project-relative paths of the visible files matching it. */
 export function resolveFsGlob(identifier: string, ctx: FsResolveContext): FsRead<string[]> {
   const pattern = identifierBody(identifier, GLOB_SCHEME)
+  assertPathDepth(pattern, identifier)
   if (pattern.split('/').includes('..')) throw new Error(`resource escapes project root: ${identifier}`)
   const base = globBase(pattern)
   const matches = globMatcher(pattern)

@@ -19,6 +19,10 @@
  *   `?` one character, `[...]` a class (`[!...]` negated, `]` first is literal, ranges `a-z`,
  *   reversed ranges match nothing, an unclosed `[` is a literal `[`); backslash is an ordinary
  *   character; matching is case-sensitive and by Unicode code point.
+ * - `permissionDeniedMessage(extension, resource)` is `<extension> may not read resource <r>`, except
+ *   for an `fs:` identifier that leaves the root lexically (`escapesRootLexically`: absolute, `..`):
+ *   that is `resource escapes project root: <r>`, the resolver's own message, so the cause a user
+ *   sees does not depend on the extension's permissions.
  * A permission is not filesystem isolation: a trusted process can still do its own I/O.
  */
 import { fsPathOf, stripQuery } from './identifiers.js'
@@ -177,7 +181,23 @@ export function isPermitted(permissions: readonly string[], resource: string): b
   })
 }
 
-/** The error message for a denied read (SPEC §6). */
+/**
+ * Whether `resource` is an `fs:` identifier whose path (lexically) leaves the project root: an
+ * absolute or `..`-climbing `fs:file:`/`fs:dir:` path, or an `fs:glob:` pattern with a `..` segment.
+ */
+export function escapesRootLexically(resource: string): boolean {
+  if (resource.startsWith('fs:file:')) return fsPathOf(resource.slice('fs:file:'.length)) === null
+  if (resource.startsWith('fs:dir:')) return fsPathOf(resource.slice('fs:dir:'.length)) === null
+  if (resource.startsWith('fs:glob:')) return resource.slice('fs:glob:'.length).split('/').includes('..')
+  return false
+}
+
+/**
+ * The error message for a denied read (SPEC §6). Confinement wins over permissions: an `fs:`
+ * path leaving the project root is reported as `resource escapes project root: <resource>`
+ * whatever the permissions say, exactly as the resolver reports it for a permitted read.
+ */
 export function permissionDeniedMessage(extension: string, resource: string): string {
+  if (escapesRootLexically(resource)) return `resource escapes project root: ${resource}`
   return `${extension} may not read resource ${resource}`
 }

@@ -126,6 +126,24 @@ describe('include', () => {
     )
   })
 
+  it('rejects an absolute path, naming it, instead of reading it as project-relative', async () => {
+    fs.mkdirSync(path.join(root, 'etc'), { recursive: true })
+    fs.writeFileSync(path.join(root, 'etc', 'passwd'), 'project file, not /etc/passwd\n')
+    try {
+      expect(await failure(transform('include', { path: '/etc/passwd' }))).toBe(
+        'include path must be relative to the document: /etc/passwd',
+      )
+      expect(await failure(transform('include', { path: '/etc/passwd', raw: true }, 'docs/guide/page.md'))).toBe(
+        'include path must be relative to the document: /etc/passwd',
+      )
+      expect(await failure(transform('include', { path: 'C:\\etc\\passwd' }))).toBe(
+        'include path must be relative to the document: C:\\etc\\passwd',
+      )
+    } finally {
+      fs.rmSync(path.join(root, 'etc'), { recursive: true })
+    }
+  })
+
   it('rejects malformed options by name', async () => {
     expect(await failure(transform('include', { path: 'snippets/lines.txt', start: 0 }))).toBe(
       `include option start must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`,

@@ -339,6 +339,33 @@ describe('the conformance fixture', () => {
     ])
   })
 
+  it('warns about each stray insitu:end at its line and still renders the document', async () => {
+    const text = [
+      '# Stray', // 1
+      '<!-- insitu:end -->', // 2: no begin before it
+      '<!-- insitu:begin include', // 3
+      'path = "../snippets/answer.py"',
+      'raw = true',
+      '-->',
+      '<!-- insitu:end -->', // 7: closes the region
+      '```',
+      '<!-- insitu:end -->', // 9: in a fence, text
+      '```',
+      '<!-- insitu:end -->', // 11: after the region
+      '',
+    ].join('\n')
+    const result = await engine.renderDocument('docs/stray.md', text)
+    const warning = (line: number) => ({
+      severity: 'warning',
+      message: 'stray insitu:end without a matching begin',
+      path: 'docs/stray.md',
+      line,
+      code: 'insitu/document',
+    })
+    expect(result.diagnostics).toEqual([warning(2), warning(11)])
+    expect(result.text).toContain('-->\n\ndef answer():\n    return 42\n\n<!-- insitu:end -->')
+  })
+
   it('a failed include still depends on its missing file: creating the file selects the document, which then renders it', async () => {
     const text = '# Later\n\n<!-- insitu:begin include\nid = "later"\npath = "later.txt"\nraw = true\n-->\n<!-- insitu:end -->\n'
     const failed = await engine.renderDocument('docs/later.md', text)

@@ -10,7 +10,7 @@ import {
   type ProjectEntry,
   type ProjectFilesOptions,
 } from '../../src/documents/project-files.js'
-import { resolveInsideRoot, toPosixRelative } from '../../src/resources/confine.js'
+import { physicalPath, resolveInsideRoot, toPosixRelative } from '../../src/resources/confine.js'
 import {
   globBase,
   globMatcher,
@@ -78,11 +78,16 @@ describe('listProjectFiles / listProjectEntries', () => {
       'dist/out.js': '',
       '.git/HEAD': '',
     })
-    const readdir = vi.spyOn(fs, 'readdirSync')
+    // Folders are opened (then verified and listed through the descriptor): count the opens.
+    const open = vi.spyOn(fs, 'openSync')
     expect(listProjectEntries(root, defaults)).toEqual([
       file('README.md'), dir('docs'), dir('docs/node_modules'), file('docs/node_modules/kept.md'),
     ])
-    const folders = readdir.mock.calls.map(([folder]) => toPosixRelative(root, String(folder))).sort()
+    const folderFlags = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY
+    const folders = open.mock.calls
+      .filter(([, flags]) => flags === folderFlags)
+      .map(([folder]) => toPosixRelative(root, String(folder)))
+      .sort()
     expect(folders).toEqual(['', 'docs', 'docs/node_modules'])
   })
 
@@ -417,5 +422,53 @@ describe('fs:dir', () => {
     expect(() => resolveFsDir('fs:dir:..', context(root))).toThrow('resource escapes project root: fs:dir:..')
     expect(() => resolveFsDir('fs:dir:ext', context(root))).toThrow('resource escapes project root: fs:dir:ext')
     expect(() => resolveFsDir(`fs:dir:${outside}`, context(root))).toThrow(`resource escapes project root: fs:dir:${outside}`)
+  })
+})
+
+describe('path depth limits', () => {
+  const deep = Array.from({ length: 8000 }, () => 'a').join('/')
+
+  /** The message for identifier `resource` whose path or pattern is `text`. */
+  function tooDeep(resource: string, text: string): string {
+    const segments = text.split('/').length
+    return (
+      `resource path too deep: ${resource.slice(0, 120)}… (${segments} segments, ${text.length} bytes; ` +
+      'at most 256 segments and 4096 bytes)'
+    )
+  }
+
+  it('refuses 8,000-segment fs:file, fs:dir and fs:glob identifiers with a clear error', () => {
+    const root = makeFolder({ 'a/b.md': '' })
+    const ctx = context(root)
+    expect(() => resolveFsFile(`fs:file:${deep}`, ctx)).toThrow(tooDeep(`fs:file:${deep}`, deep))
+    expect(() => resolveFsDir(`fs:dir:${deep}`, ctx)).toThrow(tooDeep(`fs:dir:${deep}`, deep))
+    expect(() => resolveFsGlob(`fs:glob:${deep}/*.md`, ctx)).toThrow(tooDeep(`fs:glob:${deep}/*.md`, `${deep}/*.md`))
+    expect(() => resolveFsGlob(`fs:glob:${'**/'.repeat(8000)}*.md`, ctx)).toThrow('resource path too deep: fs:glob:**/**/')
+  })
+
+  it('refuses a path of more than 4096 bytes, and accepts 256 segments', () => {
+    const root = makeFolder()
+    const long = 'x'.repeat(4097)
+    expect(() => resolveFsFile(`fs:file:${long}`, context(root))).toThrow(
+      `resource path too deep: fs:file:${'x'.repeat(112)}… (1 segments, 4097 bytes; at most 256 segments and 4096 bytes)`,
+    )
+    const longName = 'n'.repeat(300) // longer than any file name may be (NAME_MAX 255)
+    expect(() => resolveFsFile(`fs:file:${longName}`, context(root))).toThrow(`file not found: ${longName}`)
+    expect(() => resolveFsDir(`fs:dir:${longName}`, context(root))).toThrow(`directory not found: ${longName}`)
+    const limit = Array.from({ length: 256 }, () => 'a').join('/')
+    expect(() => resolveFsFile(`fs:file:${limit}`, context(root))).toThrow(`file not found: ${limit}`)
+    expect(() => resolveFsFile(`fs:file:${limit}/b`, context(root))).toThrow('resource path too deep: fs:file:a/a/')
+  })
+
+  it('resolves symlinks iteratively along a deep path (physicalPath)', () => {
+    const outside = makeFolder()
+    const root = makeFolder()
+    const nested = path.join(root, ...Array.from({ length: 200 }, () => 'd'))
+    fs.mkdirSync(nested, { recursive: true })
+    fs.symlinkSync(outside, path.join(nested, 'out'))
+    fs.symlinkSync('../../d', path.join(nested, 'up'))
+    const below = Array.from({ length: 50 }, () => 'm').join('/')
+    expect(physicalPath(path.join(nested, 'out', below))).toBe(path.join(outside, below))
+    expect(physicalPath(path.join(nested, 'up', 'x'))).toBe(path.join(path.dirname(nested), 'x'))
   })
 })

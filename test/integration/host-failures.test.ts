@@ -5,9 +5,11 @@
  * middle of a request and the restart after it, a hang (timeout), text on stdout, and the
  * restart budget. After every test no extension process is alive (host-project.ts).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { RESTART_LIMIT } from '../../src/host/process.js'
+import { type FsResolveContext, resolveFsFile } from '../../src/resources/fs.js'
 import { DOC, finishTest, makeProject, PYTHON_FIXTURES, rememberPid, startHost, writeConfig } from './host-project.js'
 
 afterEach(finishTest)
@@ -93,6 +95,30 @@ describe('resource reads', () => {
     const error = await rejection(host.transform('peek', { file: 'secret.txt' }, DOC))
     expect(error.message).toBe('transform:peek (acme/denied): acme/denied may not read resource fs:file:secret.txt')
     expect(error.message).not.toContain('top secret')
+  })
+
+  it('reports a path leaving the project root as an escape whatever the permissions say', async () => {
+    const outside = makeProject({ 'secret.md': 'top secret\n' })
+    const project = makeProject({ 'open.md': 'open\n' })
+    fs.symlinkSync(path.join(outside.root, 'secret.md'), path.join(project.root, 'linked.md'))
+    writeConfig(project, [{ path: failure('reads_all') }, { path: failure('denied') }])
+    const ctx: FsResolveContext = { root: project.root, exclude: [], respectGitignore: false, isManagedDocument: () => false }
+    const host = await startHost(project, { resolve: async (identifier) => resolveFsFile(identifier, ctx) })
+    expect((await host.transform('peek_any', { file: 'open.md' }, DOC)).content).toBe('open\n')
+    const escapes = [
+      // fs:read:** (every project file permitted)
+      ['peek_any', '../x', 'transform:peek_any (acme/reads-all): resource escapes project root: fs:file:../x'],
+      ['peek_any', '/etc/passwd', 'transform:peek_any (acme/reads-all): resource escapes project root: fs:file:/etc/passwd'],
+      ['peek_any', 'linked.md', 'transform:peek_any (acme/reads-all): resource escapes project root: fs:file:linked.md'],
+      // fs:read:**/*.md (the escaping paths are not covered by the permission)
+      ['peek', '../x', 'transform:peek (acme/denied): resource escapes project root: fs:file:../x'],
+      ['peek', `${outside.root}/secret.md`, `transform:peek (acme/denied): resource escapes project root: fs:file:${outside.root}/secret.md`],
+      ['peek', 'docs/../../secret.md', 'transform:peek (acme/denied): resource escapes project root: fs:file:docs/../../secret.md'],
+    ]
+    for (const [transform, file, message] of escapes) {
+      const error = await rejection(host.transform(transform as string, { file }, DOC))
+      expect(error.message).toBe(message)
+    }
   })
 
   it('reports resource:loop reading itself as a cycle', async () => {

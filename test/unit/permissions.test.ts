@@ -141,4 +141,12 @@ describe('permissionDeniedMessage', () => {
       'acme/hello may not read resource sql:model:tasks?x=1',
     )
   })
+  it('reports an fs: path leaving the root as an escape, not as a denial', () => {
+    for (const resource of ['fs:file:../x', 'fs:file:/etc/passwd', 'fs:file:docs/../../x?q=1', 'fs:dir:..', 'fs:glob:../*.md', 'fs:file:C:/x']) {
+      expect(permissionDeniedMessage('acme/hello', resource)).toBe(`resource escapes project root: ${resource}`)
+    }
+    expect(permissionDeniedMessage('acme/hello', 'fs:file:docs/../x')).toBe('acme/hello may not read resource fs:file:docs/../x')
+    expect(permissionDeniedMessage('acme/hello', 'fs:glob:/docs/*.md')).toBe('acme/hello may not read resource fs:glob:/docs/*.md')
+    expect(permissionDeniedMessage('acme/hello', 'git://show/HEAD/../x')).toBe('acme/hello may not read resource git://show/HEAD/../x')
+  })
 })

@@ -8,6 +8,7 @@ import {
   lineEndingOf,
   parseRegions,
   regionBodyText,
+  strayEndLines,
   type Region,
 } from '../../src/documents/regions.js'
 import { applyEdits } from '../../src/engine/render-document.js'
@@ -160,6 +161,34 @@ describe('parseRegions', () => {
     expect(summary(parseRegions(text))).toEqual([{ id: 'region-1', kind: 'sql', line: 2, options: {} }])
     const regions = parseRegions(text, text.indexOf('---\n<!--') + 4)
     expect(summary(regions)).toEqual([{ id: 'region-1', kind: 'tree', line: 4, options: {} }])
+  })
+})
+
+describe('strayEndLines', () => {
+  it('lists the lines of end comments that close no region, outside fences', () => {
+    const text = [
+      '<!-- insitu:end -->', //                      1 stray: before any begin
+      '<!-- insitu:begin tree', //                   2
+      '-->', //                                      3
+      'body', //                                     4
+      '<!-- insitu:end -->', //                      5 closes the region
+      '<!--insitu:end-->', //                        6 stray: after the region
+      '```', //                                      7
+      '<!-- insitu:end -->', //                      8 inside a fence: text
+      '```', //                                      9
+      '<!-- insitu:begin tree -->', //              10
+      '<!-- insitu:end -->', //                     11 closes the one-line region
+      'text <!-- insitu:end --> text', //           12 stray
+    ].join('\n')
+    expect(parseRegions(text).map((r) => r.line)).toEqual([2, 10])
+    expect(strayEndLines(text)).toEqual([1, 6, 12])
+    expect(strayEndLines(BASIC)).toEqual([])
+    expect(strayEndLines('no regions at all\n')).toEqual([])
+  })
+
+  it('starts at `from`, keeping lines relative to the whole text', () => {
+    const text = '---\nx: <!-- insitu:end -->\n---\n<!-- insitu:end -->\n'
+    expect(strayEndLines(text, text.indexOf('---\n<!--') + 4)).toEqual([4])
   })
 })
 
