@@ -501,11 +501,18 @@ describe('output policy is scoped to our environments (no process-wide nunjucks 
     expect(stockOutputs()).toEqual(STOCK)
   })
 
-  it('keeps the policy in templates extended, imported and included by our environment', () => {
+  it('keeps the policy in templates extended, imported and included by our environment', async () => {
     const ours = createJinjaEnvironment(root)
     expect(ours.render('page.j2', { n: null, a: [null, 'x'] })).toBe(
       'base[|[null, "x"]] block[|[null, "x"]] macro[]macro[[null, "x"]] include[|[null, "x"]]',
     )
+    expect(ours.renderString('{% from "macros.j2" import show %}{{ show(n) }}{{ show(a) }}', { n: null, a: [2] })).toBe(
+      'macro[]macro[[2]]',
+    )
+    const viaCallback = new Promise((resolve, reject) =>
+      ours.render('page.j2', { n: null, a: [3] }, (error, output) => (error ? reject(error) : resolve(output))),
+    )
+    await expect(viaCallback).resolves.toBe('base[|[3]] block[|[3]] macro[]macro[[3]] include[|[3]]')
     expect(() => ours.render('part.j2', { a: [] })).toThrow('attempted to output an undefined value')
     expect(() => ours.renderString('{{ o.missing }}', { o: {} })).toThrow('attempted to output an undefined value')
     expect(stockOutputs()).toEqual(STOCK)
