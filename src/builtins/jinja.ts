@@ -1,8 +1,7 @@
 /**
  * The builtin `jinja` renderer (SPEC §8) on nunjucks, plus `createJinjaEnvironment`, the same
  * configured environment on its own. SQL models do not use it: sql-models.ts builds its own
- * plain nunjucks environment (the output policy below reaches it too, once installed, through
- * nunjucks' shared runtime).
+ * plain nunjucks environment, which renders as stock nunjucks does.
  *
  * Contract:
  * - `render({ template, params, value, location })` renders template `template` (default
@@ -30,11 +29,14 @@
  * Undefined: printing an undefined variable or a missing attribute is an error
  * (`attempted to output an undefined value`), as with Jinja's StrictUndefined; unlike Jinja,
  * testing (`{% if missing %}`) or looping over an undefined name is not an error.
- * To get both "null prints empty" and "undefined is an error", this module narrows nunjucks'
- * `runtime.ensureDefined` (the check `throwOnUndefined` compiles into every `{{ }}`) to
- * undefined only and makes it stringify arrays/objects. The runtime is shared by the whole
- * process, so the change applies to every nunjucks environment with `throwOnUndefined`; it is
- * installed once, when the first environment is created here.
+ * To get both "null prints empty" and "undefined is an error", our templates run with their
+ * own copy of nunjucks' runtime whose `ensureDefined` (the check `throwOnUndefined` compiles
+ * into every `{{ }}`) rejects undefined only and stringifies arrays/objects. Every template
+ * our environment hands out (`getTemplate`, hence `render`, include, import, extends; and
+ * `renderString`) calls its compiled root with that runtime; blocks and macros receive it from
+ * there. nunjucks' shared runtime is never modified: other nunjucks users in the process
+ * (SQL models included) render as stock nunjucks does. A `new nunjucks.Template(src, env)`
+ * built outside this module does not get the policy.
  *
  * Decisions where SPEC is silent (as the Python implementation does, unless noted):
  * - `rowsOf(null)` is `[{value: null}]` (null is a scalar; Python's `_value_rows` does this).
@@ -182,9 +184,8 @@ function buildEnvironment(loaderRoot?: string): {
   environment: nunjucks.Environment
   loader: InsituTemplateLoader
 } {
-  installOutputPolicy()
   const loader = new InsituTemplateLoader(loaderRoot)
-  const environment = new nunjucks.Environment(loader, {
+  const environment = new InsituEnvironment(loader, {
     autoescape: false,
     throwOnUndefined: true,
     trimBlocks: true,
@@ -360,9 +361,13 @@ function templateMessage(
   return `template ${name}: ${reason || raw}${position}`
 }
 
+/** The parts of nunjucks' runtime object this module relies on. */
 interface NunjucksRuntime {
   ensureDefined: (value: unknown, lineno: number, colno: number) => unknown
 }
+
+/** A compiled template's root function, as nunjucks calls it. */
+type RootRenderFunction = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => unknown
 
 function insituEnsureDefined(value: unknown, lineno: number, colno: number): unknown {
   if (value === undefined) {
@@ -374,7 +379,60 @@ function insituEnsureDefined(value: unknown, lineno: number, colno: number): unk
   return value
 }
 
-function installOutputPolicy(): void {
-  const runtime = (nunjucks as unknown as { runtime: NunjucksRuntime }).runtime
-  if (runtime.ensureDefined !== insituEnsureDefined) runtime.ensureDefined = insituEnsureDefined
+/** nunjucks' runtime with our output policy; everything else inherited (same identities). */
+const INSITU_RUNTIME: NunjucksRuntime = Object.assign(
+  Object.create((nunjucks as unknown as { runtime: NunjucksRuntime }).runtime) as NunjucksRuntime,
+  { ensureDefined: insituEnsureDefined },
+)
+
+const adoptedTemplates = new WeakSet<object>()
+
+/**
+ * Makes `template` run with `INSITU_RUNTIME`: its `rootRenderFunc` (set when it compiles,
+ * now or later, and called by `render`, `getExported` and a child's `extends`) becomes a
+ * wrapper passing our runtime instead of the one it is called with.
+ */
+function adoptTemplate<T>(template: T): T {
+  if (typeof template !== 'object' || template === null || adoptedTemplates.has(template)) return template
+  adoptedTemplates.add(template)
+  const wrap = (compiled: RootRenderFunction | undefined): RootRenderFunction | undefined =>
+    typeof compiled === 'function'
+      ? (env, context, frame, _runtime, cb) => compiled(env, context, frame, INSITU_RUNTIME, cb)
+      : compiled
+  let root = wrap((template as { rootRenderFunc?: RootRenderFunction }).rootRenderFunc)
+  Object.defineProperty(template, 'rootRenderFunc', {
+    configurable: true,
+    enumerable: true,
+    get: () => root,
+    set: (compiled: RootRenderFunction | undefined) => {
+      root = wrap(compiled)
+    },
+  })
+  return template
+}
+
+type Callback = (error: unknown, result: unknown) => unknown
+
+/** A nunjucks Environment whose templates all run with `INSITU_RUNTIME` (see the header). */
+class InsituEnvironment extends nunjucks.Environment {
+  // getTemplate(name, eagerCompile?, parentName?, ignoreMissing?, cb?): the callback may sit at
+  // any position after the name (nunjucks shifts the arguments).
+  override getTemplate(...args: unknown[]): never {
+    const adoptingArgs = args.map((arg) =>
+      typeof arg === 'function'
+        ? (error: unknown, template: unknown) => (arg as Callback)(error, adoptTemplate(template))
+        : arg,
+    )
+    const getTemplate = nunjucks.Environment.prototype.getTemplate as (...a: unknown[]) => unknown
+    return adoptTemplate(getTemplate.apply(this, adoptingArgs)) as never
+  }
+
+  // renderString(src, ctx, opts?, cb?), as nunjucks' own but with an adopted template.
+  override renderString(...args: unknown[]): never {
+    const [source, context, options, callback] = args
+    const templatePath = isPlainObject(options) && typeof options.path === 'string' ? options.path : undefined
+    const template = adoptTemplate(new nunjucks.Template(source as string, this, templatePath))
+    const render = template.render as (...a: unknown[]) => unknown
+    return render.call(template, context, typeof options === 'function' ? options : callback) as never
+  }
 }

@@ -35,10 +35,13 @@ const FILES: Record<string, string> = {
   'docs/tree/alpha/nested/deeper/deepest.txt': 'deepest\n',
   'node_modules/pkg/index.js': '// excluded by the default sources.exclude\n',
   'docs/tree/_build/out.txt': 'build output\n',
+  // a document in docs/ whose tree excludes docs/drafts/
+  'docs/readme.md': '# Docs\n',
+  'docs/drafts/wip.md': '# Work in progress\n',
 }
 
 beforeAll(async () => {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-builtins-')))
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'my-site-')))
   for (const [rel, text] of Object.entries(FILES)) {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
     fs.writeFileSync(path.join(root, rel), text)
@@ -211,8 +214,12 @@ describe('tree', () => {
     )
   })
 
-  it('exclude takes gitignore patterns relative to the folder', async () => {
-    const result = await transform('tree', { depth: 2, exclude: ['alpha/nested/', '[Aa]pple.txt', '_build', 'empty'] }, DOC)
+  it('exclude takes gitignore patterns matched against project-root-relative paths', async () => {
+    const result = await transform(
+      'tree',
+      { depth: 2, exclude: ['docs/tree/alpha/nested/', '[Aa]pple.txt', '_build', 'empty', 'alpha/one.txt'] },
+      DOC,
+    )
     expect(result.content).toBe(
       [
         '```text',
@@ -229,16 +236,58 @@ describe('tree', () => {
     )
   })
 
-  it('depth 0 means no limit', async () => {
-    const result = await transform('tree', { depth: 0, exclude: ['*.txt', '_build/', 'Beta/', 'empty/'] }, DOC)
+  it('exclude: a folder-relative pattern with a slash does not match (patterns are root-relative)', async () => {
+    const result = await transform('tree', { depth: 2, exclude: ['alpha/nested/', '_build/', 'Beta/', 'empty/', '*.txt'] }, DOC)
     expect(result.content).toBe(
-      ['```text', 'tree/', '├── alpha/', '│   └── nested/', '│       └── deeper/', '└── index.md', '```'].join('\n'),
+      ['```text', 'tree/', '├── alpha/', '│   └── nested/', '└── index.md', '```'].join('\n'),
     )
   })
 
-  it('at the project root the first line is ./ and the dependency fs:dir:.', async () => {
+  it('exclude: `a/**` hides the folder a/ itself too, and a document in docs/ can exclude docs/drafts/', async () => {
+    const inside = await transform('tree', { depth: 2, exclude: ['docs/tree/alpha/**', 'docs/tree/Beta/**', '*.txt'] }, DOC)
+    expect(inside.content).toBe(
+      ['```text', 'tree/', '├── _build/', '├── empty/', '└── index.md', '```'].join('\n'),
+    )
+    const atRoot = await transform('tree', { directories_only: true, exclude: ['snippets/**'] }, 'README.md')
+    expect(atRoot.content).toBe(['```text', `${path.basename(root)}/`, '└── docs/', '```'].join('\n'))
+    const drafts = await transform('tree', { depth: 2, exclude: ['docs/drafts/'] }, 'docs/index.md')
+    expect(drafts.content).toBe(
+      [
+        '```text',
+        'docs/',
+        '├── guide/',
+        '│   ├── local.txt',
+        '│   └── page.md',
+        '├── shared/',
+        '│   └── note.txt',
+        '├── tree/',
+        '│   ├── _build/',
+        '│   ├── alpha/',
+        '│   ├── Beta/',
+        '│   ├── empty/',
+        '│   ├── Apple.txt',
+        '│   ├── apple.txt',
+        '│   ├── banana.txt',
+        '│   ├── index.md',
+        '│   └── zeta.txt',
+        '└── readme.md',
+        '```',
+      ].join('\n'),
+    )
+  })
+
+  it('depth 0 prints only the root line', async () => {
+    const result = await transform('tree', { depth: 0 }, DOC)
+    expect(result.content).toBe(['```text', 'tree/', '```'].join('\n'))
+    expect(result.dependencies).toEqual(['fs:dir:docs/tree'])
+    const atRoot = await transform('tree', { depth: 0 }, 'README.md')
+    expect(atRoot.content).toBe(['```text', `${path.basename(root)}/`, '```'].join('\n'))
+  })
+
+  it('at the project root the first line is the project folder\'s name and the dependency fs:dir:.', async () => {
     const result = await transform('tree', { directories_only: true }, 'README.md')
-    expect(result.content).toBe(['```text', './', '├── docs/', '└── snippets/', '```'].join('\n'))
+    expect(path.basename(root)).toMatch(/^my-site-/)
+    expect(result.content).toBe(['```text', `${path.basename(root)}/`, '├── docs/', '└── snippets/', '```'].join('\n'))
     expect(result.dependencies).toEqual(['fs:dir:.'])
   })
 

@@ -68,7 +68,9 @@ async function failure(promise: Promise<unknown>): Promise<string> {
 }
 
 async function openProject(files: Record<string, string> = {}, fixture = true): Promise<void> {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-conformance-')))
+  // The project folder is named `conformance` (the tree's first line is the folder's name).
+  root = path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-conformance-'))), 'conformance')
+  fs.mkdirSync(root)
   if (fixture) fs.cpSync(FIXTURE, root, { recursive: true })
   for (const [rel, text] of Object.entries(files)) write(rel, text)
 }
@@ -83,12 +85,12 @@ afterEach(async () => {
   await engine?.close() // idempotent
   expect(pids.filter(isAlive)).toEqual([])
   expect(liveExtensionPids()).toEqual([])
-  fs.rmSync(root, { recursive: true, force: true })
+  fs.rmSync(path.dirname(root), { recursive: true, force: true })
 })
 
 const TREE = [
   '```text',
-  './',
+  'conformance/',
   '├── insitu/',
   '│   ├── models/',
   '│   └── templates/',

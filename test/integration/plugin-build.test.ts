@@ -539,7 +539,7 @@ describe('plain Rollup 4', () => {
 
     await expect.poll(() => watchFiles.length, WAIT).toBe(1)
     rememberPids()
-    expect(output()).toContain('<!-- insitu:begin tree\\nid = \\"layout\\"\\n-->\\n\\n```text\\n./\\n')
+    expect(output()).toContain(`<!-- insitu:begin tree\\nid = \\"layout\\"\\n-->\\n\\n\`\`\`text\\n${path.basename(root)}/\\n`)
     expect(watchFiles[0]).not.toContain(root)
     expect(watchFiles[0]).toContain(path.join(root, 'notes'))
     expect(watchFiles[0]).toContain(path.join(root, 'README.md'))

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
+import nunjucks from 'nunjucks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorOf as thrown } from './thrown-error.js'
 import {
@@ -448,5 +449,72 @@ describe('template files', () => {
     expect(errorOf(() => renderer.render({ template: 'partials', value: [], location })).message).toBe(
       'template not found: partials',
     )
+  })
+})
+
+describe('output policy is scoped to our environments (no process-wide nunjucks patch)', () => {
+  let root: string
+  beforeAll(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+    const write = (name: string, text: string) => fs.writeFileSync(path.join(root, name), text)
+    write('base.j2', 'base[{{ n }}|{{ a }}]{% block body %}{% endblock %}')
+    write('macros.j2', '{% macro show(v) %}macro[{{ v }}]{% endmacro %}')
+    write('part.j2', 'include[{{ n }}|{{ a }}]')
+    write(
+      'page.j2',
+      '{% extends "base.j2" %}{% import "macros.j2" as m %}' +
+        '{% block body %} block[{{ n }}|{{ a }}] {{ m.show(n) }}{{ m.show(a) }} {% include "part.j2" %}{% endblock %}',
+    )
+  })
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+  // Stock nunjucks 3.2.4 (checked in a fresh process): by default null and undefined print
+  // empty and arrays print as `1,b`; with throwOnUndefined, null is an error too.
+  const stockOutputs = () => {
+    const plain = new nunjucks.Environment()
+    const strict = new nunjucks.Environment(null, { throwOnUndefined: true })
+    let strictNull: string
+    try {
+      strictNull = strict.renderString('{{ x }}', { x: null })
+    } catch (error) {
+      strictNull = (error as Error).message
+    }
+    return {
+      plain: plain.renderString('{{ x }}|{{ missing }}|{{ a }}|{{ o }}', { x: null, a: [1, 'b'], o: { k: 1 } }),
+      strictNull,
+      strictArray: strict.renderString('{{ a }}', { a: [1, 'b'] }),
+    }
+  }
+  const STOCK = {
+    plain: '||1,b|[object Object]',
+    strictNull: '(unknown path) [Line 1, Column 1]\n  attempted to output null or undefined value',
+    strictArray: '1,b',
+  }
+
+  it('leaves other nunjucks environments in the process as stock nunjucks renders them', () => {
+    expect(stockOutputs()).toEqual(STOCK)
+    const ours = createJinjaEnvironment(root)
+    expect(ours.renderString('[{{ x }}] {{ a }}', { x: null, a: [1, 'b'] })).toBe('[] [1, "b"]')
+    expect(ours.render('page.j2', { n: null, a: [1] })).toBe(
+      'base[|[1]] block[|[1]] macro[]macro[[1]] include[|[1]]',
+    )
+    expect(stockOutputs()).toEqual(STOCK)
+  })
+
+  it('keeps the policy in templates extended, imported and included by our environment', async () => {
+    const ours = createJinjaEnvironment(root)
+    expect(ours.render('page.j2', { n: null, a: [null, 'x'] })).toBe(
+      'base[|[null, "x"]] block[|[null, "x"]] macro[]macro[[null, "x"]] include[|[null, "x"]]',
+    )
+    expect(ours.renderString('{% from "macros.j2" import show %}{{ show(n) }}{{ show(a) }}', { n: null, a: [2] })).toBe(
+      'macro[]macro[[2]]',
+    )
+    const viaCallback = new Promise((resolve, reject) =>
+      ours.render('page.j2', { n: null, a: [3] }, (error, output) => (error ? reject(error) : resolve(output))),
+    )
+    await expect(viaCallback).resolves.toBe('base[|[3]] block[|[3]] macro[]macro[[3]] include[|[3]]')
+    expect(() => ours.render('part.j2', { a: [] })).toThrow('attempted to output an undefined value')
+    expect(() => ours.renderString('{{ o.missing }}', { o: {} })).toThrow('attempted to output an undefined value')
+    expect(stockOutputs()).toEqual(STOCK)
   })
 })
