@@ -6,9 +6,9 @@
  *   (snake_case), SPEC defaults filled (`protocol` 1, `permissions` [], `cwd` ".", `mode` "provide",
  *   `before`/`after` [], absent `target`/schemas → null, dependency `version` "*", `capability` false),
  *   plus `dir` (absolute POSIX manifest folder, not symlink-resolved) and `file`.
- *   Failures are `ConfigError`s `<file>: <message>` (see config.ts for the message shapes); the SPEC
- *   rule messages (`extension command cannot be empty`, `<mode> capability requires target`, ...)
- *   follow the file prefix directly. Dependencies are duplicates when `(name, capability)` repeat.
+ *   Failures are `ConfigError`s `<file>:<line>:<column>: <message>`, placed at the key they are
+ *   about (see config.ts for the message shapes); the SPEC rule messages (`extension command
+ *   cannot be empty`, `<mode> capability requires target`, ...) follow the position directly. Dependencies are duplicates when `(name, capability)` repeat.
  * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks (with
  *   `physicalPath`: missing parts kept, dangling links followed) it must stay inside the
  *   (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
