@@ -342,7 +342,7 @@ describe('discoverExtensions', () => {
     const twice = project('[[extensions]]\npath = "a"\n[[extensions]]\npath = "b"\n')
     extension(path.join(twice, 'a'), 'acme/same')
     extension(path.join(twice, 'b'), 'acme/same')
-    expect(errorOf(ConfigError, () => discover(twice)).message).toBe(`${twice}/insitu.toml: extension configured twice: acme/same`)
+    expect(errorOf(ConfigError, () => discover(twice)).message).toBe(`${twice}/insitu.toml:3:1: extension configured twice: acme/same`)
   })
 
   it('skips disabled entries, which also hide the installed extension they name', () => {
@@ -426,25 +426,25 @@ describe('discoverExtensions', () => {
   it('tells the user to install a missing source', () => {
     const root = project('[[extensions]]\nsource = "github.com/acme/remote"\n')
     expect(errorOf(ConfigError, () => discover(root)).message).toBe(
-      `${root}/insitu.toml: extension source github.com/acme/remote is not installed: ` +
+      `${root}/insitu.toml:2:1: extension source github.com/acme/remote is not installed: ` +
         'install it into .insitu/extensions/ (for example with the insitu CLI) or use path = "..."',
     )
   })
 
   it('names a configured path that is missing or has no manifest', () => {
     const missing = project('[[extensions]]\npath = "tools/nope"\n')
-    expect(errorOf(ConfigError, () => discover(missing)).message).toBe(`${missing}/insitu.toml: extension path not found: tools/nope`)
+    expect(errorOf(ConfigError, () => discover(missing)).message).toBe(`${missing}/insitu.toml:2:1: extension path not found: tools/nope`)
 
     const empty = project('[[extensions]]\npath = "tools/empty"\n')
     fs.mkdirSync(path.join(empty, 'tools', 'empty'), { recursive: true })
     expect(errorOf(ConfigError, () => discover(empty)).message).toBe(
-      `${empty}/insitu.toml: extension path has no insitu-extension.toml: tools/empty`,
+      `${empty}/insitu.toml:2:1: extension path has no insitu-extension.toml: tools/empty`,
     )
 
     const file = project('[[extensions]]\npath = "tools/file"\n')
     fs.mkdirSync(path.join(file, 'tools'))
     fs.writeFileSync(path.join(file, 'tools', 'file'), '')
-    expect(errorOf(ConfigError, () => discover(file)).message).toBe(`${file}/insitu.toml: extension path not found: tools/file`)
+    expect(errorOf(ConfigError, () => discover(file)).message).toBe(`${file}/insitu.toml:2:1: extension path not found: tools/file`)
   })
 
   it('propagates an invalid installed manifest', () => {
