@@ -20,6 +20,7 @@
  *   or an edit inside a generated region body (bodies are blanked) update
  *   `content_hash`/`mtime_ns`/`size` but report false.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects.
+ *   `prepareError(sql)`: SQLite's message when `sql` does not prepare, else null.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -143,6 +144,17 @@ export class DocumentIndex {
   query(sql: string, params: Record<string, unknown> = {}): Record<string, unknown>[] {
     this.assertOpen()
     return runReadOnly(this.db, prepareReadOnly(this.db, sql), params)
+  }
+
+  /** SQLite's message when `sql` does not prepare, else null (to locate a SQL model's error). */
+  prepareError(sql: string): string | null {
+    this.assertOpen()
+    try {
+      this.db.prepare(sql)
+      return null
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error)
+    }
   }
 
   close(): void {

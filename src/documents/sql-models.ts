@@ -13,8 +13,11 @@
  *   with the CTEs in dependency order. Each model's SQL (a trailing `;` stripped) must itself be
  *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
  *   requested model first, then in the order refs were first met.
- * - Errors: `unknown SQL model: <name>`; `dependency cycle: a -> b -> a` (the chain of refs
- *   from the requested model); template errors name the model file. Every error carries
+ * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)` (a name that cannot
+ *   be a file under the models folder says so instead); `dependency cycle: a -> b -> a` (the
+ *   chain of refs from the requested model); template errors name the model file; SQLite's
+ *   errors when the query runs are prefixed with the failing model's file and line (see
+ *   sql-model-errors.ts) and carry the dependencies a success would have. Every error carries
  *   `dependencies` (see dependency-errors.ts): the model files read so far and, for an
  *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
  * - `runSqlModel` runs a compiled model on the document index with the named parameters
@@ -33,11 +36,14 @@ import type { DocumentIndex } from './document-index.js'
 import { errorCode, isMissing } from './fs-errors.js'
 import { normalizeRelPath } from './project-paths.js'
 import { assertSelectOrWith } from './read-only-sql.js'
+import { chainQuery, locateSqlModelError, type SqlModelPart } from './sql-model-errors.js'
 
 export interface CompiledSqlModel {
   sql: string
   /** Project-relative POSIX paths of every model file compiled. */
   files: string[]
+  /** The models in CTE order (the requested one last), for locating errors. */
+  parts: SqlModelPart[]
 }
 
 export interface SqlModels {
@@ -73,28 +79,31 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   const fileOf = (name: string): string => (dir === '' ? `${name}.sql` : `${dir}/${name}.sql`)
 
   function readModel(name: string): string {
-    if (!isModelName(name)) throw new Error(`unknown SQL model: ${name}`)
+    if (!isModelName(name)) {
+      throw new Error(`unknown SQL model: ${name} (a model is named by its path under ${dir === '' ? 'the project root' : `${dir}/`}, without .sql)`)
+    }
     try {
       return fs.readFileSync(path.join(absoluteDir, `${name}.sql`), 'utf8')
     } catch (error) {
       if (isMissing(error) || errorCode(error) === 'EISDIR') {
         // The model file that would define it is a dependency: creating it fixes the query.
-        throw withDependencies(new Error(`unknown SQL model: ${name}`), [`fs:file:${fileOf(name)}`])
+        throw withDependencies(new Error(`unknown SQL model: ${name} (looked for ${fileOf(name)})`), [`fs:file:${fileOf(name)}`])
       }
       throw error
     }
   }
 
-  function render(name: string): { sql: string; refs: string[] } {
+  function render(name: string): { sql: string; source: string; refs: string[] } {
     const refs: string[] = []
     const ref = (target: unknown): string => {
       if (typeof target !== 'string') throw new Error('ref() takes the name of a SQL model')
       if (!refs.includes(target)) refs.push(target)
       return modelCteName(target)
     }
+    const source = readModel(name)
     let sql: string
     try {
-      sql = new nunjucks.Template(readModel(name), environment, fileOf(name), true).render({ ref })
+      sql = new nunjucks.Template(source, environment, fileOf(name), true).render({ ref })
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('unknown SQL model: ')) throw error
       const message = error instanceof Error ? error.message : String(error)
@@ -102,23 +111,23 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     }
     sql = stripTrailingSemicolons(sql)
     assertSelectOrWith(sql)
-    return { sql, refs }
+    return { sql, source, refs }
   }
 
   return {
     modelsDir: dir,
     names: () => listModelNames(absoluteDir),
     compile(name) {
-      const compiled = new Map<string, string>()
+      const compiled = new Map<string, { sql: string; source: string }>()
       const order: string[] = []
       const files: string[] = []
       const visit = (current: string, trace: readonly string[]): void => {
         if (trace.includes(current)) throw new Error(`dependency cycle: ${[...trace, current].join(' -> ')}`)
         if (compiled.has(current)) return
         files.push(fileOf(current))
-        const { sql, refs } = render(current)
+        const { sql, source, refs } = render(current)
         for (const target of refs) visit(target, [...trace, current])
-        compiled.set(current, sql)
+        compiled.set(current, { sql, source })
         order.push(current)
       }
       try {
@@ -127,11 +136,13 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
         // Every model file read so far (and a missing one) decides whether this compiles.
         throw withDependencies(error, files.map((file) => `fs:file:${file}`))
       }
-      const ctes = order.map((model) => {
-        const cte = model === name ? RESULT_CTE : modelCteName(model)
-        return `${cte} as (\n${compiled.get(model) ?? ''}\n)`
-      })
-      return { sql: `with ${ctes.join(',\n')}\nselect * from ${RESULT_CTE}`, files }
+      const parts = order.map((model) => ({
+        name: model,
+        file: fileOf(model),
+        cte: model === name ? RESULT_CTE : modelCteName(model),
+        ...compiled.get(model)!,
+      }))
+      return { sql: chainQuery(parts), files, parts }
     },
   }
 }
@@ -143,17 +154,32 @@ export function runSqlModel(
   params: Record<string, unknown>,
   location: Location,
 ): { rows: Record<string, unknown>[]; dependencies: string[] } {
-  const { sql, files } = models.compile(name)
-  const rows = index.query(sql, {
-    insitu_path: location.path,
-    insitu_dir: location.directory,
-    insitu_root: location.root,
-    insitu_depth: location.depth,
-    ...params,
-  })
+  const { sql, files, parts } = models.compile(name)
   // `entries` lists every file and folder: only a model that reads it depends on that listing.
   const listing = ENTRIES_TABLE.test(sql) ? ['index:entries'] : []
-  return { rows, dependencies: ['index:documents', ...listing, ...files.map((file) => `fs:file:${file}`)] }
+  const dependencies = ['index:documents', ...listing, ...files.map((file) => `fs:file:${file}`)]
+  let rows: Record<string, unknown>[]
+  try {
+    rows = index.query(sql, {
+      insitu_path: location.path,
+      insitu_dir: location.directory,
+      insitu_root: location.root,
+      insitu_depth: location.depth,
+      ...params,
+    })
+  } catch (error) {
+    // SQLite's own errors say what, not where: name the model file (and line).
+    const located = isSqliteError(error)
+      ? new Error(locateSqlModelError(error.message, parts, name, (text) => index.prepareError(text)), { cause: error })
+      : error
+    throw withDependencies(located, dependencies)
+  }
+  return { rows, dependencies }
+}
+
+function isSqliteError(error: unknown): error is Error & { code: string } {
+  const code = (error as { code?: unknown } | null)?.code
+  return error instanceof Error && typeof code === 'string' && code.startsWith('SQLITE_')
 }
 
 /** A name that can only address a file inside the models folder. */

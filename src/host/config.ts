@@ -12,9 +12,11 @@
  *   `[[extensions]] path` is not restricted (an extension may live outside the project).
  * - Every failure is a `ConfigError` whose message starts with the file path *as given*:
  *   TOML syntax `<file>:<line>:<column>: <reason>` (line/column also set as fields); unsafe keys
- *   (`__proto__`, `constructor`) are syntax errors; schema errors `<file>: <key.path>: <problem>`
- *   (`must be <= 10000`, `must be a string`, `unknown key foo`, `is required`, ...); SPEC rule
- *   messages appear unprefixed by a key path: `<file>: extension requires exactly one of path or source`.
+ *   (`__proto__`, `constructor`) are syntax errors; schema errors
+ *   `<file>:<line>:<column>: <key.path>: <problem>` (`must be <= 10000`, `must be a string`,
+ *   `unknown key foo`, `is required`, ...), placed at the key the first problem is about (an
+ *   unknown key itself; a missing key's nearest written table; see toml-positions.ts); SPEC rule
+ *   messages appear unprefixed by a key path: `<file>:2:1: extension requires exactly one of path or source`.
  * - Shared with manifest.ts: `ConfigError`, `parseTomlFile` (= `parseTomlTable` + `validateToml`),
  *   `readTomlText`, `ruleIssue`, `isJsonObject`. `toPosixPath` is re-exported from
  *   documents/project-paths.ts.
@@ -26,6 +28,7 @@ import { z } from 'zod'
 import { isRootedPath, toPosixPath } from '../documents/project-paths.js'
 import { issuePathText, valueAtPath } from '../protocol/issue-paths.js'
 import { isPlainObject } from '../protocol/object-guards.js'
+import { tomlKeyPosition } from './toml-positions.js'
 
 export const PROJECT_CONFIG_FILE = 'insitu.toml'
 
@@ -72,7 +75,7 @@ export function parseTomlFile<S extends z.ZodType>(
   text: string,
   file: string,
 ): { value: z.output<S>; absolute: string } {
-  const value = validateToml(schema, parseTomlTable(text, file), file)
+  const value = validateToml(schema, parseTomlTable(text, file), file, text)
   return { value, absolute: toPosixPath(path.resolve(file)) }
 }
 
@@ -93,11 +96,25 @@ export function ruleIssue(message: string, issuePath: PropertyKey[] = []) {
   return { code: 'custom' as const, message, path: issuePath, params: { [RULE]: true } }
 }
 
-/** Validate a parsed TOML table, throwing a `ConfigError` whose message names file and key path. */
-export function validateToml<S extends z.ZodType>(schema: S, value: unknown, file: string): z.output<S> {
+/**
+ * Validate a parsed TOML table, throwing a `ConfigError` whose message names file and key path;
+ * given the `source` text, also the line and column of the first issue's key
+ * (`<file>:<line>:<column>: <key.path>: <problem>`, also set as fields).
+ */
+export function validateToml<S extends z.ZodType>(schema: S, value: unknown, file: string, source?: string): z.output<S> {
   const result = schema.safeParse(value)
   if (result.success) return result.data
-  throw new ConfigError(`${file}: ${formatTomlIssues(result.error.issues, value)}`, { file })
+  const issues = formatTomlIssues(result.error.issues, value)
+  const first = result.error.issues[0]
+  const at = source === undefined || !first ? null : tomlKeyPosition(source, issueKeyPath(first))
+  if (!at) throw new ConfigError(`${file}: ${issues}`, { file })
+  throw new ConfigError(`${file}:${at.line}:${at.column}: ${issues}`, { file, line: at.line, column: at.column })
+}
+
+/** The key an issue is about: its path, and for unknown keys the first of them. */
+function issueKeyPath(issue: z.core.$ZodIssue): (string | number)[] {
+  const keyPath = issue.path.filter((key): key is string | number => typeof key !== 'symbol')
+  return issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? [...keyPath, issue.keys[0]] : keyPath
 }
 
 /** `watch.debounce_ms: must be <= 10000; unknown key foo` (all issues, `; `-separated). */

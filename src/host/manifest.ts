@@ -6,9 +6,9 @@
  *   (snake_case), SPEC defaults filled (`protocol` 1, `permissions` [], `cwd` ".", `mode` "provide",
  *   `before`/`after` [], absent `target`/schemas → null, dependency `version` "*", `capability` false),
  *   plus `dir` (absolute POSIX manifest folder, not symlink-resolved) and `file`.
- *   Failures are `ConfigError`s `<file>: <message>` (see config.ts for the message shapes); the SPEC
- *   rule messages (`extension command cannot be empty`, `<mode> capability requires target`, ...)
- *   follow the file prefix directly. Dependencies are duplicates when `(name, capability)` repeat.
+ *   Failures are `ConfigError`s `<file>:<line>:<column>: <message>`, placed at the key they are
+ *   about (see config.ts for the message shapes); the SPEC rule messages (`extension command
+ *   cannot be empty`, `<mode> capability requires target`, ...) follow the position directly. Dependencies are duplicates when `(name, capability)` repeat.
  * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks (with
  *   `physicalPath`: missing parts kept, dangling links followed) it must stay inside the
  *   (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
@@ -17,7 +17,9 @@
  * - `discoverExtensions(config)` returns configured extensions (config order), then extensions found
  *   under `<root>/.insitu/extensions/*` (folder-name order) that no entry claimed. Disabled entries load
  *   nothing, need not exist, and also suppress the discovered extension they name. Errors are
- *   `ConfigError`s prefixed with the path of `insitu.toml`.
+ *   `ConfigError`s prefixed with the path of `insitu.toml` and, for an `[[extensions]]` entry,
+ *   the line and column of its `path`/`source` key (`extension path not found: tools/x`) or of
+ *   the entry (`extension configured twice: acme/x`).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -33,6 +35,7 @@ import {
   ruleIssue,
   type ProjectConfig,
 } from './config.js'
+import { tomlKeyPosition, type TomlPosition } from './toml-positions.js'
 
 export const MANIFEST_FILE = 'insitu-extension.toml'
 
@@ -204,21 +207,34 @@ export interface DiscoveryOptions {
 }
 
 export function discoverExtensions(config: ProjectConfig, options: DiscoveryOptions = {}): DiscoveredExtension[] {
-  const fail = (message: string): never => {
-    throw new ConfigError(`${config.file}: ${message}`, { file: config.file })
+  /** A `ConfigError` of insitu.toml, placed at `keyPath` when given (and the file is readable). */
+  const fail = (message: string, keyPath?: (string | number)[]): never => {
+    let at: TomlPosition | null = null
+    try {
+      if (keyPath) at = tomlKeyPosition(fs.readFileSync(config.file, 'utf8'), keyPath)
+    } catch {
+      // unreadable now: the message without a position
+    }
+    if (!at) throw new ConfigError(`${config.file}: ${message}`, { file: config.file })
+    throw new ConfigError(`${config.file}:${at.line}:${at.column}: ${message}`, { file: config.file, ...at })
   }
   const installed = installedExtensions(config.root)
   const claimed = new Set<Installed>()
   const result: DiscoveredExtension[] = []
   const names = new Set<string>()
 
-  const add = (manifest: Manifest, allowReplace: string[], configuredBy: DiscoveredExtension['configuredBy']) => {
-    if (names.has(manifest.name)) fail(`extension configured twice: ${manifest.name}`)
+  const add = (
+    manifest: Manifest,
+    allowReplace: string[],
+    configuredBy: DiscoveredExtension['configuredBy'],
+    keyPath?: (string | number)[],
+  ) => {
+    if (names.has(manifest.name)) fail(`extension configured twice: ${manifest.name}`, keyPath)
     names.add(manifest.name)
     result.push({ manifest, allowReplace, configuredBy })
   }
 
-  for (const entry of config.extensions) {
+  for (const [index, entry] of config.extensions.entries()) {
     if (entry.path !== null) {
       const dir = path.resolve(config.root, entry.path)
       let realDir: string
@@ -227,7 +243,7 @@ export function discoverExtensions(config: ProjectConfig, options: DiscoveryOpti
         realDir = fs.realpathSync.native(dir)
       } catch {
         if (!entry.enabled) continue
-        return fail(`extension path not found: ${entry.path}`)
+        return fail(`extension path not found: ${entry.path}`, ['extensions', index, 'path'])
       }
       const same = installed.find((ext) => ext.realDir === realDir)
       if (same) claimed.add(same)
@@ -246,10 +262,10 @@ export function discoverExtensions(config: ProjectConfig, options: DiscoveryOpti
       try {
         if (!fs.statSync(path.join(dir, MANIFEST_FILE)).isFile()) throw new Error('not a file')
       } catch {
-        return fail(`extension path has no ${MANIFEST_FILE}: ${entry.path}`)
+        return fail(`extension path has no ${MANIFEST_FILE}: ${entry.path}`, ['extensions', index, 'path'])
       }
       const manifest = same?.manifest ?? loadManifest(dir)
-      if (options.enabled?.(manifest.name) !== false) add(manifest, entry.allow_replace, 'path')
+      if (options.enabled?.(manifest.name) !== false) add(manifest, entry.allow_replace, 'path', ['extensions', index])
     } else if (entry.source !== null) {
       const match = findInstalledSource(installed, entry.source)
       if (match) claimed.add(match)
@@ -259,9 +275,10 @@ export function discoverExtensions(config: ProjectConfig, options: DiscoveryOpti
         return fail(
           `extension source ${entry.source} is not installed: install it into .insitu/extensions/ ` +
             '(for example with the insitu CLI) or use path = "..."',
+          ['extensions', index, 'source'],
         )
       }
-      add(match.manifest, entry.allow_replace, 'source')
+      add(match.manifest, entry.allow_replace, 'source', ['extensions', index])
     }
   }
   for (const ext of installed) {

@@ -15,9 +15,22 @@
  * server, which keeps serving) each error goes to `logger.error`.
  *
  * `engineStartError(error)` is the error a hook fails with when the engine could not start:
- * `vite-plugin-insitu: <message>`, located at the file and line of a `ConfigError`.
+ * its message, located at the file and line of a `ConfigError`. `logEngineStartError` logs it
+ * (dev: once, at start) as `vite-plugin-insitu: <message>`.
+ *
+ * The errors made here are the user's (a region, a config file, an extension failed): their
+ * message says everything, without our plugin's name (Vite and Rollup add
+ * `[plugin:vite-plugin-insitu]`) and without a stack trace (`stack` is the message line only,
+ * so Vite prints no `at ...` lines and the overlay shows none).
+ *
+ * `printErrorsOnce(server)` (dev): Vite logs a failing module once when it pre-transforms it
+ * (an import of a served module) and again for each request of it; a failed engine start fails
+ * every managed module with the same error. It wraps the server logger's `error` so that each
+ * of these user errors (same file, same message) is printed once, until a file changes
+ * (any watcher event); the overlay still receives every one. Other messages pass unchanged.
  */
 import path from 'node:path'
+import type { Logger } from 'vite'
 import { ConfigError } from '../host/config.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { PLUGIN_NAME } from './options.js'
@@ -33,15 +46,58 @@ export interface ReportingContext {
   warn(warning: { message: string; id?: string; loc?: SourceLocation }): void
 }
 
+/** Errors made here: the user's to fix, printed once (see `printErrorsOnce`). */
+const userErrors = new WeakSet<Error>()
+
+/** An `Error` without stack frames (its `stack` is its message line). */
+function userError(message: string, options?: ErrorOptions): Error {
+  const error = new Error(message, options)
+  error.stack = `Error: ${message}`
+  userErrors.add(error)
+  return error
+}
+
 /** An `Error` for `this.error` pointing at `loc` (its `id` is the file). */
 export function locatedError(message: string, loc: SourceLocation): Error & { id: string; loc: SourceLocation } {
-  return Object.assign(new Error(message), { id: loc.file, loc })
+  return Object.assign(userError(message), { id: loc.file, loc })
 }
 
 export interface PluginLogger {
   info(message: string): void
   warn(message: string): void
-  error(message: string): void
+  /** `error`: what the message reports, when it is one of this module's errors (printed once). */
+  error(message: string, error?: Error): void
+}
+
+/** The same user error (file and message) prints once per watcher event. */
+function userErrorKey(error: unknown): string | undefined {
+  if (!(error instanceof Error) || !userErrors.has(error)) return undefined
+  const id = (error as { id?: unknown }).id
+  return `${typeof id === 'string' ? id : ''}\u0000${error.message}`
+}
+
+const printedBy = new WeakMap<Logger, Set<string>>()
+
+export function printErrorsOnce(server: { config: { logger: Logger }; watcher: { on(event: 'all', listener: () => void): unknown } }): void {
+  const logger = server.config.logger
+  let printed = printedBy.get(logger)
+  if (!printed) {
+    const seen = new Set<string>()
+    printed = seen
+    printedBy.set(logger, seen)
+    const print = logger.error.bind(logger)
+    logger.error = (message, options) => {
+      const key = userErrorKey(options?.error)
+      if (key !== undefined) {
+        if (seen.has(key)) return
+        seen.add(key)
+      }
+      print(message, options)
+    }
+  }
+  const seen = printed
+  seen.clear()
+  server.watcher.on('all', () => seen.clear())
 }
 
 export function reportDiagnostics(
@@ -93,7 +149,7 @@ export function reportValidation(
     .join('')
   const message = `${first.message}${others}`
   context.error(
-    first.path ? locatedError(message, { file: path.resolve(root, first.path), line: first.line ?? 1, column: 0 }) : new Error(message),
+    first.path ? locatedError(message, { file: path.resolve(root, first.path), line: first.line ?? 1, column: 0 }) : userError(message),
   )
 }
 
@@ -109,7 +165,7 @@ export class PluginStoppedError extends Error {
 }
 
 export function engineStartError(error: unknown): Error {
-  const message = `${PLUGIN_NAME}: ${messageOf(error)}`
+  const message = messageOf(error)
   if (error instanceof ConfigError) {
     return locatedError(message, {
       file: path.resolve(error.file),
@@ -117,7 +173,13 @@ export function engineStartError(error: unknown): Error {
       column: Math.max(0, (error.column ?? 1) - 1),
     })
   }
-  return new Error(message, { cause: error })
+  return userError(message, { cause: error })
+}
+
+/** Log why the engine could not start: `vite-plugin-insitu: <message>` (printed once in dev). */
+export function logEngineStartError(logger: PluginLogger, error: unknown): void {
+  const failure = engineStartError(error)
+  logger.error(`${PLUGIN_NAME}: ${failure.message}`, failure)
 }
 
 export function messageOf(error: unknown): string {

@@ -45,9 +45,11 @@ import { ConfigError, toPosixPath } from '../host/config.js'
 import {
   engineStartError,
   locatedError,
+  logEngineStartError,
   messageOf,
   type PluginLogger,
   PluginStoppedError,
+  printErrorsOnce,
   type ReportingContext,
   reportDiagnostics,
   reportValidation,
@@ -339,7 +341,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       logger = {
         info: (m) => vite.info(m, { timestamp: true }),
         warn: (m) => vite.warn(m, { timestamp: true }),
-        error: (m) => vite.error(m, { timestamp: true }),
+        error: (m, error) => vite.error(m, { timestamp: true, error }),
       }
       // Read once per resolved config (a restarted dev server resolves it again: edits apply).
       scope = loadProjectScope(options, config.root)
@@ -348,6 +350,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
     configureServer(dev) {
       server = dev
+      printErrorsOnce(dev)
       // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
       if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)
@@ -380,7 +383,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
             })
           },
           (error: unknown) => {
-            if (!(error instanceof PluginStoppedError)) logger.error(engineStartError(error).message)
+            if (!(error instanceof PluginStoppedError)) logEngineStartError(logger, error)
           },
         ).catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
         return

@@ -434,7 +434,7 @@ describe('the conformance fixture', () => {
     ].join('\n')
     const result = await engine.renderDocument('doc.md', text)
     expect(result.diagnostics).toEqual([
-      { severity: 'error', message: 'transform sql failed in broken: unknown SQL model: missing', path: 'doc.md', line: 4, code: 'insitu/job' },
+      { severity: 'error', message: 'transform sql failed in broken: unknown SQL model: missing (looked for insitu/models/missing.sql)', path: 'doc.md', line: 4, code: 'insitu/job' },
     ])
     expect(result.text).toBe(
       text
@@ -577,7 +577,7 @@ describe('the conformance fixture', () => {
     expect(await readResource('fs:file:README.md', ['resource:x', 'fs:file:README.md'])).toBe(
       'dependency cycle: resource:x -> fs:file:README.md -> fs:file:README.md',
     )
-    expect(await readResource('sql:model:missing')).toBe('unknown SQL model: missing')
+    expect(await readResource('sql:model:missing')).toBe('unknown SQL model: missing (looked for insitu/models/missing.sql)')
     expect(await readResource('resource:nosuch')).toBe('unknown resource: nosuch')
   })
 })
@@ -603,8 +603,8 @@ describe('SPEC §6–§8 messages through renderDocument', () => {
     ['nope', '', 'transform nope failed in r: unknown transform: nope'],
     ['materialize', 'source = "nosuch"', 'transform materialize failed in r: unknown resource: nosuch'],
     ['materialize', 'source = "fs:file:snippets/answer.py"\nrenderer = "nosuch"', 'transform materialize failed in r: unknown renderer: nosuch'],
-    ['sql', 'model = "missing"', 'transform sql failed in r: unknown SQL model: missing'],
-    ['sql', 'model = "uses_missing"', 'transform sql failed in r: unknown SQL model: missing'],
+    ['sql', 'model = "missing"', 'transform sql failed in r: unknown SQL model: missing (looked for insitu/models/missing.sql)'],
+    ['sql', 'model = "uses_missing"', 'transform sql failed in r: unknown SQL model: missing (looked for insitu/models/missing.sql)'],
     ['sql', 'model = "loop_a"', 'transform sql failed in r: dependency cycle: loop_a -> loop_b -> loop_a'],
     ['sql', 'model = "writes"', 'transform sql failed in r: SQL models must be a SELECT or WITH query'],
   ]

@@ -409,11 +409,11 @@ describe('vite dev server', () => {
           () => null,
           (error: Error & { loc?: unknown }) => ({ message: error.message, loc: error.loc }),
         )
-    const expected = `vite-plugin-insitu: ${config}:${line}:7: illegal character in key`
+    const expected = `${config}:${line}:7: illegal character in key`
     await expect.poll(failure, WAIT).toEqual({ message: expected, loc: { file: config, line, column: 6 } })
     // The server keeps serving everything else, and says why insitu is not working.
     expect((await client().transformRequest('/main.js'))?.code).toContain('docs/tasks.md?raw')
-    expect(logged('error')).toContain(expected)
+    expect(logged('error')).toContain(`vite-plugin-insitu: ${expected}`)
     expect(liveExtensionPids()).toEqual([])
 
     logs = []

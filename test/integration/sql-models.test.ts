@@ -89,7 +89,12 @@ describe('the SPEC fixture', () => {
   })
 
   it('compiles refs into a chain of CTEs', () => {
-    expect(models.compile('open_tasks')).toEqual({
+    const { parts, ...compiled } = models.compile('open_tasks')
+    expect(parts.map((part) => [part.name, part.file, part.cte])).toEqual([
+      ['all_tasks', 'insitu/models/all_tasks.sql', '__insitu_model_all_tasks'],
+      ['open_tasks', 'insitu/models/open_tasks.sql', '__insitu_result'],
+    ])
+    expect(compiled).toEqual({
       sql: [
         'with __insitu_model_all_tasks as (',
         'select title, status, path from documents where status is not null',
@@ -186,17 +191,19 @@ describe('errors', () => {
   })
 
   it('names an unknown model, requested or referenced', () => {
-    expect(() => models.compile('nope')).toThrow(exactly('unknown SQL model: nope'))
+    expect(() => models.compile('nope')).toThrow(exactly('unknown SQL model: nope (looked for insitu/models/nope.sql)'))
     writeModel('broken_ref', 'select * from {{ ref("missing") }}')
-    expect(() => models.compile('broken_ref')).toThrow(exactly('unknown SQL model: missing'))
-    expect(() => models.compile('../models/all_tasks')).toThrow(exactly('unknown SQL model: ../models/all_tasks'))
-    expect(() => models.compile('reports')).toThrow(exactly('unknown SQL model: reports'))
+    expect(() => models.compile('broken_ref')).toThrow(exactly('unknown SQL model: missing (looked for insitu/models/missing.sql)'))
+    expect(() => models.compile('../models/all_tasks')).toThrow(
+      exactly('unknown SQL model: ../models/all_tasks (a model is named by its path under insitu/models/, without .sql)'),
+    )
+    expect(() => models.compile('reports')).toThrow(exactly('unknown SQL model: reports (looked for insitu/models/reports.sql)'))
   })
 
   it('reports a missing models folder as an unknown model', () => {
     const empty = loadSqlModels(root, 'nowhere')
     expect(empty.names()).toEqual([])
-    expect(() => empty.compile('all_tasks')).toThrow(exactly('unknown SQL model: all_tasks'))
+    expect(() => empty.compile('all_tasks')).toThrow(exactly('unknown SQL model: all_tasks (looked for nowhere/all_tasks.sql)'))
   })
 
   it('reports dependency cycles with the chain of refs', () => {
@@ -219,6 +226,32 @@ describe('errors', () => {
     writeModel('sneaky', 'with x as (select 1) delete from _documents')
     expect(() => run('sneaky')).toThrow()
     expect(run('all_tasks').rows).toHaveLength(2)
+  })
+
+  it('names the model file and line of SQLite errors', () => {
+    writeModel('syntax', 'select title,\n  status\nfrom documents\nwhere 1 1\n')
+    expect(() => run('syntax')).toThrow(exactly('insitu/models/syntax.sql:4: near "1": syntax error'))
+    writeModel('column', 'select title,\n  stauts\nfrom documents')
+    expect(() => run('column')).toThrow(exactly('insitu/models/column.sql:2: no such column: stauts'))
+    writeModel('table', '-- tasks\nselect * from document')
+    expect(() => run('table')).toThrow(exactly('insitu/models/table.sql:2: no such table: document'))
+    // Jinja moves lines: the line is found by its text in the model file.
+    writeModel('moved', '{% if true %}\n{% set x = 1 %}\n{% endif %}\nselect nope_fn(title)\nfrom documents')
+    expect(() => run('moved')).toThrow(exactly('insitu/models/moved.sql:4: no such function: nope_fn'))
+    // A failure while running (not preparing) names the model file without a line.
+    writeModel('runtime', "select json_extract('{', '$.a') as a")
+    expect(() => run('runtime')).toThrow(exactly('insitu/models/runtime.sql: malformed JSON'))
+  })
+
+  it('names the referenced model that fails, and who used it', () => {
+    writeModel('base', 'select path,\n  missing_column\nfrom documents')
+    writeModel('top', 'select count(*) as n\nfrom {{ ref("base") }}')
+    const error = thrown(() => run('top'))
+    expect(error.message).toBe('insitu/models/base.sql:2: no such column: missing_column (in SQL model base, used by top)')
+    // Fixing either model file re-runs the job: both are dependencies of the failure.
+    expect(error.dependencies).toEqual(['index:documents', 'fs:file:insitu/models/top.sql', 'fs:file:insitu/models/base.sql'])
+    writeModel('top_bad', 'select count(*) as n\nfrom {{ ref("all_tasks") }}\nwhere )')
+    expect(() => run('top_bad')).toThrow(exactly('insitu/models/top_bad.sql:3: near ")": syntax error'))
   })
 
   it('names the model file in template errors', () => {

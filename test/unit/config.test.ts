@@ -83,50 +83,49 @@ describe('parseProjectConfig defaults', () => {
 
 describe('parseProjectConfig errors', () => {
   it('names file and key path for range errors', () => {
-    expect(messageOf('[watch]\ndebounce_ms = 10001')).toBe('insitu.toml: watch.debounce_ms: must be <= 10000')
-    expect(messageOf('[watch]\ndebounce_ms = -1')).toBe('insitu.toml: watch.debounce_ms: must be >= 0')
-    expect(messageOf('[watch]\nstep_ms = 0')).toBe('insitu.toml: watch.step_ms: must be >= 1')
-    expect(messageOf('[watch]\nstep_ms = 10001')).toBe('insitu.toml: watch.step_ms: must be <= 10000')
-    expect(messageOf('[watch]\nstep_ms = 2.5')).toBe('insitu.toml: watch.step_ms: must be an integer')
+    expect(messageOf('[watch]\ndebounce_ms = 10001')).toBe('insitu.toml:2:1: watch.debounce_ms: must be <= 10000')
+    expect(messageOf('[watch]\ndebounce_ms = -1')).toBe('insitu.toml:2:1: watch.debounce_ms: must be >= 0')
+    expect(messageOf('[watch]\nstep_ms = 0')).toBe('insitu.toml:2:1: watch.step_ms: must be >= 1')
+    expect(messageOf('[watch]\nstep_ms = 10001')).toBe('insitu.toml:2:1: watch.step_ms: must be <= 10000')
+    expect(messageOf('[watch]\nstep_ms = 2.5')).toBe('insitu.toml:2:1: watch.step_ms: must be an integer')
   })
 
   it('uses the file path as given', () => {
     expect(messageOf('[watch]\ndebounce_ms = 10001', '/abs/insitu.toml')).toBe(
-      '/abs/insitu.toml: watch.debounce_ms: must be <= 10000',
+      '/abs/insitu.toml:2:1: watch.debounce_ms: must be <= 10000',
     )
     const error = errorOf(ConfigError, () => parseProjectConfig('version = 2', 'sub/insitu.toml'))
-    expect(error.message).toBe('sub/insitu.toml: version: must be 1')
+    expect(error.message).toBe('sub/insitu.toml:1:1: version: must be 1')
     expect(error.file).toBe('sub/insitu.toml')
-    expect(error.line).toBeUndefined()
-    expect(error.column).toBeUndefined()
+    expect([error.line, error.column]).toEqual([1, 1])
   })
 
   it('rejects unknown keys in every table', () => {
-    expect(messageOf('foo = 1')).toBe('insitu.toml: unknown key foo')
-    expect(messageOf('[sources]\nincludes = []')).toBe('insitu.toml: sources: unknown key includes')
-    expect(messageOf('[paths]\nmodel = "m"')).toBe('insitu.toml: paths: unknown key model')
-    expect(messageOf('[watch]\ndebounce = 1\npoll = 2')).toBe('insitu.toml: watch: unknown keys debounce, poll')
-    expect(messageOf('[[extensions]]\npath = "a"\nenable = true')).toBe('insitu.toml: extensions[0]: unknown key enable')
+    expect(messageOf('foo = 1')).toBe('insitu.toml:1:1: unknown key foo')
+    expect(messageOf('[sources]\nincludes = []')).toBe('insitu.toml:2:1: sources: unknown key includes')
+    expect(messageOf('[paths]\nmodel = "m"')).toBe('insitu.toml:2:1: paths: unknown key model')
+    expect(messageOf('[watch]\ndebounce = 1\npoll = 2')).toBe('insitu.toml:2:1: watch: unknown keys debounce, poll')
+    expect(messageOf('[[extensions]]\npath = "a"\nenable = true')).toBe('insitu.toml:3:1: extensions[0]: unknown key enable')
   })
 
   it('reports wrong types', () => {
-    expect(messageOf('[sources]\ninclude = [1]')).toBe('insitu.toml: sources.include[0]: must be a string')
-    expect(messageOf('[sources]\ninclude = "**/*.md"')).toBe('insitu.toml: sources.include: must be an array')
+    expect(messageOf('[sources]\ninclude = [1]')).toBe('insitu.toml:2:12: sources.include[0]: must be a string')
+    expect(messageOf('[sources]\ninclude = "**/*.md"')).toBe('insitu.toml:2:1: sources.include: must be an array')
     expect(messageOf('[sources]\nrespect_gitignore = "yes"')).toBe(
-      'insitu.toml: sources.respect_gitignore: must be a boolean',
+      'insitu.toml:2:1: sources.respect_gitignore: must be a boolean',
     )
-    expect(messageOf('watch = 1')).toBe('insitu.toml: watch: must be a table')
-    expect(messageOf('[paths]\nstate = ""')).toBe('insitu.toml: paths.state: must not be empty')
+    expect(messageOf('watch = 1')).toBe('insitu.toml:1:1: watch: must be a table')
+    expect(messageOf('[paths]\nstate = ""')).toBe('insitu.toml:2:1: paths.state: must not be empty')
   })
 
   it('keeps [paths] inside the project', () => {
-    expect(messageOf('[paths]\nmodels = "../models"')).toBe('insitu.toml: path must remain inside the project: ../models')
+    expect(messageOf('[paths]\nmodels = "../models"')).toBe('insitu.toml:2:1: path must remain inside the project: ../models')
     expect(messageOf('[paths]\ntemplates = "/etc/templates"')).toBe(
-      'insitu.toml: path must remain inside the project: /etc/templates',
+      'insitu.toml:2:1: path must remain inside the project: /etc/templates',
     )
-    expect(messageOf('[paths]\nstate = "a/../../b.db"')).toBe('insitu.toml: path must remain inside the project: a/../../b.db')
-    expect(messageOf('[paths]\nstate = "a\\\\..\\\\b.db"')).toBe('insitu.toml: path must remain inside the project: a\\..\\b.db')
-    expect(messageOf('[paths]\nstate = "C:/state.db"')).toBe('insitu.toml: path must remain inside the project: C:/state.db')
+    expect(messageOf('[paths]\nstate = "a/../../b.db"')).toBe('insitu.toml:2:1: path must remain inside the project: a/../../b.db')
+    expect(messageOf('[paths]\nstate = "a\\\\..\\\\b.db"')).toBe('insitu.toml:2:1: path must remain inside the project: a\\..\\b.db')
+    expect(messageOf('[paths]\nstate = "C:/state.db"')).toBe('insitu.toml:2:1: path must remain inside the project: C:/state.db')
     expect(parseProjectConfig('[paths]\nmodels = "./docs/models..v2"', 'insitu.toml').paths.models).toBe(
       './docs/models..v2',
     )
@@ -134,10 +133,10 @@ describe('parseProjectConfig errors', () => {
 
   it('requires exactly one of path or source per extension', () => {
     expect(messageOf('[[extensions]]\nenabled = true')).toBe(
-      'insitu.toml: extension requires exactly one of path or source',
+      'insitu.toml:1:1: extension requires exactly one of path or source',
     )
     expect(messageOf('[[extensions]]\npath = "a"\nsource = "b"')).toBe(
-      'insitu.toml: extension requires exactly one of path or source',
+      'insitu.toml:1:1: extension requires exactly one of path or source',
     )
   })
 

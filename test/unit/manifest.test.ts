@@ -107,50 +107,50 @@ describe('parseManifest', () => {
 
   it('requires name, version and [extension]', () => {
     expect(messageOf('')).toBe(`${FILE}: name: is required; version: is required; extension: is required`)
-    expect(messageOf('name = "a"\nversion = 1\n[extension]\ncommand = ["x"]')).toBe(`${FILE}: version: must be a string`)
+    expect(messageOf('name = "a"\nversion = 1\n[extension]\ncommand = ["x"]')).toBe(`${FILE}:2:1: version: must be a string`)
   })
 
   it('accepts only protocol 1', () => {
-    expect(messageOf(`protocol = 2\n${HEAD}`)).toBe(`${FILE}: protocol: must be 1`)
+    expect(messageOf(`protocol = 2\n${HEAD}`)).toBe(`${FILE}:1:1: protocol: must be 1`)
   })
 
   it('rejects an empty command', () => {
     expect(messageOf('name = "a"\nversion = "1"\n[extension]\ncommand = []')).toBe(
-      `${FILE}: extension command cannot be empty`,
+      `${FILE}:4:1: extension command cannot be empty`,
     )
     expect(messageOf('name = "a"\nversion = "1"\n[extension]\ncommand = [""]')).toBe(
-      `${FILE}: extension command cannot be empty`,
+      `${FILE}:4:1: extension command cannot be empty`,
     )
-    expect(messageOf('name = "a"\nversion = "1"\n[extension]\ncwd = "."')).toBe(`${FILE}: extension.command: is required`)
+    expect(messageOf('name = "a"\nversion = "1"\n[extension]\ncwd = "."')).toBe(`${FILE}:3:1: extension.command: is required`)
     expect(messageOf('name = "a"\nversion = "1"\n[extension]\ncommand = "python3 x.py"')).toBe(
-      `${FILE}: extension.command: must be an array`,
+      `${FILE}:4:1: extension.command: must be an array`,
     )
   })
 
   it('checks mode against target', () => {
     expect(messageOf(capability('kind = "transform"\nname = "a"\nmode = "decorate"'))).toBe(
-      `${FILE}: decorate capability requires target`,
+      `${FILE}:5:1: decorate capability requires target`,
     )
     expect(messageOf(capability('kind = "resource"\nname = "a"\nmode = "replace"'))).toBe(
-      `${FILE}: replace capability requires target`,
+      `${FILE}:5:1: replace capability requires target`,
     )
     expect(messageOf(capability('kind = "transform"\nname = "a"\ntarget = "b"'))).toBe(
-      `${FILE}: provide capability cannot define target`,
+      `${FILE}:5:1: provide capability cannot define target`,
     )
     expect(messageOf(capability('kind = "transform"\nname = "a"\nmode = "contribute"\ntarget = "b"'))).toBe(
-      `${FILE}: contribute capability cannot define target`,
+      `${FILE}:5:1: contribute capability cannot define target`,
     )
     expect(messageOf(capability('kind = "transform"\nname = "a"\nmode = "wrap"'))).toBe(
-      `${FILE}: capabilities[0].mode: must be one of "provide", "contribute", "decorate", "replace"`,
+      `${FILE}:8:1: capabilities[0].mode: must be one of "provide", "contribute", "decorate", "replace"`,
     )
     expect(messageOf(capability('kind = "filter"\nname = "a"'))).toBe(
-      `${FILE}: capabilities[0].kind: must be one of "resource", "transform", "renderer", "validator"`,
+      `${FILE}:6:1: capabilities[0].kind: must be one of "resource", "transform", "renderer", "validator"`,
     )
   })
 
   it('rejects a name both before and after', () => {
     const text = capability('kind = "transform"\nname = "a"\nmode = "decorate"\ntarget = "t"\nbefore = ["x", "y"]\nafter = ["y"]')
-    expect(messageOf(text)).toBe(`${FILE}: a decorator cannot be both before and after the same item`)
+    expect(messageOf(text)).toBe(`${FILE}:5:1: a decorator cannot be both before and after the same item`)
   })
 
   it('requires unique capabilities and dependencies', () => {
@@ -169,27 +169,27 @@ describe('parseManifest', () => {
   })
 
   it('rejects unknown keys in every table', () => {
-    expect(messageOf(`description = "x"\n${HEAD}`)).toBe(`${FILE}: unknown key description`)
-    expect(messageOf(`${HEAD}env = {}\n`)).toBe(`${FILE}: extension: unknown key env`)
+    expect(messageOf(`description = "x"\n${HEAD}`)).toBe(`${FILE}:1:1: unknown key description`)
+    expect(messageOf(`${HEAD}env = {}\n`)).toBe(`${FILE}:5:1: extension: unknown key env`)
     expect(messageOf(capability('kind = "transform"\nname = "a"\norder = 1'))).toBe(
-      `${FILE}: capabilities[0]: unknown key order`,
+      `${FILE}:8:1: capabilities[0]: unknown key order`,
     )
     expect(messageOf(`${HEAD}[[dependencies]]\nname = "b"\noptional = true\n`)).toBe(
-      `${FILE}: dependencies[0]: unknown key optional`,
+      `${FILE}:7:1: dependencies[0]: unknown key optional`,
     )
   })
 
   it('checks value types', () => {
-    expect(messageOf(`permissions = "fs:read"\n${HEAD}`)).toBe(`${FILE}: permissions: must be an array`)
-    expect(messageOf(`permissions = [1]\n${HEAD}`)).toBe(`${FILE}: permissions[0]: must be a string`)
+    expect(messageOf(`permissions = "fs:read"\n${HEAD}`)).toBe(`${FILE}:1:1: permissions: must be an array`)
+    expect(messageOf(`permissions = [1]\n${HEAD}`)).toBe(`${FILE}:1:16: permissions[0]: must be a string`)
     expect(messageOf(capability('kind = "transform"\nname = "a"\nparams_schema = "object"'))).toBe(
-      `${FILE}: capabilities[0].params_schema: must be a table`,
+      `${FILE}:8:1: capabilities[0].params_schema: must be a table`,
     )
     expect(messageOf(capability('kind = "transform"\nname = "a"\n[capabilities.result_schema]\nd = 1979-05-27'))).toBe(
-      `${FILE}: capabilities[0].result_schema.d: must be a JSON value (no dates, inf or nan)`,
+      `${FILE}:9:1: capabilities[0].result_schema.d: must be a JSON value (no dates, inf or nan)`,
     )
     expect(messageOf(capability('kind = "transform"\nname = "a"\n[capabilities.value_schema]\nmaximum = inf'))).toBe(
-      `${FILE}: capabilities[0].value_schema.maximum: must be a JSON value (no dates, inf or nan)`,
+      `${FILE}:9:1: capabilities[0].value_schema.maximum: must be a JSON value (no dates, inf or nan)`,
     )
   })
 
@@ -342,7 +342,7 @@ describe('discoverExtensions', () => {
     const twice = project('[[extensions]]\npath = "a"\n[[extensions]]\npath = "b"\n')
     extension(path.join(twice, 'a'), 'acme/same')
     extension(path.join(twice, 'b'), 'acme/same')
-    expect(errorOf(ConfigError, () => discover(twice)).message).toBe(`${twice}/insitu.toml: extension configured twice: acme/same`)
+    expect(errorOf(ConfigError, () => discover(twice)).message).toBe(`${twice}/insitu.toml:3:1: extension configured twice: acme/same`)
   })
 
   it('skips disabled entries, which also hide the installed extension they name', () => {
@@ -426,25 +426,25 @@ describe('discoverExtensions', () => {
   it('tells the user to install a missing source', () => {
     const root = project('[[extensions]]\nsource = "github.com/acme/remote"\n')
     expect(errorOf(ConfigError, () => discover(root)).message).toBe(
-      `${root}/insitu.toml: extension source github.com/acme/remote is not installed: ` +
+      `${root}/insitu.toml:2:1: extension source github.com/acme/remote is not installed: ` +
         'install it into .insitu/extensions/ (for example with the insitu CLI) or use path = "..."',
     )
   })
 
   it('names a configured path that is missing or has no manifest', () => {
     const missing = project('[[extensions]]\npath = "tools/nope"\n')
-    expect(errorOf(ConfigError, () => discover(missing)).message).toBe(`${missing}/insitu.toml: extension path not found: tools/nope`)
+    expect(errorOf(ConfigError, () => discover(missing)).message).toBe(`${missing}/insitu.toml:2:1: extension path not found: tools/nope`)
 
     const empty = project('[[extensions]]\npath = "tools/empty"\n')
     fs.mkdirSync(path.join(empty, 'tools', 'empty'), { recursive: true })
     expect(errorOf(ConfigError, () => discover(empty)).message).toBe(
-      `${empty}/insitu.toml: extension path has no insitu-extension.toml: tools/empty`,
+      `${empty}/insitu.toml:2:1: extension path has no insitu-extension.toml: tools/empty`,
     )
 
     const file = project('[[extensions]]\npath = "tools/file"\n')
     fs.mkdirSync(path.join(file, 'tools'))
     fs.writeFileSync(path.join(file, 'tools', 'file'), '')
-    expect(errorOf(ConfigError, () => discover(file)).message).toBe(`${file}/insitu.toml: extension path not found: tools/file`)
+    expect(errorOf(ConfigError, () => discover(file)).message).toBe(`${file}/insitu.toml:2:1: extension path not found: tools/file`)
   })
 
   it('propagates an invalid installed manifest', () => {
@@ -452,6 +452,6 @@ describe('discoverExtensions', () => {
     const dir = path.join(root, '.insitu', 'extensions', 'bad')
     fs.mkdirSync(dir, { recursive: true })
     fs.writeFileSync(path.join(dir, 'insitu-extension.toml'), 'name = "bad"\nversion = "1"\n[extension]\ncommand = []\n')
-    expect(errorOf(ConfigError, () => discover(root)).message).toBe(`${dir}/insitu-extension.toml: extension command cannot be empty`)
+    expect(errorOf(ConfigError, () => discover(root)).message).toBe(`${dir}/insitu-extension.toml:4:1: extension command cannot be empty`)
   })
 })
