@@ -301,7 +301,7 @@ export class InsituHost {
       const failure = error as Error
       this.startErrors.set(manifest.name, failure)
       this.startFailures.push({ extension: manifest.name, error: failure })
-      this.logger.error(`extension ${manifest.name} failed to start: ${failure.message}`)
+      this.logger.error(`extension ${manifest.name} failed to start: ${withoutOwnName(manifest.name, failure.message)}`)
     }
   }
 
@@ -380,6 +380,14 @@ export class InsituHost {
  */
 function recorderKey(extension: string, trace: readonly string[], location: Location): string {
   return `${extension}\u0000${JSON.stringify(trace)}\u0000${JSON.stringify([location.path, location.directory, location.root, location.depth])}`
+}
+
+/** A failure's message without the extension name it starts with (the log line names it already). */
+function withoutOwnName(extension: string, message: string): string {
+  for (const prefix of [`extension ${extension} `, `${extension}: `]) {
+    if (message.startsWith(prefix)) return message.slice(prefix.length)
+  }
+  return message
 }
 
 export function unique(items: readonly string[]): string[] {
