@@ -18,6 +18,8 @@
  *   times in 3 minutes, after which requests fail with the budget message.
  * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
  *   with the violation, named for the extension.
+ * - `abort(reason)` fails every request in flight (or waiting for the start) with `reason` at
+ *   once, and every later one; `stop()` still shuts the process down.
  * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
  *   Every live child is also SIGKILLed synchronously when this process ends (on `exit` and on
  *   a fatal signal, see process-end.ts).
@@ -137,6 +139,7 @@ export class ExtensionProcess {
   private startError: Error | undefined
   private stopped = false
   private stopping: Promise<void> | undefined
+  private readonly aborting = new AbortController()
 
   constructor(private readonly options: ExtensionProcessOptions) {
     this.name = options.manifest.name
@@ -154,9 +157,12 @@ export class ExtensionProcess {
   }
 
   async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
-    const running = await this.ensureRunning()
+    const aborted = this.aborting.signal
+    if (aborted.aborted) throw aborted.reason
+    const running = await untilAborted(this.ensureRunning(), aborted)
+    const signal = options.signal ? AbortSignal.any([options.signal, aborted]) : aborted
     try {
-      return await running.peer.request(method, params, options)
+      return await running.peer.request(method, params, { ...options, signal })
     } catch (error) {
       // Only a closed connection means the process went away: then report why. Anything
       // else (an error answer, a timeout, an abort, a message that cannot be encoded) is
@@ -164,6 +170,14 @@ export class ExtensionProcess {
       if (!running.peer.isClosed) throw error
       throw await running.failure
     }
+  }
+
+  /**
+   * Fail every request in flight with `reason` now, and every later one at once (SPEC §2: only
+   * local state is dropped, nothing is sent). The process keeps running until `stop()`.
+   */
+  abort(reason: Error): void {
+    if (!this.aborting.signal.aborted) this.aborting.abort(reason)
   }
 
   /** Shut the process down (SPEC §3.6). Idempotent; later requests fail. */
@@ -401,6 +415,16 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   if (await Promise.race([exited.then(() => true), delay(KILL_GRACE_MS).then(() => false)])) return
   child.kill('SIGKILL')
   await exited
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 function delay(ms: number): Promise<void> {

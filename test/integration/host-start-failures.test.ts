@@ -3,8 +3,9 @@
  * real fixtures from test/fixtures/python/failures/*: a command that does not exist (a
  * program on no PATH, a file path that is missing), a Python program that crashes before the
  * handshake (stderr lines, exit code 3), and one that exits in the middle of a frame. Each
- * error names the extension and the cause, once; after every test no extension process is
- * alive (host-project.ts).
+ * error names the extension and the cause, once. And `abortInFlight` (the host's side of a
+ * closing dev server): a hanging request fails at once with the given reason, with the
+ * default timeout. After every test no extension process is alive (host-project.ts).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -113,5 +114,25 @@ describe('a stream that ends inside a frame', () => {
       'transform:cut (acme/cut-frame): extension acme/cut-frame exited with code 0 inside a frame ' +
         '(incomplete frame: stream ended after 10 of 100 body bytes)\nlast stderr lines:\ncutting the frame',
     )
+  })
+})
+
+describe('abortInFlight', () => {
+  it('fails a hanging request at once with the reason, and every later invocation', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: failure('hang') }])
+    const host = await startHost(project)
+    const pid = host.pids().get('acme/hang')
+    const hanging = rejection(host.transform('hang', {}, DOC))
+    const reason = new Error('vite-plugin-insitu is closing')
+    // The request is on the wire before the abort (its process already runs).
+    await Promise.resolve()
+    host.abortInFlight(reason)
+    const error = await hanging
+    expect(error.message).toBe('transform:hang (acme/hang): vite-plugin-insitu is closing')
+    expect(error.cause).toBe(reason)
+    expect(await rejection(host.transform('hang', {}, DOC))).toBe(reason)
+    // Only local state was dropped: the process runs until the host closes.
+    expect(host.pids().get('acme/hang')).toBe(pid)
   })
 })
