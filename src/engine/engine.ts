@@ -19,7 +19,9 @@
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, clears the cache of every owner whose result may change, and returns those
  *   owners (`ownerFile(owner)` is the owner's project-relative file).
- * - `close()` stops the extensions and closes the index; idempotent.
+ * - `abort(reason)` makes every job in flight and every later one reject with `reason` at
+ *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
+ *   extensions and closes the index; idempotent.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -106,6 +108,7 @@ export class InsituEngine {
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
   private readonly inFlight = new Set<ChangeLog>()
   private closing: Promise<void> | undefined
+  private aborted: Error | undefined
 
   private constructor(
     readonly config: ProjectConfig,
@@ -237,6 +240,7 @@ export class InsituEngine {
     owner: string,
     run: () => Promise<{ result: T; dependencies: readonly string[]; failed: boolean }>,
   ): Promise<{ value: T; cacheable: boolean }> {
+    if (this.aborted) throw this.aborted
     for (let attempt = 0; ; attempt++) {
       const log: ChangeLog = { events: [], documents: false, entries: false, git: false }
       this.inFlight.add(log)
@@ -253,6 +257,8 @@ export class InsituEngine {
       const stale =
         (log.events.length > 0 || log.documents || log.entries || log.git) &&
         this.graph.affected(log.events, log).has(owner)
+      // Failed by `abort()` (or raced with it): the closing is the news, never cached.
+      if (this.aborted) throw this.aborted
       if (stale && attempt < MAX_RERUNS) continue
       if (!outcome) throw failure
       return { value: outcome.result, cacheable: !stale && !outcome.failed }
@@ -312,6 +318,15 @@ export class InsituEngine {
       const dir = path.posix.dirname(p)
       return (posix === p || posix.startsWith(`${p}/`)) && isGitMetadataPath(dir, posix)
     })
+  }
+
+  /**
+   * Fail every job in flight and every later one with `reason` at once (their extension
+   * requests are dropped, nothing is cached), e.g. because the dev server is closing.
+   */
+  abort(reason: Error): void {
+    this.aborted ??= reason
+    this.host.abortInFlight(this.aborted)
   }
 
   close(): Promise<void> {

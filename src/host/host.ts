@@ -14,7 +14,8 @@
  * - `readResource()` is the `host.resource.get` path: the permission check (only for reads
  *   made by an extension), the trace and cycle check, then `resource:` through the registry
  *   and every other scheme through the caller's `resolve`.
- * - `close()` stops every extension (SPEC §3.6); idempotent.
+ * - `abortInFlight(reason)` fails every pending extension request with `reason` at once, and
+ *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
 import {
   type CapabilityKind,
@@ -114,6 +115,7 @@ export class InsituHost {
   /** Open invocations of extensions, by `extension + trace + location`, collecting what their reads depend on. */
   private readonly recorders = new Map<string, Set<string[]>>()
   private closing: Promise<void> | undefined
+  private aborted: Error | undefined
 
   private constructor(
     readonly config: ProjectConfig,
@@ -216,6 +218,16 @@ export class InsituHost {
     return { value: read.value, dependencies: unique(read.dependencies) }
   }
 
+  /**
+   * Fail every extension request in flight with `reason` at once, and every later invocation
+   * (e.g. when the dev server starts closing: nothing should wait for a hanging extension).
+   * Idempotent; `close()` still stops the processes.
+   */
+  abortInFlight(reason: Error): void {
+    this.aborted ??= reason
+    for (const process of this.processes.values()) process.abort(this.aborted)
+  }
+
   close(): Promise<void> {
     this.closing ??= Promise.all([...this.processes.values()].map((p) => p.stop())).then(() => undefined)
     return this.closing
@@ -229,6 +241,7 @@ export class InsituHost {
     value: unknown,
     trace: readonly string[],
   ): Promise<InvocationResult> {
+    if (this.aborted) throw this.aborted
     if (this.closing) throw new Error('insitu host is closed')
     const node = `${TRACE_NODE[kind]}:${name}`
     let nodeTrace: readonly string[] = trace
@@ -301,7 +314,7 @@ export class InsituHost {
       const failure = error as Error
       this.startErrors.set(manifest.name, failure)
       this.startFailures.push({ extension: manifest.name, error: failure })
-      this.logger.error(`extension ${manifest.name} failed to start: ${failure.message}`)
+      this.logger.error(`extension ${manifest.name} failed to start: ${withoutOwnName(manifest.name, failure.message)}`)
     }
   }
 
@@ -380,6 +393,14 @@ export class InsituHost {
  */
 function recorderKey(extension: string, trace: readonly string[], location: Location): string {
   return `${extension}\u0000${JSON.stringify(trace)}\u0000${JSON.stringify([location.path, location.directory, location.root, location.depth])}`
+}
+
+/** A failure's message without the extension name it starts with (the log line names it already). */
+function withoutOwnName(extension: string, message: string): string {
+  for (const prefix of [`extension ${extension} `, `${extension}: `]) {
+    if (message.startsWith(prefix)) return message.slice(prefix.length)
+  }
+  return message
 }
 
 export function unique(items: readonly string[]): string[] {

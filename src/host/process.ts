@@ -4,20 +4,28 @@
  * Contract:
  * - `start()` spawns the manifest's command in its confined cwd, speaks protocol v1 on
  *   stdin/stdout, runs the initialize handshake and checks it against the manifest
- *   (identity, declared capabilities, pinned schemas), with SPEC's exact messages.
+ *   (identity, declared capabilities, pinned schemas), with SPEC's exact messages. A command
+ *   the OS cannot run fails before anything is written, for good (no respawn):
+ *   `<ext>: command not found: <cmd> (from <manifest>)` (or `command is not executable`). A
+ *   process that dies during the handshake fails the start like a crash (exit code or signal
+ *   and stderr tail); it is started again on the next request.
  * - stderr is forwarded line by line to `logger.info` as `[<name>] <line>`; the last 20
  *   lines are kept for crash reports. stdout carries protocol only.
  * - `request()` starts the process on demand. When the process dies, every pending request
  *   fails at once with an `ExtensionCrashError` naming the extension, the exit code or
- *   signal, and the stderr tail; the next request restarts it, at most 5 times in 3
- *   minutes, after which requests fail with the budget message.
+ *   signal, and the stderr tail (`… exited with code 0 inside a frame (incomplete frame: …)`
+ *   when its stdout ended in the middle of a frame); the next request restarts it, at most 5
+ *   times in 3 minutes, after which requests fail with the budget message.
  * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
  *   with the violation, named for the extension.
+ * - `abort(reason)` fails every request in flight (or waiting for the start) with `reason` at
+ *   once, and every later one; `stop()` still shuts the process down.
  * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
  *   Every live child is also SIGKILLed synchronously when this process ends (on `exit` and on
  *   a fatal signal, see process-end.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
 import { FramingError } from '../protocol/framing.js'
 import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
@@ -99,6 +107,10 @@ function trackChild(child: ChildProcess): void {
   const { children } = childRegistry()
   children.add(child)
   child.once('exit', () => children.delete(child))
+  // A command that could not be spawned may never report 'exit'.
+  child.once('error', () => {
+    if (child.pid === undefined) children.delete(child)
+  })
 }
 
 /** PIDs of every extension child this Node process still has alive (for tests and diagnostics). */
@@ -127,6 +139,7 @@ export class ExtensionProcess {
   private startError: Error | undefined
   private stopped = false
   private stopping: Promise<void> | undefined
+  private readonly aborting = new AbortController()
 
   constructor(private readonly options: ExtensionProcessOptions) {
     this.name = options.manifest.name
@@ -144,9 +157,12 @@ export class ExtensionProcess {
   }
 
   async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
-    const running = await this.ensureRunning()
+    const aborted = this.aborting.signal
+    if (aborted.aborted) throw aborted.reason
+    const running = await untilAborted(this.ensureRunning(), aborted)
+    const signal = options.signal ? AbortSignal.any([options.signal, aborted]) : aborted
     try {
-      return await running.peer.request(method, params, options)
+      return await running.peer.request(method, params, { ...options, signal })
     } catch (error) {
       // Only a closed connection means the process went away: then report why. Anything
       // else (an error answer, a timeout, an abort, a message that cannot be encoded) is
@@ -154,6 +170,14 @@ export class ExtensionProcess {
       if (!running.peer.isClosed) throw error
       throw await running.failure
     }
+  }
+
+  /**
+   * Fail every request in flight with `reason` now, and every later one at once (SPEC §2: only
+   * local state is dropped, nothing is sent). The process keeps running until `stop()`.
+   */
+  abort(reason: Error): void {
+    if (!this.aborting.signal.aborted) this.aborting.abort(reason)
   }
 
   /** Shut the process down (SPEC §3.6). Idempotent; later requests fail. */
@@ -209,13 +233,23 @@ export class ExtensionProcess {
       windowsHide: true,
     })
     trackChild(child)
+    // Nothing is written before the OS ran the command: a missing or unusable one is named as such.
+    const spawnFailure = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      child.once('spawn', () => resolve(undefined))
+      child.once('error', resolve)
+    })
+    if (spawnFailure) {
+      this.startError = describeSpawnFailure(manifest, file, cwd, spawnFailure)
+      throw this.startError
+    }
     const stderrTail: string[] = []
     forwardStderr(child, this.name, stderrTail, logger)
     const exited = new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve()
       else child.once('exit', () => resolve())
     })
-    const spawnError = new Promise<Error>((resolve) => child.once('error', resolve))
+    // After the spawn, 'error' means the process could not be signalled: it is gone for us.
+    const childError = new Promise<Error>((resolve) => child.once('error', resolve))
     const peer = new RpcPeer(child.stdout!, child.stdin!, { name: this.name, timeoutMs: this.options.timeoutMs })
     peer.onRequest('host.resource.get', async (params) => {
       const request = parseBoundary(ResourceGetParams, params, 'host.resource.get params')
@@ -223,7 +257,7 @@ export class ExtensionProcess {
     })
     const running: Running = { child, peer, stderrTail, failure: undefined!, exited, closing: false }
     running.failure = Promise.race([
-      spawnError.then((error) => new ExtensionCrashError(`extension ${this.name} could not start ${JSON.stringify(file)}: ${error.message}`)),
+      childError.then((error) => new ExtensionCrashError(`extension ${this.name} failed: ${error.message}`)),
       peer.closed.then(async (reason) => {
         // EOF on stdout usually precedes the exit event; a protocol error leaves the child alive
         // (and closing the peer ends its stdin, so it may exit 0 soon: that is still a violation).
@@ -236,7 +270,8 @@ export class ExtensionProcess {
           return new ExtensionCrashError(`extension ${this.name} broke the protocol: ${reason.message}${formatTail(stderrTail)}`)
         }
         await stderrDrained(child)
-        return new ExtensionCrashError(`extension ${this.name} ${describeExit(child)}${formatTail(stderrTail)}`)
+        const cut = reason instanceof FramingError ? ` inside a frame (${reason.message})` : ''
+        return new ExtensionCrashError(`extension ${this.name} ${describeExit(child)}${cut}${formatTail(stderrTail)}`)
       }),
     ]).then((error) => {
       this.lastFailure = error
@@ -256,9 +291,12 @@ export class ExtensionProcess {
         running.failure.then((error) => Promise.reject(error)),
       ])
     } catch (error) {
+      // The connection went away (a crash at start): report why, as for a request.
       const reason = error instanceof RpcResponseError || error instanceof RpcTimeoutError
         ? new ExtensionStartError(`extension ${this.name} failed to initialize: ${(error as Error).message}`)
-        : (error as Error)
+        : running.peer.isClosed
+          ? await running.failure
+          : (error as Error)
       if (reason instanceof ExtensionStartError) this.startError = reason
       await this.abandon(running)
       throw reason
@@ -277,6 +315,25 @@ export class ExtensionProcess {
     running.closing = true
     running.peer.close()
     await terminate(running.child, running.exited)
+  }
+}
+
+/** Why the OS could not run an extension's command: `<ext>: command not found: <cmd> (from <manifest>)`. */
+function describeSpawnFailure(manifest: Manifest, file: string, cwd: string, error: NodeJS.ErrnoException): ExtensionStartError {
+  const from = `(from ${manifest.file})`
+  if (error.code === 'ENOENT' && !isDirectory(cwd)) {
+    return new ExtensionStartError(`${manifest.name}: extension cwd not found: ${cwd} ${from}`)
+  }
+  if (error.code === 'ENOENT') return new ExtensionStartError(`${manifest.name}: command not found: ${file} ${from}`)
+  if (error.code === 'EACCES') return new ExtensionStartError(`${manifest.name}: command is not executable: ${file} ${from}`)
+  return new ExtensionStartError(`${manifest.name}: command could not start: ${file}: ${error.message} ${from}`)
+}
+
+function isDirectory(folder: string): boolean {
+  try {
+    return fs.statSync(folder).isDirectory()
+  } catch {
+    return false
   }
 }
 
@@ -358,6 +415,16 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   if (await Promise.race([exited.then(() => true), delay(KILL_GRACE_MS).then(() => false)])) return
   child.kill('SIGKILL')
   await exited
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 function delay(ms: number): Promise<void> {

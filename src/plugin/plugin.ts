@@ -61,6 +61,7 @@ import { loadProjectScope, type ProjectScope } from './project-scope.js'
 import { cleanId, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
 import { isRestartTrigger } from './restart-triggers.js'
 import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, onServerClose, watchCreateAndDelete } from './vite-compat.js'
+import { onServerClosing } from './server-close.js'
 import { watchTargets } from './watch-targets.js'
 
 interface WatchContext extends ReportingContext {
@@ -351,6 +352,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     configureServer(dev) {
       server = dev
       printErrorsOnce(dev)
+      onServerClosing(dev, (reason) => void starting?.then((current) => current.abort(reason), () => undefined))
       // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
       if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)

@@ -4,8 +4,14 @@
  * Every reader rule is exercised with the byte vector that violates it, asserting the exact
  * `FramingError` message and rule; the writer's byte counting and 16 MiB cap; and fast-check
  * properties (chunking never changes what decodes; arbitrary bytes only ever raise
- * FramingError, synchronously, within the buffering caps).
+ * FramingError, synchronously, within the buffering caps); and the memory a frame costs when
+ * it arrives one byte per chunk, fed by hand and from a real child process writing one byte
+ * per write() (test/fixtures/python/byte_writer).
  */
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import {
@@ -534,4 +540,78 @@ describe('FrameDecoder: properties', () => {
       { numRuns: 200 },
     )
   })
+})
+
+/** Run a full garbage collection (V8's own `gc`, exposed for this process). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
+}
+
+/** Bytes this process holds in JS objects and buffers, after a full collection. */
+function heldBytes(): number {
+  collectGarbage()
+  const usage = process.memoryUsage()
+  return usage.heapUsed + usage.arrayBuffers
+}
+
+const BYTE_WRITER = fileURLToPath(new URL('../fixtures/python/byte_writer/write_frame.py', import.meta.url))
+
+describe('FrameDecoder: memory under tiny writes', () => {
+  it('holds a 2 MiB body fed one byte per chunk in less than 4 times its size', () => {
+    const size = 2 * MiB
+    const frame = rawFrame(Buffer.alloc(size, 0x62))
+    const decoder = new FrameDecoder()
+    const before = heldBytes()
+    // A fresh buffer per byte, as a stream read delivers it (not views of one big buffer).
+    let early = 0
+    for (let i = 0; i < frame.length - 1; i++) early += decoder.push(Buffer.from([frame[i]!])).length
+    expect(early).toBe(0)
+    expect(decoder.bufferedBytes).toBe(size - 1)
+    const growth = heldBytes() - before
+    expect(growth).toBeLessThan(4 * size)
+    const bodies = decoder.push(Buffer.from([frame.at(-1)!]))
+    expect(bodies).toHaveLength(1)
+    expect(bodies[0]!.equals(frame.subarray(frame.length - size))).toBe(true)
+    expect(decoder.bufferedBytes).toBe(0)
+    expect(() => decoder.end()).not.toThrow()
+  })
+
+  it('reads an 8 KiB header block fed one byte per chunk, then its body', () => {
+    const block = headerBlockOfSize(MAX_HEADER_BYTES, 2)
+    const frame = Buffer.from(block + TERMINATOR + '{}', 'latin1')
+    const decoder = new FrameDecoder()
+    const out: string[] = []
+    for (let i = 0; i < frame.length; i++) {
+      out.push(...decoder.push(Buffer.from([frame[i]!])).map(String))
+      if (i < MAX_HEADER_BYTES) expect(decoder.bufferedBytes).toBe(i + 1)
+    }
+    expect(out).toEqual(['{}'])
+    expect(decoder.bufferedBytes).toBe(0)
+  })
+
+  it('decodes a 3 MiB frame a real child writes one byte per write(), holding less than 4 times its size', async () => {
+    const size = 3 * MiB
+    const child = spawn('python3', [BYTE_WRITER, String(size)], { stdio: ['pipe', 'pipe', 'inherit'] })
+    const decoder = new FrameDecoder()
+    const bodies: Buffer[] = []
+    let chunks = 0
+    child.stdout.on('data', (chunk: Buffer) => {
+      chunks++
+      bodies.push(...decoder.push(chunk))
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const before = heldBytes()
+    // The child now waits before the last body byte.
+    await expect.poll(() => decoder.bufferedBytes, { timeout: 60_000, interval: 50 }).toBe(size - 1)
+    const growth = heldBytes() - before
+    expect(growth).toBeLessThan(4 * size)
+    child.stdin.end('go\n')
+    expect(await exited).toBe(0)
+    await expect.poll(() => bodies.length).toBe(1)
+    expect(bodies[0]!.length).toBe(size)
+    expect(bodies[0]!.toString('latin1')).toBe(`"${'a'.repeat(size - 2)}"`)
+    expect(chunks).toBeGreaterThan(1)
+    expect(() => decoder.end()).not.toThrow()
+  }, 120_000)
 })
