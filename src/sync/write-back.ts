@@ -9,7 +9,7 @@
  * - 'written'   otherwise: `text` goes to a temporary file in the target's folder (same mode,
  *               same owner when permitted), the file is compared once more, then the temporary
  *               file is renamed over it. A symlink is followed (the link stays a link).
- * The temporary file is removed on every failure. A file the process may not write (`access`
+ * The temporary file (`isWriteBackTemporary`) is removed on every failure. A file the process may not write (`access`
  * W_OK: a read-only document, an immutable file, a read-only file system) is an error, not a
  * rename around its permissions. Errors throw `cannot write <name>: <CODE>: <reason>` (`name`: the
  * optional fourth argument, else `file` as given).
@@ -21,6 +21,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 export type WriteOutcome = 'written' | 'unchanged' | 'conflict' | 'missing'
+
+/** Temporary files are named `.<name>.insitu-<12 hex>.tmp`, next to the file they replace. */
+const TEMPORARY_NAME = /^\..+\.insitu-[0-9a-f]{12}\.tmp$/
+
+/** Whether a path is one of writeBack's temporary files (watchers may ignore them). */
+export function isWriteBackTemporary(file: string): boolean {
+  return TEMPORARY_NAME.test(path.basename(file))
+}
 
 /** `name` is how errors name the file (default: `file` as given), e.g. its project-relative path. */
 export async function writeBack(file: string, renderedFrom: string, text: string, name = file): Promise<WriteOutcome> {

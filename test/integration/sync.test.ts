@@ -13,9 +13,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { InsituEngine, readProjectConfig } from '../../src/engine/engine.js'
-import { syncDocument } from '../../src/sync/sync-document.js'
+import { MAX_CONFLICTS, syncDocument } from '../../src/sync/sync-document.js'
 import { formatSyncReport, syncProject } from '../../src/sync/sync-project.js'
-import { writeBack } from '../../src/sync/write-back.js'
+import { isWriteBackTemporary, writeBack } from '../../src/sync/write-back.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 import { copyProject, expectProcessesGone, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
 
@@ -68,6 +68,12 @@ describe('writeBack', () => {
     expect(fs.statSync(file).mode & 0o7777).toBe(0o640)
     expect(fs.statSync(file).ino).not.toBe(inode) // a rename, not an in-place write
     expect(entries(folder)).toEqual(['doc.md'])
+  })
+
+  it('names its temporary files so that watchers can tell them apart', () => {
+    expect(isWriteBackTemporary('/p/docs/.a.md.insitu-0123456789ab.tmp')).toBe(true)
+    expect(isWriteBackTemporary('/p/docs/a.md')).toBe(false)
+    expect(isWriteBackTemporary('/p/docs/.a.md.insitu-xyz.tmp')).toBe(false)
   })
 
   it('writes nothing when the bytes are already right (mtime kept)', async () => {
@@ -209,6 +215,26 @@ describe('syncDocument', () => {
     expect(sync).toMatchObject({ written: true, text: expected, failed: false })
     expect(readFile(root, 'docs/typed.md')).toBe(expected)
     expect(entries(path.join(root, 'docs'))).not.toContainEqual(expect.stringMatching(/\.tmp$/))
+  })
+
+  it('gives up with a warning when the document keeps changing, and loses none of the edits', async () => {
+    const root = copyProject()
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    const doc = '<!-- insitu:begin typist\ntext = "again"\nevery = true\n-->\n<!-- insitu:end -->\n'
+    fs.writeFileSync(path.join(root, 'docs/busy.md'), doc)
+    const engine = await startEngine(root)
+    const sync = await syncDocument(engine, 'docs/busy.md', { write: true })
+    expect(sync).toMatchObject({ written: false, failed: false })
+    expect(sync!.diagnostics).toEqual([
+      {
+        severity: 'warning',
+        message: `docs/busy.md kept changing while it was being written (${MAX_CONFLICTS} times): not written`,
+        path: 'docs/busy.md',
+        line: null,
+        code: 'insitu/write',
+      },
+    ])
+    expect(readFile(root, 'docs/busy.md')).toBe(doc + 'again\n'.repeat(MAX_CONFLICTS))
   })
 
   it('does not recreate a document deleted while it renders', async () => {
