@@ -4,7 +4,8 @@
  * Contract:
  * - `renderText(engine, file, text)` renders a document's text as the plugin serves it: a
  *   leading BOM (U+FEFF) is taken off for rendering (front matter is still recognized) and put
- *   back on the result; line endings are the engine's (a CRLF document stays CRLF).
+ *   back on the result; line endings are the engine's (a CRLF document stays CRLF). Its `edits`
+ *   are offsets in `text` (BOM included), ready for a source map; `result` is the engine's.
  * - `staleJobs(source, result)` lists the jobs whose regenerated output differs from `source`
  *   (BOM-free): a region whose body changes, a front-matter materialization whose value changes,
  *   each with a unified diff of its old → new output. It is empty exactly when the document
@@ -24,7 +25,7 @@ import { stringify as stringifyYaml } from 'yaml'
 import { materializationJobs, pointerSegments, splitFrontMatter } from '../documents/frontmatter.js'
 import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
-import type { DocumentResult } from '../engine/render-document.js'
+import type { DocumentResult, TextEdit } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { unifiedDiff } from './unified-diff.js'
 import { writeBack } from './write-back.js'
@@ -60,10 +61,18 @@ const BOM = '\uFEFF'
 /** How many times a document edited under our feet is rendered again before giving up. */
 export const MAX_CONFLICTS = 5
 
-export async function renderText(engine: InsituEngine, file: string, text: string): Promise<{ result: DocumentResult; text: string }> {
-  const bom = text.startsWith(BOM)
-  const result = await engine.renderDocument(file, bom ? text.slice(1) : text)
-  return { result, text: bom ? BOM + result.text : result.text }
+export async function renderText(
+  engine: InsituEngine,
+  file: string,
+  text: string,
+): Promise<{ result: DocumentResult; text: string; edits: TextEdit[] }> {
+  if (!text.startsWith(BOM)) {
+    const result = await engine.renderDocument(file, text)
+    return { result, text: result.text, edits: result.edits }
+  }
+  const result = await engine.renderDocument(file, text.slice(BOM.length))
+  const edits = result.edits.map((edit) => ({ ...edit, start: edit.start + BOM.length, end: edit.end + BOM.length }))
+  return { result, text: BOM + result.text, edits }
 }
 
 export async function syncDocument(engine: InsituEngine, file: string, options: { write: boolean }): Promise<DocumentSync | null> {

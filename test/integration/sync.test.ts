@@ -13,7 +13,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { InsituEngine, readProjectConfig } from '../../src/engine/engine.js'
-import { MAX_CONFLICTS, syncDocument } from '../../src/sync/sync-document.js'
+import { applyEdits } from '../../src/engine/render-document.js'
+import { MAX_CONFLICTS, renderText, syncDocument } from '../../src/sync/sync-document.js'
 import { formatSyncReport, syncProject } from '../../src/sync/sync-project.js'
 import { isWriteBackTemporary, writeBack } from '../../src/sync/write-back.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
@@ -188,6 +189,10 @@ describe('syncDocument', () => {
     expect(sync).toMatchObject({ path: 'docs/status.md', source, text: expected, written: true, failed: false, diagnostics: [] })
     expect(sync!.stale.map((job) => `${job.target} ${job.id} ${job.line}`)).toEqual(['region x 13', 'frontmatter rows 5'])
     expect(fs.readFileSync(path.join(root, 'docs/status.md'), 'utf8')).toBe(expected)
+    // What the plugin serves: the same text, and edits that rebuild it from the BOM text.
+    const served = await renderText(engine, path.join(root, 'docs/status.md'), source)
+    expect(served.text).toBe(expected)
+    expect(applyEdits(source, served.edits)).toBe(expected)
     // Current now: nothing stale, nothing written.
     expect(await syncDocument(engine, 'docs/status.md', { write: true })).toMatchObject({ stale: [], written: false, text: expected })
   })
