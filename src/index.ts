@@ -16,4 +16,7 @@ export { insitu }
 export type { InsituOptions, ModuleRule } from './plugin/options.js'
 export { InsituEngine, type EngineOptions, type AffectedResult } from './engine/engine.js'
 export type { DocumentResult, JobResult, TextEdit } from './engine/render-document.js'
+export { writeBack, isWriteBackTemporary, type WriteOutcome } from './sync/write-back.js'
+export { syncDocument, renderText, type DocumentSync, type StaleJob } from './sync/sync-document.js'
+export { syncProject, formatSyncReport, type ProjectSync } from './sync/sync-project.js'
 export * from './protocol/index.js'

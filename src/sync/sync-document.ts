@@ -1,0 +1,205 @@
+/**
+ * Sync one managed document with its regenerated text: find its stale jobs, optionally write it back.
+ *
+ * Contract:
+ * - `renderText(engine, file, text)` renders a document's text as the plugin serves it: a
+ *   leading BOM (U+FEFF) is taken off for rendering (front matter is still recognized) and put
+ *   back on the result; line endings are the engine's (a CRLF document stays CRLF). Its `edits`
+ *   are offsets in `text` (BOM included), ready for a source map; `result` is the engine's.
+ * - `staleJobs(source, result)` lists the jobs whose regenerated output differs from `source`
+ *   (BOM-free): a region whose body changes, a front-matter materialization whose value changes,
+ *   each with a unified diff of its old → new output. It is empty exactly when the document
+ *   text does not change (a front-matter rewrite that no single value explains is charged to the
+ *   first successful materialization, with the diff of the whole front-matter block).
+ * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
+ *   when the file does not exist. A file that is not valid UTF-8 is never rendered nor written
+ *   (an error diagnostic: decoding it would lose bytes). With `write`, a changed text goes
+ *   through `writeBack`: on 'conflict' (the file was edited since it was read) it reads and
+ *   renders again, up to `MAX_CONFLICTS` times, then gives up with a warning and writes nothing;
+ *   on 'missing' (deleted meanwhile) it returns null; a write error (EACCES, EROFS…) becomes an
+ *   error diagnostic `cannot write <path>: <reason>` at the document. Nothing is ever lost.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { stringify as stringifyYaml } from 'yaml'
+import { materializationJobs, pointerSegments, splitFrontMatter } from '../documents/frontmatter.js'
+import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
+import type { InsituEngine } from '../engine/engine.js'
+import type { DocumentResult, TextEdit } from '../engine/render-document.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+import { unifiedDiff } from './unified-diff.js'
+import { writeBack } from './write-back.js'
+
+export interface StaleJob {
+  id: string
+  kind: string
+  line: number
+  target: 'region' | 'frontmatter'
+  /** Unified diff lines of the job's old → new output, joined with `\n` (capped, see unified-diff.ts). */
+  diff: string
+}
+
+export interface DocumentSync {
+  /** Project-relative POSIX path. */
+  path: string
+  /** The regenerated text, as the plugin's transform serves it (BOM and line endings kept). */
+  text: string
+  /** The file text it was rendered from. */
+  source: string
+  /** Jobs whose regenerated output differs from the file (empty: the file is current). */
+  stale: StaleJob[]
+  written: boolean
+  /** Every diagnostic of the render (errors of failed jobs included) and of the write. */
+  diagnostics: Diagnostic[]
+  /** Whether any diagnostic is an error. */
+  failed: boolean
+  dependencies: string[]
+}
+
+const BOM = '\uFEFF'
+
+/** How many times a document edited under our feet is rendered again before giving up. */
+export const MAX_CONFLICTS = 5
+
+export async function renderText(
+  engine: InsituEngine,
+  file: string,
+  text: string,
+): Promise<{ result: DocumentResult; text: string; edits: TextEdit[] }> {
+  if (!text.startsWith(BOM)) {
+    const result = await engine.renderDocument(file, text)
+    return { result, text: result.text, edits: result.edits }
+  }
+  const result = await engine.renderDocument(file, text.slice(BOM.length))
+  const edits = result.edits.map((edit) => ({ ...edit, start: edit.start + BOM.length, end: edit.end + BOM.length }))
+  return { result, text: BOM + result.text, edits }
+}
+
+export async function syncDocument(engine: InsituEngine, file: string, options: { write: boolean }): Promise<DocumentSync | null> {
+  const absolute = path.resolve(engine.root, file)
+  const relPath = engine.relativePath(absolute)
+  if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
+  for (let conflicts = 0; ; conflicts++) {
+    let bytes: Buffer
+    try {
+      bytes = await fs.promises.readFile(absolute)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null
+      return unreadable(relPath, `cannot read ${relPath}: ${(error as Error).message}`)
+    }
+    const source = bytes.toString('utf8')
+    if (!Buffer.from(source, 'utf8').equals(bytes)) {
+      return unreadable(relPath, `${relPath} is not valid UTF-8: not rendered, not written`, source)
+    }
+    const rendered = await renderText(engine, absolute, source)
+    const sync: DocumentSync = {
+      path: relPath,
+      text: rendered.text,
+      source,
+      stale: staleJobs(source.startsWith(BOM) ? source.slice(1) : source, rendered.result),
+      written: false,
+      diagnostics: [...rendered.result.diagnostics],
+      failed: false,
+      dependencies: rendered.result.dependencies,
+    }
+    sync.failed = sync.diagnostics.some((d) => d.severity === 'error')
+    if (!options.write || sync.text === source) return sync
+    let outcome
+    try {
+      outcome = await writeBack(absolute, source, sync.text, relPath)
+    } catch (error) {
+      sync.diagnostics.push({ severity: 'error', message: (error as Error).message, path: relPath, line: null, code: 'insitu/write' })
+      sync.failed = true
+      return sync
+    }
+    if (outcome === 'missing') return null
+    if (outcome === 'written') sync.written = true
+    if (outcome !== 'conflict') return sync
+    if (conflicts + 1 >= MAX_CONFLICTS) {
+      const message = `${relPath} kept changing while it was being written (${MAX_CONFLICTS} times): not written`
+      sync.diagnostics.push({ severity: 'warning', message, path: relPath, line: null, code: 'insitu/write' })
+      return sync
+    }
+  }
+}
+
+function unreadable(relPath: string, message: string, source = ''): DocumentSync {
+  return {
+    path: relPath,
+    text: source,
+    source,
+    stale: [],
+    written: false,
+    diagnostics: [{ severity: 'error', message, path: relPath, line: null, code: 'insitu/document' }],
+    failed: true,
+    dependencies: [],
+  }
+}
+
+export function staleJobs(source: string, result: DocumentResult): StaleJob[] {
+  if (result.text === source || result.jobs.length === 0) return []
+  let frontMatter
+  let regions
+  let materializations
+  try {
+    frontMatter = splitFrontMatter(source)
+    regions = parseRegions(source, frontMatter.bodyOffset)
+    materializations = materializationJobs(frontMatter.data, source)
+  } catch {
+    return [] // unparsable: the render changed nothing either
+  }
+  // Jobs are regions first, then materializations, in document order (see render-document.ts).
+  if (result.jobs.length !== regions.length + materializations.length) return []
+  const eol = lineEndingOf(source)
+  const stale: StaleJob[] = []
+  regions.forEach((region, i) => {
+    const job = result.jobs[i]!
+    if (job.error !== null) return
+    const before = source.slice(region.bodyStart, region.bodyEnd)
+    const after = regionBodyText(job.content ?? '', eol)
+    if (before !== after) stale.push(staleJob(job, bodyDiff(before, after)))
+  })
+  const valueJobs = materializations.map((m, i) => ({ pointer: m.pointer, job: result.jobs[regions.length + i]! }))
+  const frontMatterStale: StaleJob[] = []
+  for (const { pointer, job } of valueJobs) {
+    if (job.error !== null) continue
+    const before = yamlText(valueAt(frontMatter.data, pointer))
+    const after = yamlText(job.value)
+    if (before !== after) frontMatterStale.push(staleJob(job, bodyDiff(before, after)))
+  }
+  // The front-matter block's edit (edits only hold changed text; region bodies never start at 0).
+  const blockEdit = frontMatter.data === null ? undefined : result.edits.find((e) => e.start === 0 && e.end === frontMatter.bodyOffset)
+  if (blockEdit && frontMatterStale.length === 0) {
+    const first = valueJobs.find(({ job }) => job.error === null)
+    if (first) frontMatterStale.push(staleJob(first.job, bodyDiff(source.slice(0, blockEdit.end), blockEdit.text)))
+  }
+  return [...stale, ...frontMatterStale]
+}
+
+function staleJob(job: DocumentResult['jobs'][number], diff: string): StaleJob {
+  return { id: job.id, kind: job.kind, line: job.line, target: job.target, diff }
+}
+
+function bodyDiff(before: string, after: string): string {
+  const lines = unifiedDiff(trimBreaks(before), trimBreaks(after))
+  return lines.length > 0 ? lines.join('\n') : '(only blank lines or line endings differ)'
+}
+
+/** A region body without the line breaks that frame it. */
+function trimBreaks(text: string): string {
+  return text.replace(/^(?:\r?\n)+/, '').replace(/(?:\r?\n)+$/, '')
+}
+
+function valueAt(data: Record<string, unknown> | null, pointer: string): unknown {
+  let cursor: unknown = data
+  for (const segment of pointerSegments(pointer)) {
+    if (cursor === null || typeof cursor !== 'object' || !Object.hasOwn(cursor, segment)) return undefined
+    cursor = (cursor as Record<string, unknown>)[segment]
+  }
+  return cursor
+}
+
+function yamlText(value: unknown): string {
+  return value === undefined ? '' : stringifyYaml(value, { lineWidth: 0 })
+}

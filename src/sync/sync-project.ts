@@ -1,0 +1,95 @@
+/**
+ * Sync or check every managed document of a project, and report it for people.
+ *
+ * Contract:
+ * - `syncProject(engine, { write })` runs `syncDocument` on every managed document
+ *   (`engine.index.documentPaths()`), at most `CONCURRENCY` at a time, and returns the documents
+ *   that still exist, sorted by path (code point order), with counts: `stale` documents whose
+ *   text is not current (with `write`: not current and not written), `written` documents, and
+ *   `failed` documents (any error diagnostic).
+ * - `formatSyncReport(report, mode)` is the text the command line prints (and `vite build`'s
+ *   check mode fails with). check: per stale job `<path>:<line> region <id> is stale` (front
+ *   matter: `<path>:<line> frontmatter <id> is stale`) followed by its diff indented by 4
+ *   spaces; sync: `wrote <path>` per written document. Both then list every error and warning
+ *   as `<path>:<line>: <severity>: <message>` and end with one summary line:
+ *   check `<n> of <m> documents stale (<j> stale jobs)[, <f> failed]` or `<m> documents current[, …]`;
+ *   sync `wrote <w> of <m> documents[, <f> failed]`.
+ */
+import type { InsituEngine } from '../engine/engine.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+import { type DocumentSync, syncDocument } from './sync-document.js'
+
+export interface ProjectSync {
+  documents: DocumentSync[]
+  /** Documents whose file is not current (after writing, when writing). */
+  stale: number
+  written: number
+  failed: number
+}
+
+/** Documents rendered at once (jobs within a document already run concurrently). */
+const CONCURRENCY = 8
+
+export async function syncProject(engine: InsituEngine, options: { write: boolean }): Promise<ProjectSync> {
+  const paths = engine.index.documentPaths()
+  const documents: DocumentSync[] = []
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const relPath = paths[next++]!
+      const sync = await syncDocument(engine, relPath, options)
+      if (sync) documents.push(sync)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, paths.length) }, worker))
+  documents.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  return {
+    documents,
+    stale: documents.filter((d) => d.text !== d.source && !d.written).length,
+    written: documents.filter((d) => d.written).length,
+    failed: documents.filter((d) => d.failed).length,
+  }
+}
+
+export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): string {
+  const lines: string[] = []
+  for (const document of report.documents) {
+    if (mode === 'check') {
+      for (const job of document.stale) {
+        lines.push(`${document.path}:${job.line} ${job.target} ${job.id} is stale`)
+        for (const line of job.diff.split('\n')) lines.push(`    ${line}`)
+      }
+    } else if (document.written) {
+      lines.push(`wrote ${document.path}`)
+    }
+  }
+  for (const document of report.documents) {
+    for (const diagnostic of document.diagnostics) {
+      if (diagnostic.severity !== 'info') lines.push(describeDiagnostic(document.path, diagnostic))
+    }
+  }
+  const total = report.documents.length
+  const failed = report.failed > 0 ? `, ${report.failed} failed` : ''
+  if (mode === 'check') {
+    const jobs = report.documents.reduce((n, d) => n + d.stale.length, 0)
+    lines.push(
+      report.stale > 0
+        ? `${report.stale} of ${plural(total, 'document')} stale (${plural(jobs, 'stale job')})${failed}`
+        : `${plural(total, 'document')} current${failed}`,
+    )
+  } else {
+    const left = report.stale > 0 ? `, ${report.stale} not written` : ''
+    lines.push(`wrote ${report.written} of ${plural(total, 'document')}${left}${failed}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** `docs/a.md:5: error: transform explode failed in boom: …` (line omitted when unknown). */
+export function describeDiagnostic(documentPath: string, diagnostic: Diagnostic): string {
+  const where = `${diagnostic.path ?? documentPath}${diagnostic.line !== null ? `:${diagnostic.line}` : ''}`
+  return `${where}: ${diagnostic.severity}: ${diagnostic.message}`
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
+}
