@@ -130,7 +130,7 @@ describe('vite-plugin-insitu command line', () => {
     // docs/ has no insitu.toml: with --root it is the project itself (defaults), not the fixture.
     const run = await cli(['check', '--root', path.join(root, 'docs')], { cwd: elsewhere })
     expect(run.code).toBe(1)
-    expect(run.stdout).toContain('tasks.md:3: error: transform sql failed in all: unknown SQL model: all_tasks\n')
+    expect(run.stdout).toContain('tasks.md:3: error: transform sql failed in all: unknown SQL model: all_tasks (looked for insitu/models/all_tasks.sql)\n')
     const whole = await cli(['sync', `--root=${root}`], { cwd: elsewhere })
     expect(whole.stdout).toContain('wrote docs/tasks.md\n')
     expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
