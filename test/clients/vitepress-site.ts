@@ -1,0 +1,146 @@
+/**
+ * The VitePress client tests, shared by VitePress 2 (Vite 8) and VitePress 1.6.4 (Vite 5).
+ *
+ * Contract: `describeVitePress(fixture)` declares, for the fixture site test/clients/<fixture>:
+ * the real `vitepress dev` seen by real Chromium updates the open-task table (a SQL region)
+ * after a task's front-matter edit and after a new task file, and the `include` region after
+ * an edit of its partial, without the test reloading the page; `vitepress build` writes the
+ * regenerated regions into the HTML; with write mode (INSITU_WRITE=1 in the site's config),
+ * the build's local search index holds a word only a region produces, `createContentLoader`
+ * sees it, and a `<!--@include:-->` partial shows its region's current content.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  copySite,
+  type DevServer,
+  freePort,
+  launchChromium,
+  removeSites,
+  runBuild,
+  startDev,
+  stopDev,
+} from './client-site.ts'
+
+const BIN = 'vitepress/bin/vitepress.js'
+const TIMEOUT = 60_000
+
+/** Cells of the rows of the first table of the page (the open-task region), header excluded. */
+async function openTaskRows(page: Page): Promise<string[][]> {
+  return page
+    .locator('.vp-doc table')
+    .first()
+    .locator('tbody tr')
+    .evaluateAll((rows) =>
+      rows.map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').trim())),
+    )
+}
+
+/** Cells of the rows of the first table of a built HTML page. */
+function builtTableRows(html: string): string[][] {
+  const table = /<table[\s\S]*?<\/table>/.exec(html)?.[0] ?? ''
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? ''
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
+  )
+}
+
+function searchIndexOf(site: string): string {
+  const chunks = path.join(site, '.vitepress/dist/assets/chunks')
+  const files = fs.readdirSync(chunks).filter((name) => name.startsWith('@localSearchIndex'))
+  if (files.length === 0) throw new Error(`no local search index in ${chunks}`)
+  return files.map((name) => fs.readFileSync(path.join(chunks, name), 'utf8')).join('\n')
+}
+
+export function describeVitePress(fixture: string): void {
+  describe.sequential(`${fixture}: vitepress dev in Chromium`, () => {
+    let site: string
+    let server: DevServer | undefined
+    let browser: Browser | undefined
+    let page: Page
+
+    beforeAll(async () => {
+      site = copySite(fixture)
+      const port = await freePort()
+      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], `http://localhost:${port}/`)
+      browser = await launchChromium()
+      page = await browser.newPage()
+      await page.goto(server.url)
+      await page.locator('.vp-doc table').first().waitFor({ timeout: TIMEOUT })
+    }, TIMEOUT)
+
+    afterAll(async () => {
+      await browser?.close()
+      await stopDev(server)
+      removeSites()
+    }, TIMEOUT)
+
+    it('shows the open tasks of the SQL model', async () => {
+      expect(await openTaskRows(page)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+      expect(await page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
+    })
+
+    it('updates the table after a front-matter edit of a task', async () => {
+      const file = path.join(site, 'tasks/review.md')
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
+      await expect.poll(() => openTaskRows(page), { timeout: TIMEOUT }).toEqual([['Zanzibarquux launch', 'open']])
+    })
+
+    it('updates the table after a new task file', async () => {
+      fs.writeFileSync(path.join(site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
+      await expect
+        .poll(() => openTaskRows(page), { timeout: TIMEOUT })
+        .toEqual([
+          ['Quokka parade', 'open'],
+          ['Zanzibarquux launch', 'open'],
+        ])
+    })
+
+    it('updates the include region after an edit of its partial', async () => {
+      fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
+      await expect
+        .poll(() => page.locator('.vp-doc').innerText(), { timeout: TIMEOUT })
+        .toContain('Notes from the partial: revised wording.')
+      expect(await openTaskRows(page)).toEqual([
+        ['Quokka parade', 'open'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+    })
+  })
+
+  describe.sequential(`${fixture}: vitepress build`, () => {
+    afterAll(() => removeSites())
+
+    it('writes the regenerated regions into the HTML', { timeout: TIMEOUT }, async () => {
+      const site = copySite(fixture)
+      await runBuild(site, BIN, ['build', '.'])
+      const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
+      expect(builtTableRows(html)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+      expect(html).toContain('Notes from the partial: original wording.')
+    })
+
+    it('with write mode, local search, createContentLoader and @include see the regions', { timeout: TIMEOUT }, async () => {
+      const site = copySite(fixture)
+      await runBuild(site, BIN, ['build', '.'], { INSITU_WRITE: '1' })
+      // The documents on disk are current: what the disk readers of VitePress read.
+      expect(fs.readFileSync(path.join(site, 'index.md'), 'utf8')).toContain('| Zanzibarquux launch | open |')
+      // Local search indexes the raw file: the region-only word is found.
+      expect(searchIndexOf(site)).toContain('Zanzibarquux')
+      // createContentLoader (home.data.ts) reads index.md through gray-matter.
+      const loader = fs.readFileSync(path.join(site, '.vitepress/dist/loader.html'), 'utf8')
+      expect(/<p id="loader-titles">([^<]*)<\/p>/.exec(loader)?.[1]).toBe('Zanzibarquux launch')
+      // <!--@include: ./parts/summary.md--> inlines the partial read from disk, its region current.
+      const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
+      const summary = html.slice(html.indexOf('id="summary"'))
+      expect(builtTableRows(summary)).toEqual([['3']])
+    })
+  })
+}
