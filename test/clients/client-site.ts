@@ -8,7 +8,8 @@
  * `startDev` spawns the CLI in its own process group on a free port and resolves once the
  * server answers; `stopDev` ends that group and fails if any process of it survives.
  * `runBuild` runs a CLI to completion and throws its output when it fails. `removeSites()`
- * deletes every copy. `launchChromium()` starts the house headless Chromium.
+ * deletes every copy. `launchChromium()` starts the house headless Chromium. `tableRowsOf(html)`
+ * reads the cells of the first table of an HTML text (header row excluded).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -158,4 +159,12 @@ export async function runBuild(
 export async function launchChromium(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+}
+
+export function tableRowsOf(html: string): string[][] {
+  const table = /<table[\s\S]*?<\/table>/.exec(html)?.[0] ?? ''
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? ''
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
+  )
 }

@@ -7,7 +7,8 @@
  * an edit of its partial, without the test reloading the page; `vitepress build` writes the
  * regenerated regions into the HTML; with write mode (INSITU_WRITE=1 in the site's config),
  * the build's local search index holds a word only a region produces, `createContentLoader`
- * sees it, and a `<!--@include:-->` partial shows its region's current content.
+ * sees it, a `<!--@include:-->` partial shows its region's current content, and the file of
+ * a dynamic route is current on disk and in its page.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -22,10 +23,13 @@ import {
   runBuild,
   startDev,
   stopDev,
-} from './client-site.ts'
+  tableRowsOf,
+} from './client-site.js'
 
 const BIN = 'vitepress/bin/vitepress.js'
 const TIMEOUT = 60_000
+/** How long a change may take to show: below TIMEOUT, so a failure names the expectation. */
+const POLL = 45_000
 
 /** Cells of the rows of the first table of the page (the open-task region), header excluded. */
 async function openTaskRows(page: Page): Promise<string[][]> {
@@ -36,15 +40,6 @@ async function openTaskRows(page: Page): Promise<string[][]> {
     .evaluateAll((rows) =>
       rows.map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').trim())),
     )
-}
-
-/** Cells of the rows of the first table of a built HTML page. */
-function builtTableRows(html: string): string[][] {
-  const table = /<table[\s\S]*?<\/table>/.exec(html)?.[0] ?? ''
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? ''
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
-  )
 }
 
 function searchIndexOf(site: string): string {
@@ -68,7 +63,7 @@ export function describeVitePress(fixture: string): void {
       browser = await launchChromium()
       page = await browser.newPage()
       await page.goto(server.url)
-      await page.locator('.vp-doc table').first().waitFor({ timeout: TIMEOUT })
+      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
     }, TIMEOUT)
 
     afterAll(async () => {
@@ -77,7 +72,7 @@ export function describeVitePress(fixture: string): void {
       removeSites()
     }, TIMEOUT)
 
-    it('shows the open tasks of the SQL model', async () => {
+    it('shows the open tasks of the SQL model', { timeout: TIMEOUT }, async () => {
       expect(await openTaskRows(page)).toEqual([
         ['Review the plugin', 'doing'],
         ['Zanzibarquux launch', 'open'],
@@ -85,26 +80,26 @@ export function describeVitePress(fixture: string): void {
       expect(await page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
     })
 
-    it('updates the table after a front-matter edit of a task', async () => {
+    it('updates the table after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
       const file = path.join(site, 'tasks/review.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
-      await expect.poll(() => openTaskRows(page), { timeout: TIMEOUT }).toEqual([['Zanzibarquux launch', 'open']])
+      await expect.poll(() => openTaskRows(page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
     })
 
-    it('updates the table after a new task file', async () => {
+    it('updates the table after a new task file', { timeout: TIMEOUT }, async () => {
       fs.writeFileSync(path.join(site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
       await expect
-        .poll(() => openTaskRows(page), { timeout: TIMEOUT })
+        .poll(() => openTaskRows(page), { timeout: POLL })
         .toEqual([
           ['Quokka parade', 'open'],
           ['Zanzibarquux launch', 'open'],
         ])
     })
 
-    it('updates the include region after an edit of its partial', async () => {
+    it('updates the include region after an edit of its partial', { timeout: TIMEOUT }, async () => {
       fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
       await expect
-        .poll(() => page.locator('.vp-doc').innerText(), { timeout: TIMEOUT })
+        .poll(() => page.locator('.vp-doc').innerText(), { timeout: POLL })
         .toContain('Notes from the partial: revised wording.')
       expect(await openTaskRows(page)).toEqual([
         ['Quokka parade', 'open'],
@@ -120,11 +115,18 @@ export function describeVitePress(fixture: string): void {
       const site = copySite(fixture)
       await runBuild(site, BIN, ['build', '.'])
       const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
-      expect(builtTableRows(html)).toEqual([
+      expect(tableRowsOf(html)).toEqual([
         ['Review the plugin', 'doing'],
         ['Zanzibarquux launch', 'open'],
       ])
       expect(html).toContain('Notes from the partial: original wording.')
+      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts).
+      const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
+      expect(item).toContain('Item alpha')
+      expect(tableRowsOf(item)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
     })
 
     it('with write mode, local search, createContentLoader and @include see the regions', { timeout: TIMEOUT }, async () => {
@@ -140,7 +142,14 @@ export function describeVitePress(fixture: string): void {
       // <!--@include: ./parts/summary.md--> inlines the partial read from disk, its region current.
       const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
       const summary = html.slice(html.indexOf('id="summary"'))
-      expect(builtTableRows(summary)).toEqual([['3']])
+      expect(tableRowsOf(summary)).toEqual([['3']])
+      // The dynamic route's file on disk is current too, and so is its page.
+      expect(fs.readFileSync(path.join(site, 'items/[name].md'), 'utf8')).toContain('| Zanzibarquux launch | open |')
+      const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
+      expect(tableRowsOf(item)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
     })
   })
 }
