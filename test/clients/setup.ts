@@ -7,12 +7,15 @@
  * `npm ci`. Each fixture then gets `node_modules/vite-plugin-insitu`, a symlink to this
  * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. A
  * failed install throws once, naming the fixture and saying whether the registry is reachable.
+ * A run whose file filters select no client test (`vitest run test/unit/x.test.ts`) skips all
+ * of this, so other test runs do not pay for it.
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { TestProject } from 'vitest/node'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const REPO = path.resolve(HERE, '../..')
@@ -57,7 +60,20 @@ function install(fixture: string): void {
   if (!fs.existsSync(link)) fs.symlinkSync(REPO, link, 'dir')
 }
 
-export default function setup(): void {
+/** Whether the run selects a client test: no file filter, or one that a client test path contains. */
+function selectsClientTests(project: TestProject): boolean {
+  // Vitest keeps the command line's file filters here (internal, so read defensively).
+  const filters = (project.vitest as unknown as { filenamePattern?: unknown }).filenamePattern
+  if (!Array.isArray(filters) || filters.length === 0) return true
+  const tests = FIXTURES.map((fixture) => path.join(HERE, `${fixture}.test.ts`))
+  return filters.some((filter) => {
+    const wanted = String(filter).replace(/^\.\//, '')
+    return tests.some((test) => test.includes(wanted) || test.startsWith(path.resolve(wanted)))
+  })
+}
+
+export default function setup(project: TestProject): void {
+  if (!selectsClientTests(project)) return
   try {
     run('npm', ['run', 'build'], REPO)
   } catch (error) {
