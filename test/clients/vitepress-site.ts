@@ -2,13 +2,16 @@
  * The VitePress client tests, shared by VitePress 2 (Vite 8) and VitePress 1.6.4 (Vite 5).
  *
  * Contract: `describeVitePress(fixture)` declares, for the fixture site test/clients/<fixture>:
- * the real `vitepress dev` seen by real Chromium updates the open-task table (a SQL region)
- * after a task's front-matter edit and after a new task file, and the `include` region after
- * an edit of its partial, without the test reloading the page; `vitepress build` writes the
- * regenerated regions into the HTML; with write mode (INSITU_WRITE=1 in the site's config),
- * the build's local search index holds a word only a region produces, `createContentLoader`
- * sees it, a `<!--@include:-->` partial shows its region's current content, and the file of
- * a dynamic route is current on disk and in its page.
+ * - `vitepress dev` seen by real Chromium updates the open-task table (a SQL region) after a
+ *   task's front-matter edit and after a new task file, and the `include` region after an
+ *   edit of its partial, without the test reloading the page;
+ * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
+ *   to disk at start and after a task edit, and its local search index (built from the files)
+ *   follows;
+ * - `vitepress build` writes the regenerated regions into the HTML, including a dynamic route;
+ * - with write mode, the build's local search index holds a word only a region produces,
+ *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
+ *   content, and the file of a dynamic route is current on disk.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -108,6 +111,58 @@ export function describeVitePress(fixture: string): void {
     })
   })
 
+  describe.sequential(`${fixture}: vitepress dev, write mode`, () => {
+    let site: string
+    let server: DevServer | undefined
+    let browser: Browser | undefined
+    let page: Page
+
+    /** The local search index of the dev server (the virtual module its search box imports). */
+    async function devSearchIndex(): Promise<string> {
+      const response = await fetch(new URL('/@localSearchIndexroot', server?.url))
+      return response.ok ? response.text() : `HTTP ${response.status}`
+    }
+
+    beforeAll(async () => {
+      site = copySite(fixture)
+      const port = await freePort()
+      const url = `http://localhost:${port}/`
+      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], url, { INSITU_WRITE: '1' })
+      browser = await launchChromium()
+      page = await browser.newPage()
+      await page.goto(server.url)
+      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
+    }, TIMEOUT)
+
+    afterAll(async () => {
+      await browser?.close()
+      await stopDev(server)
+      removeSites()
+    }, TIMEOUT)
+
+    it('writes the regions at start: the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
+      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+        '| Zanzibarquux launch | open |',
+      )
+      await expect.poll(devSearchIndex, { timeout: POLL }).toContain('zanzibarquux')
+    })
+
+    it('rewrites the page after a task edit: file, page and search index follow', { timeout: TIMEOUT }, async () => {
+      const file = path.join(site, 'tasks/launch.md')
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Zanzibarquux launch', 'Zanzibarquux liftoff'))
+      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+        '| Zanzibarquux liftoff | open |',
+      )
+      await expect
+        .poll(() => openTaskRows(page), { timeout: POLL })
+        .toEqual([
+          ['Review the plugin', 'doing'],
+          ['Zanzibarquux liftoff', 'open'],
+        ])
+      await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
+    })
+  })
+
   describe.sequential(`${fixture}: vitepress build`, () => {
     afterAll(() => removeSites())
 
@@ -134,8 +189,8 @@ export function describeVitePress(fixture: string): void {
       await runBuild(site, BIN, ['build', '.'], { INSITU_WRITE: '1' })
       // The documents on disk are current: what the disk readers of VitePress read.
       expect(fs.readFileSync(path.join(site, 'index.md'), 'utf8')).toContain('| Zanzibarquux launch | open |')
-      // Local search indexes the raw file: the region-only word is found.
-      expect(searchIndexOf(site)).toContain('Zanzibarquux')
+      // Local search indexes the raw file: the region-only word is a term (MiniSearch lowercases).
+      expect(searchIndexOf(site)).toContain('"zanzibarquux"')
       // createContentLoader (home.data.ts) reads index.md through gray-matter.
       const loader = fs.readFileSync(path.join(site, '.vitepress/dist/loader.html'), 'utf8')
       expect(/<p id="loader-titles">([^<]*)<\/p>/.exec(loader)?.[1]).toBe('Zanzibarquux launch')
