@@ -6,8 +6,8 @@
  *   task's front-matter edit and after a new task file, and the `include` region after an
  *   edit of its partial, without the test reloading the page;
  * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
- *   to disk at start and after a task edit, and its local search index (built from the files)
- *   follows;
+ *   to disk at start and after a task edit, and its local search index and createContentLoader
+ *   (both read the files) follow;
  * - `vitepress build` writes the regenerated regions into the HTML, including a dynamic route;
  * - with write mode, the build's local search index holds a word only a region produces,
  *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
@@ -160,6 +160,14 @@ export function describeVitePress(fixture: string): void {
           ['Zanzibarquux liftoff', 'open'],
         ])
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
+    })
+
+    it('createContentLoader (home.data.ts) sees the rewritten file', { timeout: TIMEOUT }, async () => {
+      const loaderTitles = async () => {
+        await page.goto(new URL('/loader', server?.url).href)
+        return page.locator('#loader-titles').innerText()
+      }
+      await expect.poll(loaderTitles, { timeout: POLL }).toBe('Zanzibarquux liftoff')
     })
   })
 
