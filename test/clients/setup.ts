@@ -57,7 +57,16 @@ function install(fixture: string): void {
     fs.writeFileSync(stamp, hash)
   }
   const link = path.join(folder, 'node_modules', 'vite-plugin-insitu')
-  if (!fs.existsSync(link)) fs.symlinkSync(REPO, link, 'dir')
+  let target: string | undefined
+  try {
+    target = fs.readlinkSync(link)
+  } catch {
+    // no link yet
+  }
+  if (target !== REPO) {
+    fs.rmSync(link, { recursive: true, force: true })
+    fs.symlinkSync(REPO, link, 'dir')
+  }
 }
 
 /** Whether the run selects a client test: no file filter, or one that a client test path contains. */
