@@ -1,0 +1,88 @@
+/**
+ * Astro 5 (Vite 6): the fixture site test/clients/astro5 with write mode (INSITU_WRITE=1).
+ *
+ * Astro renders Markdown pages and content-collection entries from the files on disk, so
+ * regions show only when insitu writes the regenerated documents back. Checks: in the real
+ * `astro dev`, seen by Chromium, the `.md` page and the page of a glob content-collection
+ * entry show the open-task table and the included partial, and show the new table after a
+ * task's front-matter edit; `astro build` writes the current regions into both HTML pages.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  copySite,
+  type DevServer,
+  freePort,
+  launchChromium,
+  removeSites,
+  runBuild,
+  startDev,
+  stopDev,
+  tableRowsOf,
+} from './client-site.js'
+
+const BIN = 'astro/astro.js'
+const TIMEOUT = 100_000 // two polls per test
+/** How long a change may take to show: below TIMEOUT, so a failure names the expectation. */
+const POLL = 45_000
+const WRITE = { INSITU_WRITE: '1' }
+const OPEN_TASKS = [
+  ['Review the plugin', 'doing'],
+  ['Zanzibarquux launch', 'open'],
+]
+
+describe.sequential('astro5: astro dev in Chromium, write mode', () => {
+  let site: string
+  let server: DevServer | undefined
+  let browser: Browser | undefined
+  let page: Page
+
+  /** Loads `route` afresh and reads its first table and its text. */
+  async function visit(route: string): Promise<{ rows: string[][]; text: string }> {
+    await page.goto(new URL(route, server?.url).href)
+    return { rows: tableRowsOf(await page.content()), text: await page.locator('body').innerText() }
+  }
+
+  beforeAll(async () => {
+    site = copySite('astro5')
+    const port = await freePort()
+    server = await startDev(site, BIN, ['dev', '--port', String(port)], `http://localhost:${port}/`, WRITE)
+    browser = await launchChromium()
+    page = await browser.newPage()
+  }, TIMEOUT)
+
+  afterAll(async () => {
+    await browser?.close()
+    await stopDev(server)
+    removeSites()
+  }, TIMEOUT)
+
+  it('shows the regions of the Markdown page and of the collection entry', { timeout: TIMEOUT }, async () => {
+    await expect.poll(() => visit('/'), { timeout: POLL }).toMatchObject({ rows: OPEN_TASKS })
+    expect((await visit('/')).text).toContain('Notes from the partial: original wording.')
+    await expect.poll(async () => (await visit('/notes/status/')).rows, { timeout: POLL }).toEqual(OPEN_TASKS)
+  })
+
+  it('shows the new table on both pages after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
+    const file = path.join(site, 'tasks/review.md')
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
+    const now = [['Zanzibarquux launch', 'open']]
+    await expect.poll(async () => (await visit('/')).rows, { timeout: POLL }).toEqual(now)
+    await expect.poll(async () => (await visit('/notes/status/')).rows, { timeout: POLL }).toEqual(now)
+  })
+})
+
+describe.sequential('astro5: astro build, write mode', () => {
+  afterAll(() => removeSites())
+
+  it('writes the current regions into the page and the collection entry', { timeout: TIMEOUT }, async () => {
+    const site = copySite('astro5')
+    await runBuild(site, BIN, ['build'], WRITE)
+    const index = fs.readFileSync(path.join(site, 'dist/index.html'), 'utf8')
+    expect(tableRowsOf(index)).toEqual(OPEN_TASKS)
+    expect(index).toContain('Notes from the partial: original wording.')
+    expect(tableRowsOf(fs.readFileSync(path.join(site, 'dist/notes/status/index.html'), 'utf8'))).toEqual(OPEN_TASKS)
+  })
+})

@@ -1,0 +1,170 @@
+/**
+ * Real client sites for the client tests: a temporary copy of a fixture site, its real CLI
+ * (dev server or build) as a child process, and real Chromium.
+ *
+ * Contract: `copySite(fixture)` copies test/clients/<fixture> (its sources, not its build
+ * output) to a fresh folder under the OS temp folder and symlinks the fixture's installed
+ * `node_modules` into it (the global setup installed it), so edits never touch the fixture.
+ * `startDev` spawns the CLI in its own process group on a free port and resolves once the
+ * server answers; `stopDev` ends that group and fails if any process of it survives.
+ * `runBuild` runs a CLI to completion and throws its output when it fails. `removeSites()`
+ * deletes every copy. `launchChromium()` starts the house headless Chromium. `tableRowsOf(html)`
+ * reads the cells of the first table of an HTML text (header row excluded).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Browser, chromium } from 'playwright-core'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+]
+const NOT_COPIED = new Set(['node_modules', 'dist', 'cache', '.astro', '.insitu'])
+const START_TIMEOUT = 60_000
+const copies: string[] = []
+
+/** Environment of every client CLI: no telemetry, no update checks, colourless output. */
+const CLIENT_ENV = { ASTRO_TELEMETRY_DISABLED: '1', NO_COLOR: '1', FORCE_COLOR: '0', CI: '1' }
+
+export interface DevServer {
+  child: ChildProcess
+  url: string
+  output: () => string
+}
+
+export function copySite(fixture: string): string {
+  const source = path.join(HERE, fixture)
+  const copy = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `insitu-client-${fixture}-`)))
+  copies.push(copy)
+  fs.cpSync(source, copy, { recursive: true, filter: (file) => !NOT_COPIED.has(path.basename(file)) })
+  fs.symlinkSync(path.join(source, 'node_modules'), path.join(copy, 'node_modules'), 'dir')
+  return copy
+}
+
+export function removeSites(): void {
+  for (const copy of copies.splice(0)) fs.rmSync(copy, { recursive: true, force: true })
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** Spawns `node <bin> ...args` in `cwd` (its own process group) and waits until `url` answers. */
+export async function startDev(
+  cwd: string,
+  bin: string,
+  args: string[],
+  url: string,
+  env: Record<string, string> = {},
+): Promise<DevServer> {
+  let output = ''
+  const child = spawn(process.execPath, [path.join(cwd, 'node_modules', bin), ...args], {
+    cwd,
+    detached: true,
+    env: { ...process.env, ...CLIENT_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const deadline = Date.now() + START_TIMEOUT
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${bin} exited with ${child.exitCode}:\n${output}`)
+    try {
+      const response = await fetch(url)
+      if (response.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${bin} did not answer at ${url}:\n${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return { child, url, output: () => output }
+}
+
+/** Process ids whose process group is `group` (read from /proc). */
+export function processGroupMembers(group: number): number[] {
+  const found: number[] = []
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === group && fields[0] !== 'Z') found.push(Number(entry))
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found
+}
+
+/** Ends the dev server's whole process group (SIGTERM, then SIGKILL) and checks none survives. */
+export async function stopDev(server: DevServer | undefined): Promise<void> {
+  const group = server?.child.pid
+  if (group === undefined) return
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-group, name)
+    } catch {
+      // the group is gone
+    }
+  }
+  signal('SIGTERM')
+  const deadline = Date.now() + 10_000
+  while (processGroupMembers(group).length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  signal('SIGKILL')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const survivors = processGroupMembers(group)
+  if (survivors.length > 0) throw new Error(`processes of the dev server survived: ${survivors.join(', ')}`)
+}
+
+/** Runs `node <bin> ...args` in `cwd` to completion; throws its output when it fails. */
+export async function runBuild(
+  cwd: string,
+  bin: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [path.join(cwd, 'node_modules', bin), ...args],
+      { cwd, env: { ...process.env, ...CLIENT_ENV, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${bin} ${args.join(' ')} failed:\n${stdout}${stderr}`))
+        else resolve(stdout + stderr)
+      },
+    )
+  })
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+}
+
+export function tableRowsOf(html: string): string[][] {
+  const table = /<table[\s\S]*?<\/table>/.exec(html)?.[0] ?? ''
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? ''
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
+  )
+}

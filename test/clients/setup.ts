@@ -1,0 +1,92 @@
+/**
+ * Global setup of the client tests (test/clients/*.test.ts): build once, install once per run.
+ *
+ * Contract: builds the plugin (`npm run build`, so `dist/` is what the sites import, as users
+ * do), then, in each fixture site under test/clients/ whose `node_modules` is missing or was
+ * installed from another `package-lock.json` (a stamp file holds the lockfile's hash), runs
+ * `npm ci`. Each fixture then gets `node_modules/vite-plugin-insitu`, a symlink to this
+ * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. A
+ * failed install throws once, naming the fixture and saying whether the registry is reachable.
+ * A run whose file filters select no client test (`vitest run test/unit/x.test.ts`) skips all
+ * of this, so other test runs do not pay for it.
+ */
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestProject } from 'vitest/node'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const REPO = path.resolve(HERE, '../..')
+const STAMP = '.insitu-installed'
+
+export const FIXTURES = ['vitepress2', 'vitepress1', 'astro5'] as const
+
+function run(command: string, args: string[], cwd: string): void {
+  execFileSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' })
+}
+
+function outputOf(error: unknown): string {
+  const failed = error as { stdout?: string; stderr?: string; message?: string }
+  const text = [failed.stderr, failed.stdout].filter(Boolean).join('\n')
+  // npm prints its usage after an error: keep the error lines before it, not the warnings.
+  const lines = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'))
+  const usage = lines.findIndex((line) => /^npm error (Usage:|Clean install)/.test(line))
+  return (usage >= 0 ? lines.slice(0, usage) : lines).slice(0, 30).join('\n') || String(failed.message)
+}
+
+function install(fixture: string): void {
+  const folder = path.join(HERE, fixture)
+  const lock = fs.readFileSync(path.join(folder, 'package-lock.json'))
+  const hash = createHash('sha256').update(lock).digest('hex')
+  const stamp = path.join(folder, 'node_modules', STAMP)
+  const installed = fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === hash
+  if (!installed) {
+    try {
+      run('npm', ['ci', '--no-audit', '--no-fund'], folder)
+    } catch (error) {
+      const output = outputOf(error)
+      const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH/.test(output)
+      throw new Error(
+        `client tests: npm ci failed in test/clients/${fixture}` +
+          (offline ? ' (the npm registry is unreachable: these tests need it once, to install the fixture sites)' : '') +
+          `:\n${output}`,
+      )
+    }
+    fs.writeFileSync(stamp, hash)
+  }
+  const link = path.join(folder, 'node_modules', 'vite-plugin-insitu')
+  let target: string | undefined
+  try {
+    target = fs.readlinkSync(link)
+  } catch {
+    // no link yet
+  }
+  if (target !== REPO) {
+    fs.rmSync(link, { recursive: true, force: true })
+    fs.symlinkSync(REPO, link, 'dir')
+  }
+}
+
+/** Whether the run selects a client test: no file filter, or one that a client test path contains. */
+function selectsClientTests(project: TestProject): boolean {
+  // Vitest keeps the command line's file filters here (internal, so read defensively).
+  const filters = (project.vitest as unknown as { filenamePattern?: unknown }).filenamePattern
+  if (!Array.isArray(filters) || filters.length === 0) return true
+  const tests = FIXTURES.map((fixture) => path.join(HERE, `${fixture}.test.ts`))
+  return filters.some((filter) => {
+    const wanted = String(filter).replace(/^\.\//, '')
+    return tests.some((test) => test.includes(wanted) || test.startsWith(path.resolve(wanted)))
+  })
+}
+
+export default function setup(project: TestProject): void {
+  if (!selectsClientTests(project)) return
+  try {
+    run('npm', ['run', 'build'], REPO)
+  } catch (error) {
+    throw new Error(`client tests: npm run build failed:\n${outputOf(error)}`)
+  }
+  for (const fixture of FIXTURES) install(fixture)
+}

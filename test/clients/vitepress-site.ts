@@ -1,0 +1,218 @@
+/**
+ * The VitePress client tests, shared by VitePress 2 (Vite 8) and VitePress 1.6.4 (Vite 5).
+ *
+ * Contract: `describeVitePress(fixture)` declares, for the fixture site test/clients/<fixture>:
+ * - `vitepress dev` seen by real Chromium updates the open-task table (a SQL region) after a
+ *   task's front-matter edit and after a new task file, and the `include` region after an
+ *   edit of its partial, without the test reloading the page;
+ * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
+ *   to disk at start and after a task edit, and its local search index and createContentLoader
+ *   (both read the files) follow;
+ * - `vitepress build` writes the regenerated regions into the HTML, including a dynamic route;
+ * - with write mode, the build's local search index holds a word only a region produces,
+ *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
+ *   content, and the file of a dynamic route is current on disk.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  copySite,
+  type DevServer,
+  freePort,
+  launchChromium,
+  removeSites,
+  runBuild,
+  startDev,
+  stopDev,
+  tableRowsOf,
+} from './client-site.js'
+
+const BIN = 'vitepress/bin/vitepress.js'
+const TIMEOUT = 60_000
+/** How long a change may take to show: below TIMEOUT, so a failure names the expectation. */
+const POLL = 45_000
+
+/** Cells of the rows of the first table of the page (the open-task region), header excluded. */
+async function openTaskRows(page: Page): Promise<string[][]> {
+  return page
+    .locator('.vp-doc table')
+    .first()
+    .locator('tbody tr')
+    .evaluateAll((rows) =>
+      rows.map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').trim())),
+    )
+}
+
+function searchIndexOf(site: string): string {
+  const chunks = path.join(site, '.vitepress/dist/assets/chunks')
+  const files = fs.readdirSync(chunks).filter((name) => name.startsWith('@localSearchIndex'))
+  if (files.length === 0) throw new Error(`no local search index in ${chunks}`)
+  return files.map((name) => fs.readFileSync(path.join(chunks, name), 'utf8')).join('\n')
+}
+
+export function describeVitePress(fixture: string): void {
+  describe.sequential(`${fixture}: vitepress dev in Chromium`, () => {
+    let site: string
+    let server: DevServer | undefined
+    let browser: Browser | undefined
+    let page: Page
+
+    beforeAll(async () => {
+      site = copySite(fixture)
+      const port = await freePort()
+      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], `http://localhost:${port}/`)
+      browser = await launchChromium()
+      page = await browser.newPage()
+      await page.goto(server.url)
+      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
+    }, TIMEOUT)
+
+    afterAll(async () => {
+      await browser?.close()
+      await stopDev(server)
+      removeSites()
+    }, TIMEOUT)
+
+    it('shows the open tasks of the SQL model', { timeout: TIMEOUT }, async () => {
+      expect(await openTaskRows(page)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+      expect(await page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
+    })
+
+    it('updates the table after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
+      const file = path.join(site, 'tasks/review.md')
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
+      await expect.poll(() => openTaskRows(page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
+    })
+
+    it('updates the table after a new task file', { timeout: TIMEOUT }, async () => {
+      fs.writeFileSync(path.join(site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
+      await expect
+        .poll(() => openTaskRows(page), { timeout: POLL })
+        .toEqual([
+          ['Quokka parade', 'open'],
+          ['Zanzibarquux launch', 'open'],
+        ])
+    })
+
+    it('updates the include region after an edit of its partial', { timeout: TIMEOUT }, async () => {
+      fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
+      await expect
+        .poll(() => page.locator('.vp-doc').innerText(), { timeout: POLL })
+        .toContain('Notes from the partial: revised wording.')
+      expect(await openTaskRows(page)).toEqual([
+        ['Quokka parade', 'open'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+    })
+  })
+
+  describe.sequential(`${fixture}: vitepress dev, write mode`, () => {
+    let site: string
+    let server: DevServer | undefined
+    let browser: Browser | undefined
+    let page: Page
+
+    /** The local search index of the dev server (the virtual module its search box imports). */
+    async function devSearchIndex(): Promise<string> {
+      const response = await fetch(new URL('/@localSearchIndexroot', server?.url))
+      return response.ok ? response.text() : `HTTP ${response.status}`
+    }
+
+    beforeAll(async () => {
+      site = copySite(fixture)
+      const port = await freePort()
+      const url = `http://localhost:${port}/`
+      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], url, { INSITU_WRITE: '1' })
+      browser = await launchChromium()
+      page = await browser.newPage()
+      await page.goto(server.url)
+      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
+    }, TIMEOUT)
+
+    afterAll(async () => {
+      await browser?.close()
+      await stopDev(server)
+      removeSites()
+    }, TIMEOUT)
+
+    it('writes the regions at start: the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
+      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+        '| Zanzibarquux launch | open |',
+      )
+      await expect.poll(devSearchIndex, { timeout: POLL }).toContain('zanzibarquux')
+    })
+
+    it('rewrites the page after a task edit: file, page and search index follow', { timeout: TIMEOUT }, async () => {
+      const file = path.join(site, 'tasks/launch.md')
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Zanzibarquux launch', 'Zanzibarquux liftoff'))
+      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+        '| Zanzibarquux liftoff | open |',
+      )
+      await expect
+        .poll(() => openTaskRows(page), { timeout: POLL })
+        .toEqual([
+          ['Review the plugin', 'doing'],
+          ['Zanzibarquux liftoff', 'open'],
+        ])
+      await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
+    })
+
+    it('createContentLoader (home.data.ts) sees the rewritten file', { timeout: TIMEOUT }, async () => {
+      const loaderTitles = async () => {
+        await page.goto(new URL('/loader', server?.url).href)
+        return page.locator('#loader-titles').innerText()
+      }
+      await expect.poll(loaderTitles, { timeout: POLL }).toBe('Zanzibarquux liftoff')
+    })
+  })
+
+  describe.sequential(`${fixture}: vitepress build`, () => {
+    afterAll(() => removeSites())
+
+    it('writes the regenerated regions into the HTML', { timeout: TIMEOUT }, async () => {
+      const site = copySite(fixture)
+      await runBuild(site, BIN, ['build', '.'])
+      const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
+      expect(tableRowsOf(html)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+      expect(html).toContain('Notes from the partial: original wording.')
+      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts).
+      const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
+      expect(item).toContain('Item alpha')
+      expect(tableRowsOf(item)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+    })
+
+    it('with write mode, local search, createContentLoader and @include see the regions', { timeout: TIMEOUT }, async () => {
+      const site = copySite(fixture)
+      await runBuild(site, BIN, ['build', '.'], { INSITU_WRITE: '1' })
+      // The documents on disk are current: what the disk readers of VitePress read.
+      expect(fs.readFileSync(path.join(site, 'index.md'), 'utf8')).toContain('| Zanzibarquux launch | open |')
+      // Local search indexes the raw file: the region-only word is a term (MiniSearch lowercases).
+      expect(searchIndexOf(site)).toContain('"zanzibarquux"')
+      // createContentLoader (home.data.ts) reads index.md through gray-matter.
+      const loader = fs.readFileSync(path.join(site, '.vitepress/dist/loader.html'), 'utf8')
+      expect(/<p id="loader-titles">([^<]*)<\/p>/.exec(loader)?.[1]).toBe('Zanzibarquux launch')
+      // <!--@include: ./parts/summary.md--> inlines the partial read from disk, its region current.
+      const html = fs.readFileSync(path.join(site, '.vitepress/dist/index.html'), 'utf8')
+      const summary = html.slice(html.indexOf('id="summary"'))
+      expect(tableRowsOf(summary)).toEqual([['3']])
+      // The dynamic route's file on disk is current too, and so is its page.
+      expect(fs.readFileSync(path.join(site, 'items/[name].md'), 'utf8')).toContain('| Zanzibarquux launch | open |')
+      const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
+      expect(tableRowsOf(item)).toEqual([
+        ['Review the plugin', 'doing'],
+        ['Zanzibarquux launch', 'open'],
+      ])
+    })
+  })
+}

@@ -1,0 +1,4 @@
+-- How many task files there are.
+select count(*) as tasks
+from documents
+where path like 'tasks/%'
