@@ -60,6 +60,13 @@ export interface InsituOptions {
    * @default false
    */
   persistIndex?: boolean
+  /**
+   * Check mode: `vite build` (and Rollup) write nothing and fail when any region or front-matter
+   * materialization of a managed document is stale on disk, listing each as
+   * `path:line region <id> is stale` with a short diff. For CI. No effect on the dev server.
+   * @default process.env.INSITU_CHECK === '1'
+   */
+  check?: boolean
 }
 
 export interface ResolvedModuleRule {
@@ -78,11 +85,12 @@ export interface ResolvedOptions {
   python: string
   extensions: Record<string, boolean>
   persistIndex: boolean
+  check: boolean
 }
 
 export const PLUGIN_NAME = 'vite-plugin-insitu'
 
-const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex'])
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex', 'check'])
 
 function fail(option: string, expected: string, value: unknown): never {
   let shown: string
@@ -125,6 +133,8 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   }
   const persistIndex = user.persistIndex ?? false
   if (typeof persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
+  const check = user.check ?? process.env.INSITU_CHECK === '1'
+  if (typeof check !== 'boolean') fail('check', 'a boolean', user.check)
   const rules = user.modules ?? []
   if (!Array.isArray(rules)) fail('modules', 'an array of rules', rules)
   const modules = rules.map((rule, i): ResolvedModuleRule => {
@@ -150,5 +160,6 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     python,
     extensions: extensions as Record<string, boolean>,
     persistIndex,
+    check,
   }
 }

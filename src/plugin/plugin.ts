@@ -63,6 +63,7 @@ import { isRestartTrigger } from './restart-triggers.js'
 import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, onServerClose, watchCreateAndDelete } from './vite-compat.js'
 import { onServerClosing } from './server-close.js'
 import { watchTargets } from './watch-targets.js'
+import { formatSyncReport, syncProject } from '../sync/sync-project.js'
 
 interface WatchContext extends ReportingContext {
   addWatchFile(id: string): void
@@ -395,6 +396,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         current = await start()
       } catch (error) {
         return this.error(engineStartError(error))
+      }
+      if (options.check) {
+        // Check mode: nothing is written; any stale region or materialization fails the build.
+        const report = await syncProject(current, { write: false })
+        if (report.stale > 0 || report.failed > 0) return this.error(`insitu check failed:\n${formatSyncReport(report, 'check')}`)
       }
       if (this.meta.watchMode) {
         // The bundler cannot see new files in folders it does not watch, nor git: wake it.

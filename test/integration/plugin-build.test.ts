@@ -13,6 +13,7 @@ import { type Plugin as RollupPlugin, rollup, type RollupError, type RollupWatch
 import { build, type Rolldown } from 'vite'
 import { afterEach, describe, expect, test } from 'vitest'
 import insitu from '../../src/index.js'
+import { runCli } from '../../src/cli/main.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import {
   BROKEN_LINE,
@@ -141,6 +142,51 @@ describe('vite build', () => {
       }),
     ])
     expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+  })
+})
+
+describe('vite build: check mode', () => {
+  test('fails on stale regions naming file and line, writes nothing, and passes after sync', async () => {
+    const root = copyProject({ git: true })
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    const before = readFile(root, 'docs/tasks.md')
+    const run = () =>
+      build({ root, configFile: false, logLevel: 'silent', plugins: [insitu({ check: true })], build: { outDir: path.join(root, 'dist') } }).then(
+        () => null,
+        (error: unknown) => error as Error,
+      )
+    const failure = await run()
+    rememberPids()
+    expect(failure?.message).toContain('insitu check failed:')
+    expect(failure?.message).toContain('docs/tasks.md:3 region all is stale')
+    expect(failure?.message).toContain('+- [Alpha](../tasks/alpha.md) — open')
+    expect(readFile(root, 'docs/tasks.md')).toBe(before)
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+
+    const out: string[] = []
+    const sink = { write: (chunk: string) => void out.push(chunk) }
+    expect(await runCli(['sync', '--root', root], { stdout: sink, stderr: sink, cwd: root })).toBe(0)
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    expect(await run()).toBeNull()
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(true)
+  })
+
+  test('INSITU_CHECK=1 turns check mode on', async () => {
+    const root = copyProject({ git: true })
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    process.env.INSITU_CHECK = '1'
+    let plugin
+    try {
+      plugin = insitu()
+    } finally {
+      delete process.env.INSITU_CHECK
+    }
+    const failure = await build({ root, configFile: false, logLevel: 'silent', plugins: [plugin], build: { outDir: path.join(root, 'dist') } }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    )
+    rememberPids()
+    expect(failure?.message).toContain('docs/snippet.md:3 region x is stale')
   })
 })
 

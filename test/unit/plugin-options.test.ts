@@ -45,6 +45,7 @@ describe('insitu(options) rejects invalid options at once', () => {
     ],
     ['root ""', { root: '' }, 'vite-plugin-insitu: option "root" must be a folder path (got "")'],
     ['persistIndex "yes"', { persistIndex: 'yes' }, 'vite-plugin-insitu: option "persistIndex" must be a boolean (got "yes")'],
+    ['check 1', { check: 1 }, 'vite-plugin-insitu: option "check" must be a boolean (got 1)'],
     [
       'extensions { a: 1 }',
       { extensions: { 'acme/a': 1 } },
@@ -97,6 +98,7 @@ describe('resolveOptions', () => {
       python: 'python3',
       extensions: {},
       persistIndex: false,
+      check: false,
     })
     expect(resolveOptions()).toEqual(resolveOptions({}))
   })
@@ -113,6 +115,7 @@ describe('resolveOptions', () => {
         python: '/usr/bin/python3.11',
         extensions: { 'acme/slow': false },
         persistIndex: true,
+        check: true,
       }),
     ).toEqual({
       root: 'docs',
@@ -126,6 +129,7 @@ describe('resolveOptions', () => {
       python: '/usr/bin/python3.11',
       extensions: { 'acme/slow': false },
       persistIndex: true,
+      check: true,
     })
   })
 
