@@ -60,7 +60,7 @@ import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
 import { cleanId, isSkippedId, moduleFile, moduleKey, NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
 import { isRestartTrigger } from './restart-triggers.js'
-import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, onServerClose, watchCreateAndDelete } from './vite-compat.js'
+import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, watchCreateAndDelete } from './vite-compat.js'
 import { onServerClosing } from './server-close.js'
 import { watchTargets } from './watch-targets.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
@@ -353,12 +353,15 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     configureServer(dev) {
       server = dev
       printErrorsOnce(dev)
-      onServerClosing(dev, (reason) => void starting?.then((current) => current.abort(reason), () => undefined))
+      // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
+      // once, then stop the extensions; the close resolves once they are gone.
+      onServerClosing(dev, (reason) => {
+        void starting?.then((current) => current.abort(reason), () => undefined)
+        return stop()
+      })
       // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
       if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
       if (engine) watchServer(dev, engine)
-      // Stop the extensions as soon as closing starts (in-flight jobs fail at once), on every Vite major.
-      onServerClose(dev, () => stop())
       if (!hasEnvironmentHotUpdate(dev)) {
         // Vite 5: `handleHotUpdate` sees updates only; creates and deletes come from the watcher.
         watchCreateAndDelete(dev, (type, file) => {
@@ -481,7 +484,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       const affected = fileEvent('update', context.file, context.timestamp)
       if (affected === 'restart') return []
       if (!affected || affected.owners.length === 0) return
-      return modulesToUpdate(context.modules, affected, (file) => devModuleGraphs(dev)[0]!.getModulesByFile(file) as Set<typeof context.modules[number]> | undefined)
+      const graph = devModuleGraphs(dev)[0]!
+      return modulesToUpdate(context.modules, affected, (file) => graph.getModulesByFile(file) as Set<(typeof context.modules)[number]> | undefined)
     },
 
     watchChange(id, change) {

@@ -9,10 +9,7 @@
  *   (create, update, delete) and environment. Vite 5 only calls `handleHotUpdate`, and only for
  *   updates: `watchCreateAndDelete(server, onEvent)` then reports creates and deletes from the
  *   server's watcher instead.
- * - `onServerClose(server, onClosing)` runs `onClosing` as soon as `server.close()` starts (Vite
- *   5–8 all go through it, `server.restart()` too, which closes the old server), and resolves
- *   `close()` only once `onClosing` has settled. Vite 8's `closeServer` hook runs too late for
- *   that (after in-flight transforms) and Vite 5–7 have no such hook at all.
+ * - How a server's close is noticed on each major lives in server-close.ts.
  */
 import type { ModuleNode, ViteDevServer } from 'vite'
 
@@ -55,20 +52,4 @@ export function devModuleGraphs(server: ViteDevServer): DevModuleGraph[] {
 export function watchCreateAndDelete(server: ViteDevServer, onEvent: (type: 'create' | 'delete', file: string) => void): void {
   server.watcher.on('add', (file: string) => onEvent('create', file))
   server.watcher.on('unlink', (file: string) => onEvent('delete', file))
-}
-
-const wrapped = new WeakSet<object>()
-
-export function onServerClose(server: ViteDevServer, onClosing: () => Promise<void>): void {
-  if (wrapped.has(server)) return
-  wrapped.add(server)
-  const close = server.close.bind(server)
-  server.close = async () => {
-    const closing = onClosing()
-    try {
-      await close()
-    } finally {
-      await closing
-    }
-  }
 }
