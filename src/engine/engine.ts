@@ -107,6 +107,8 @@ export class InsituEngine {
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
   private readonly inFlight = new Set<ChangeLog>()
+  /** Hash of the text each document owner was last rendered to (kept across invalidation, for early cutoff). */
+  private readonly lastOutputs = new Map<string, string>()
   private closing: Promise<void> | undefined
   private aborted: Error | undefined
 
@@ -194,10 +196,10 @@ export class InsituEngine {
       const rendered = await renderDocument(this.host, relPath, text)
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
+    const outputHash = hashText(result.value.text)
+    this.lastOutputs.set(owner, outputHash)
     // A failure may be transient (a crash, a timeout): never serve it again from the cache.
-    if (result.cacheable) {
-      this.documentCache.set(owner, { hash, result: result.value, outputHash: hashText(result.value.text) })
-    }
+    if (result.cacheable) this.documentCache.set(owner, { hash, result: result.value, outputHash })
     return result.value
   }
 
@@ -265,6 +267,14 @@ export class InsituEngine {
     }
   }
 
+  /**
+   * Hash (`textHash`) of the text a document owner was last rendered to, or undefined when it
+   * never was. Survives `affected()`: compare a fresh render with it to skip an update (early cutoff).
+   */
+  lastOutputHash(owner: string): string | undefined {
+    return this.lastOutputs.get(owner)
+  }
+
   /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
   invalidate(owner: string): void {
     this.documentCache.delete(owner)
@@ -278,13 +288,19 @@ export class InsituEngine {
     const ofFile = (owner: string) => ownerFile(owner) === relPath
     for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
+    for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
   }
 
   /**
    * Which owners the file events may affect. `events` carry absolute or project-relative
-   * paths; git metadata paths may lie outside the project root.
+   * paths; git metadata paths may lie outside the project root. Owners `except` accepts are
+   * neither invalidated nor returned (e.g. a document's own owners when the event is the
+   * document being written back with the very text they render to).
    */
-  affected(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): AffectedResult {
+  affected(
+    events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[],
+    except?: (owner: string) => boolean,
+  ): AffectedResult {
     const projectEvents: FileEvent[] = []
     let gitChanged = false
     for (const event of events) {
@@ -307,6 +323,7 @@ export class InsituEngine {
       log.git ||= gitChanged
     }
     const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
+    if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
   }
@@ -369,6 +386,7 @@ function unchangedResult(result: DocumentResult): DocumentResult {
   return { ...result, edits: [], changed: false }
 }
 
-function hashText(text: string): string {
+/** The hash `lastOutputHash` compares with. */
+export function hashText(text: string): string {
   return createHash('sha1').update(text).digest('hex')
 }

@@ -67,6 +67,17 @@ export interface InsituOptions {
    * @default process.env.INSITU_CHECK === '1'
    */
   check?: boolean
+  /**
+   * Write mode: keep the managed documents themselves current on disk, for every tool that
+   * reads Markdown from disk rather than through Vite (Astro, VitePress search and
+   * `createContentLoader`, GitHub's rendering of the repository). The dev server writes a
+   * document back at start and whenever a dependency changes its regenerated text; `vite build`
+   * and Rollup sync every managed document at `buildStart`, before any module loads. Writes are
+   * atomic, never clobber an edit, and happen only when the bytes differ. `check` wins: a check
+   * build writes nothing.
+   * @default false
+   */
+  write?: boolean
 }
 
 export interface ResolvedModuleRule {
@@ -86,11 +97,12 @@ export interface ResolvedOptions {
   extensions: Record<string, boolean>
   persistIndex: boolean
   check: boolean
+  write: boolean
 }
 
 export const PLUGIN_NAME = 'vite-plugin-insitu'
 
-const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex', 'check'])
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex', 'check', 'write'])
 
 function fail(option: string, expected: string, value: unknown): never {
   let shown: string
@@ -135,6 +147,8 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   if (typeof persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
   const check = user.check ?? process.env.INSITU_CHECK === '1'
   if (typeof check !== 'boolean') fail('check', 'a boolean', user.check)
+  const write = user.write ?? false
+  if (typeof write !== 'boolean') fail('write', 'a boolean', user.write)
   const rules = user.modules ?? []
   if (!Array.isArray(rules)) fail('modules', 'an array of rules', rules)
   const modules = rules.map((rule, i): ResolvedModuleRule => {
@@ -161,5 +175,6 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     extensions: extensions as Record<string, boolean>,
     persistIndex,
     check,
+    write,
   }
 }

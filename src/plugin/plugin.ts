@@ -64,6 +64,8 @@ import { devModuleGraphs, type DevModule, hasEnvironmentHotUpdate, watchCreateAn
 import { onServerClosing } from './server-close.js'
 import { watchTargets } from './watch-targets.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
+import { renderText } from '../sync/sync-document.js'
+import { type ChangePlan, DevUpdates } from './dev-updates.js'
 
 interface WatchContext extends ReportingContext {
   addWatchFile(id: string): void
@@ -88,8 +90,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let restarting: Promise<void> | undefined
   /** Config or manifest files whose errors stopped the engine from starting (editing one restarts the dev server). */
   const failedConfigFiles = new Set<string>()
-  /** One `affected()` per file event, shared by the environments `hotUpdate` runs for. */
-  const eventBatches = new Map<string, AffectedResult>()
+  /** Dev: what to update for each change (early cutoff, write mode); one per engine. */
+  let devUpdates: DevUpdates | undefined
+  /** One plan per file event, shared by the environments `hotUpdate` runs for. */
+  const eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
   /** Build watch: when `watchChange` last reported each absolute path (the bundler saw it). */
   const reportedByBundler = new Map<string, number>()
   /** Build watch: modules (absolute POSIX files) whose cached transform must be redone (until they are transformed). */
@@ -131,9 +135,18 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         throw new PluginStoppedError()
       }
       if (server) {
+        const updates = new DevUpdates(created, { write: options.write, logger, prefix: PLUGIN_NAME })
+        devUpdates = updates
         watchServer(server, created)
         // Serve nothing before git changes can be seen (a commit right after the first page load).
         await gitWatcher?.ready
+        // Write mode: bring every document on disk up to date, in the background (modules are
+        // served current by transform meanwhile; disk readers get a watcher event per write).
+        if (options.write) {
+          updates.syncAll().catch((error: unknown) => {
+            if (!stopping) logger.error(`${PLUGIN_NAME}: writing documents back failed: ${messageOf(error)}`)
+          })
+        }
       }
       return created
     })
@@ -152,6 +165,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     })().finally(() => {
       starting = undefined
       engine = undefined
+      devUpdates = undefined
       gitWatcher = undefined
       buildWatcher = undefined
       stopping = undefined
@@ -165,11 +179,16 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     for (const { manifest } of current.host.extensions) {
       if (!isInsideFolder(dev.config.root, manifest.dir) && !isInsideFolder(current.root, manifest.dir)) dev.watcher.add(manifest.dir)
     }
-    watchGit(current, (affected) =>
-      reloadAffected(dev, affected).catch((error: unknown) => {
-        logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`)
-      }),
-    )
+    watchGit(current, (affected) => {
+      const updates = devUpdates
+      if (!updates || affected.owners.length === 0) return
+      updates
+        .settle(affected, { file: null, depth: 0 })
+        .then((plan) => reloadOwners(dev, plan.owners))
+        .catch((error: unknown) => {
+          logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`)
+        })
+    })
   }
 
   /**
@@ -220,11 +239,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     await Promise.all([watcher.ready, gitWatcher?.ready])
   }
 
-  /** Changes that arrive outside `hotUpdate`: reload the affected modules in every environment. */
-  const reloadAffected = async (dev: ViteDevServer, affected: AffectedResult): Promise<void> => {
+  /** Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment. */
+  const reloadOwners = async (dev: ViteDevServer, owners: readonly string[]): Promise<void> => {
     const current = engine
     if (!current) return
-    const files = new Set(affected.owners.map((owner) => moduleFile(current.root, ownerFile(owner))))
+    const files = new Set(owners.map((owner) => moduleFile(current.root, ownerFile(owner))))
     for (const graph of devModuleGraphs(dev)) {
       for (const file of files) {
         for (const module of graph.getModulesByFile(file) ?? []) await graph.reloadModule(module)
@@ -234,35 +253,36 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   /**
    * One file event, however it reaches the plugin (`hotUpdate` once per environment, Vite 5's
-   * `handleHotUpdate` or watcher): the index refresh and `affected()` run once per event.
-   * `'restart'` when the event restarts the server, undefined when the engine is not running.
+   * `handleHotUpdate` or watcher): planned once per event (dev-updates.ts). `'restart'` when
+   * the event restarts the server, undefined when the engine is not running.
    */
-  const fileEvent = (type: 'create' | 'update' | 'delete', file: string, timestamp: number): AffectedResult | 'restart' | undefined => {
+  const fileEvent = (type: 'create' | 'update' | 'delete', file: string, timestamp: number): 'restart' | Promise<ChangePlan | undefined> => {
     if (server && restartFor(server, file)) return 'restart'
-    const current = engine
-    if (!current) return undefined
     const key = `${type}\u0000${file}\u0000${timestamp}`
-    let affected = eventBatches.get(key)
-    if (!affected) {
-      if (type === 'delete') current.forget(file)
-      affected = current.affected([{ type, path: file }])
-      eventBatches.set(key, affected)
+    let plan = eventPlans.get(key)
+    if (!plan) {
+      plan = devUpdates ? devUpdates.changed(type, file) : Promise.resolve(undefined)
+      eventPlans.set(key, plan)
       // Every environment runs within the same event loop turn sequence; keep the map small.
-      setTimeout(() => eventBatches.delete(key), 10_000).unref()
+      setTimeout(() => eventPlans.delete(key), 10_000).unref()
     }
-    return affected
+    return plan
   }
 
-  /** The modules to update for an event: Vite's own plus every module of each affected owner's file. */
+  /**
+   * The modules to update for an event: Vite's own (none when the plan suppresses them: the
+   * write-back's event brings the update) plus every module of each planned owner's file;
+   * undefined (Vite's own, untouched) when the plan adds nothing.
+   */
   const modulesToUpdate = <M extends DevModule>(
     own: readonly M[],
-    affected: AffectedResult,
+    plan: ChangePlan,
     getModulesByFile: (file: string) => Set<M> | undefined,
-  ): M[] => {
+  ): M[] | undefined => {
     const current = engine
-    const modules = new Set(own)
-    if (!current) return [...modules]
-    for (const owner of affected.owners) {
+    if (!current || (plan.owners.length === 0 && !plan.suppressOwn)) return undefined
+    const modules = new Set(plan.suppressOwn ? [] : own)
+    for (const owner of plan.owners) {
       for (const module of getModulesByFile(moduleFile(current.root, ownerFile(owner))) ?? []) modules.add(module)
     }
     return [...modules]
@@ -311,17 +331,24 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     return at !== undefined && Date.now() - at < BUNDLER_REPORT_WINDOW_MS
   }
 
+  /** Render a document's text as served (a BOM kept, see renderText), recording watch files and reporting diagnostics. */
   const renderManaged = async (
     context: WatchContext,
     current: InsituEngine,
     file: string,
     code: string,
     query: string,
-  ): Promise<DocumentResult> => {
-    const result = await current.renderDocument(file, code, query)
-    recordWatchFiles(context, current, result.dependencies)
-    reportDiagnostics(context, file, result.diagnostics, logger, current.root)
-    return result
+  ): Promise<{ result: DocumentResult; text: string; edits: DocumentResult['edits'] }> => {
+    const rendered = await renderText(current, file, code, query)
+    recordWatchFiles(context, current, rendered.result.dependencies)
+    reportDiagnostics(context, file, rendered.result.diagnostics, logger, current.root)
+    return rendered
+  }
+
+  /** A change that could not be planned: logged, and Vite's own update goes ahead. */
+  const failedPlan = (file: string, error: unknown): undefined => {
+    if (!stopping) logger.error(`${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`)
+    return undefined
   }
 
   const startFor = async (context: ReportingContext): Promise<InsituEngine> => {
@@ -365,12 +392,13 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       if (!hasEnvironmentHotUpdate(dev)) {
         // Vite 5: `handleHotUpdate` sees updates only; creates and deletes come from the watcher.
         watchCreateAndDelete(dev, (type, file) => {
-          const affected = fileEvent(type, file, Date.now())
-          if (affected && affected !== 'restart' && affected.owners.length > 0) {
-            reloadAffected(dev, affected).catch((error: unknown) => {
+          const plan = fileEvent(type, file, Date.now())
+          if (plan === 'restart') return
+          plan
+            .then((planned) => planned && reloadOwners(dev, planned.owners))
+            .catch((error: unknown) => {
               logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
             })
-          }
         })
       }
     },
@@ -404,6 +432,12 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         // Check mode: nothing is written; any stale region or materialization fails the build.
         const report = await syncProject(current, { write: false })
         if (report.stale > 0 || report.failed > 0) return this.error(`insitu check failed:\n${formatSyncReport(report, 'check')}`)
+      } else if (options.write) {
+        // Write mode: every document on disk is current before any module loads (loaders that
+        // read Markdown from disk see what transform serves). A failure fails the build.
+        const report = await syncProject(current, { write: true })
+        if (report.failed > 0) return this.error(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`)
+        if (report.written > 0) logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
       }
       if (this.meta.watchMode) {
         // The bundler cannot see new files in folders it does not watch, nor git: wake it.
@@ -425,8 +459,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (!current.isDocument(file)) return null
         const code = await fs.promises.readFile(file, 'utf8')
         this.addWatchFile(file)
-        const result = await renderManaged(this, current, file, code, queryOf(id))
-        return { code: `export default ${JSON.stringify(result.text)}`, map: null }
+        const rendered = await renderManaged(this, current, file, code, queryOf(id))
+        return { code: `export default ${JSON.stringify(rendered.text)}`, map: null }
       },
     },
 
@@ -447,10 +481,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
           // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
           // document's Markdown: leave it untouched (write mode keeps the file itself current).
           if (!(await isFileText(file, code))) return null
-          const result = await renderManaged(this, current, file, code, queryOf(id))
-          if (!result.changed) return null
+          const rendered = await renderManaged(this, current, file, code, queryOf(id))
+          if (!rendered.result.changed) return null
           const magic = new MagicString(code)
-          for (const edit of result.edits) {
+          for (const edit of rendered.edits) {
             if (edit.start === edit.end) magic.appendLeft(edit.start, edit.text)
             else magic.overwrite(edit.start, edit.end, edit.text)
           }
@@ -470,22 +504,24 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       },
     },
 
-    hotUpdate(update) {
-      const affected = fileEvent(update.type, update.file, update.timestamp)
-      if (affected === 'restart') return []
-      if (!affected || affected.owners.length === 0) return
+    async hotUpdate(update) {
+      const planned = fileEvent(update.type, update.file, update.timestamp)
+      if (planned === 'restart') return []
+      const plan = await planned.catch((error: unknown) => failedPlan(update.file, error))
+      if (!plan) return
       const graph = this.environment.moduleGraph
-      return modulesToUpdate(update.modules, affected, (file) => graph.getModulesByFile(file))
+      return modulesToUpdate(update.modules, plan, (file) => graph.getModulesByFile(file))
     },
 
     /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
-    handleHotUpdate(context) {
+    async handleHotUpdate(context) {
       const dev = context.server
-      const affected = fileEvent('update', context.file, context.timestamp)
-      if (affected === 'restart') return []
-      if (!affected || affected.owners.length === 0) return
+      const planned = fileEvent('update', context.file, context.timestamp)
+      if (planned === 'restart') return []
+      const plan = await planned.catch((error: unknown) => failedPlan(context.file, error))
+      if (!plan) return
       const graph = devModuleGraphs(dev)[0]!
-      return modulesToUpdate(context.modules, affected, (file) => graph.getModulesByFile(file) as Set<(typeof context.modules)[number]> | undefined)
+      return modulesToUpdate(context.modules, plan, (file) => graph.getModulesByFile(file) as Set<(typeof context.modules)[number]> | undefined)
     },
 
     watchChange(id, change) {

@@ -2,7 +2,7 @@
  * Sync one managed document with its regenerated text: find its stale jobs, optionally write it back.
  *
  * Contract:
- * - `renderText(engine, file, text)` renders a document's text as the plugin serves it: a
+ * - `renderText(engine, file, text, query?)` renders a document's text as the plugin serves it: a
  *   leading BOM (U+FEFF) is taken off for rendering (front matter is still recognized) and put
  *   back on the result; line endings are the engine's (a CRLF document stays CRLF). Its `edits`
  *   are offsets in `text` (BOM included), ready for a source map; `result` is the engine's.
@@ -65,12 +65,13 @@ export async function renderText(
   engine: InsituEngine,
   file: string,
   text: string,
+  query = '',
 ): Promise<{ result: DocumentResult; text: string; edits: TextEdit[] }> {
   if (!text.startsWith(BOM)) {
-    const result = await engine.renderDocument(file, text)
+    const result = await engine.renderDocument(file, text, query)
     return { result, text: result.text, edits: result.edits }
   }
-  const result = await engine.renderDocument(file, text.slice(BOM.length))
+  const result = await engine.renderDocument(file, text.slice(BOM.length), query)
   const edits = result.edits.map((edit) => ({ ...edit, start: edit.start + BOM.length, end: edit.end + BOM.length }))
   return { result, text: BOM + result.text, edits }
 }

@@ -46,6 +46,7 @@ describe('insitu(options) rejects invalid options at once', () => {
     ['root ""', { root: '' }, 'vite-plugin-insitu: option "root" must be a folder path (got "")'],
     ['persistIndex "yes"', { persistIndex: 'yes' }, 'vite-plugin-insitu: option "persistIndex" must be a boolean (got "yes")'],
     ['check 1', { check: 1 }, 'vite-plugin-insitu: option "check" must be a boolean (got 1)'],
+    ['write "yes"', { write: 'yes' }, 'vite-plugin-insitu: option "write" must be a boolean (got "yes")'],
     [
       'extensions { a: 1 }',
       { extensions: { 'acme/a': 1 } },
@@ -99,6 +100,7 @@ describe('resolveOptions', () => {
       extensions: {},
       persistIndex: false,
       check: false,
+      write: false,
     })
     expect(resolveOptions()).toEqual(resolveOptions({}))
   })
@@ -116,6 +118,7 @@ describe('resolveOptions', () => {
         extensions: { 'acme/slow': false },
         persistIndex: true,
         check: true,
+        write: true,
       }),
     ).toEqual({
       root: 'docs',
@@ -130,6 +133,7 @@ describe('resolveOptions', () => {
       extensions: { 'acme/slow': false },
       persistIndex: true,
       check: true,
+      write: true,
     })
   })
 

@@ -1,0 +1,170 @@
+/**
+ * The dev server's answer to one change: which owners' modules to update, after early cutoff
+ * and (in write mode) writing the affected documents back.
+ *
+ * Contract:
+ * - `changed(type, file)` handles one watcher event (a file of the project, not git):
+ *   - a write-back temporary file (`isWriteBackTemporary`) is ignored entirely ('ignore');
+ *   - a document whose text on disk is exactly the text this plugin last wrote to it is a
+ *     SELF-WRITE: the index learns its new content, but its own owners are neither invalidated
+ *     nor re-run (the engine serves a document's own output from its cache), and the plugin
+ *     sends nothing extra: Vite's (and every other plugin's) normal update for the file is
+ *     the one update;
+ *   - anything else goes through `engine.affected()`, then `settle()` below.
+ * - `settle(affected, cause)` (also for git changes) decides per affected owner:
+ *   - a module-rule owner, or a document whose render failed: its modules update;
+ *   - a document (not the event's own file): rendered now from its text on disk; when that is
+ *     the text its owner was last rendered to, nothing is sent (EARLY CUTOFF);
+ *   - write mode: each affected document (and the event's file, when it is a document the
+ *     user edited) is synced (`syncDocument`, write). Written: its modules are NOT updated now
+ *     — the watcher event of the write carries the one update, so a tool reading the file from
+ *     disk (Astro, VitePress) reloads with current content; when it is the event's own file,
+ *     `suppressOwn` tells the hook to return no modules for this event. A write that fails
+ *     (EACCES, EROFS…) is logged with the path and its modules update as without write mode
+ *     (the transform still serves current text). A document deleted meanwhile is left deleted.
+ * - Self-writes can chain only through front-matter materializations that another document's
+ *   model reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns (a cycle
+ *   through front matter can never loop).
+ * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { type AffectedResult, hashText, type InsituEngine, ownerFile } from '../engine/engine.js'
+import type { FileEventType } from '../engine/dependency-graph.js'
+import { toPosixPath } from '../host/config.js'
+import { renderText, syncDocument, type DocumentSync } from '../sync/sync-document.js'
+import { syncProject } from '../sync/sync-project.js'
+import { isWriteBackTemporary } from '../sync/write-back.js'
+import type { PluginLogger } from './diagnostics.js'
+
+export interface ChangePlan {
+  /** Owners whose modules must update (besides Vite's own modules of the event's file). */
+  owners: string[]
+  /** Send no update for the event's own file: its write-back's watcher event will. */
+  suppressOwn: boolean
+  affected: AffectedResult | null
+}
+
+/** How many writes may follow one another through self-write events before the plugin stops writing. */
+export const MAX_WRITE_CHAIN = 4
+
+const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
+
+export class DevUpdates {
+  /** Per absolute POSIX document: the text this plugin last wrote there, and the chain depth of that write. */
+  private readonly written = new Map<string, { text: string; depth: number }>()
+
+  constructor(
+    private readonly engine: InsituEngine,
+    private readonly options: { write: boolean; logger: PluginLogger; prefix: string },
+  ) {}
+
+  async syncAll(): Promise<void> {
+    const report = await syncProject(this.engine, { write: true })
+    for (const document of report.documents) this.recordOutcome(document, 0)
+    if (report.written > 0) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+  }
+
+  async changed(type: FileEventType, file: string): Promise<ChangePlan> {
+    if (isWriteBackTemporary(file)) return NOTHING
+    const absolute = toPosixPath(path.resolve(file))
+    if (type === 'delete') {
+      this.written.delete(absolute)
+      this.engine.forget(absolute)
+    }
+    const selfWrite = type !== 'delete' ? await this.selfWrite(absolute) : undefined
+    if (selfWrite) {
+      const relPath = this.engine.relativePath(absolute)
+      const affected = this.engine.affected([{ type, path: absolute }], (owner) => ownerFile(owner) === relPath)
+      return this.settle(affected, { file: null, depth: selfWrite.depth + 1 })
+    }
+    const affected = this.engine.affected([{ type, path: absolute }])
+    const own = type !== 'delete' && this.options.write && this.engine.isDocument(absolute) ? absolute : null
+    return this.settle(affected, { file: own, depth: 0 })
+  }
+
+  /**
+   * Decide for each affected owner (see the contract). `cause.file`: the event's own document,
+   * synced too in write mode; `cause.depth`: how many self-writes led here.
+   */
+  async settle(affected: AffectedResult, cause: { file: string | null; depth: number }): Promise<ChangePlan> {
+    const byFile = new Map<string, string[]>()
+    const update: string[] = []
+    for (const owner of affected.owners) {
+      const file = toPosixPath(path.resolve(this.engine.root, ownerFile(owner)))
+      if (!this.engine.isDocument(file)) {
+        update.push(owner)
+        continue
+      }
+      byFile.set(file, [...(byFile.get(file) ?? []), owner])
+    }
+    let suppressOwn = false
+    if (cause.file && !byFile.has(cause.file)) byFile.set(cause.file, [])
+    await Promise.all(
+      [...byFile].map(async ([file, owners]) => {
+        // What each owner served before this change (rendering below records the new output).
+        const before = owners.map((owner) => this.engine.lastOutputHash(owner))
+        // A render that throws (an engine closing) updates the owners: transform reports it.
+        const outcome = await this.refresh(file, cause).catch((): 'failed' => 'failed')
+        if (outcome === 'missing') return
+        if (outcome === 'written') {
+          if (file === cause.file) suppressOwn = true
+          return
+        }
+        owners.forEach((owner, i) => {
+          if (outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
+        })
+      }),
+    )
+    return { owners: update.sort(), suppressOwn, affected }
+  }
+
+  /** Render (write mode: sync) one document: its new output hash, or what happened instead. */
+  private async refresh(file: string, cause: { file: string | null; depth: number }): Promise<string | 'written' | 'missing' | 'failed'> {
+    const relPath = this.engine.relativePath(file) ?? file
+    if (this.options.write && cause.depth <= MAX_WRITE_CHAIN) {
+      const sync = await syncDocument(this.engine, file, { write: true })
+      if (!sync) return 'missing'
+      this.recordOutcome(sync, cause.depth)
+      if (sync.written) return 'written'
+      return sync.failed ? 'failed' : hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text)
+    }
+    if (this.options.write) {
+      this.options.logger.warn(
+        `insitu: ${relPath} not written: it changed again after each of ${MAX_WRITE_CHAIN} writes (a cycle through front matter?)`,
+      )
+    }
+    let text: string
+    try {
+      text = await fs.promises.readFile(file, 'utf8')
+    } catch {
+      return 'missing'
+    }
+    const rendered = await renderText(this.engine, file, text)
+    return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
+  }
+
+  private recordOutcome(sync: DocumentSync, depth: number): void {
+    const absolute = toPosixPath(path.resolve(this.engine.root, sync.path))
+    if (sync.written) this.written.set(absolute, { text: sync.text, depth })
+    for (const diagnostic of sync.diagnostics) {
+      if (diagnostic.code === 'insitu/write') {
+        const log = diagnostic.severity === 'error' ? this.options.logger.error : this.options.logger.warn
+        log(`${this.options.prefix}: ${diagnostic.message}`)
+      }
+    }
+  }
+
+  /** The record of the plugin's own last write of `file`, when the file holds exactly that text. */
+  private async selfWrite(absolute: string): Promise<{ depth: number } | undefined> {
+    const record = this.written.get(absolute)
+    if (!record) return undefined
+    let text: string
+    try {
+      text = await fs.promises.readFile(absolute, 'utf8')
+    } catch {
+      return undefined
+    }
+    return text === record.text ? record : undefined
+  }
+}

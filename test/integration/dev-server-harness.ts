@@ -1,0 +1,51 @@
+/**
+ * Pieces shared by the dev-server tests (plugin-dev, plugin-write): a Vite logger that records
+ * instead of printing, the text a `?raw` module exports, and the documents HMR updates name.
+ */
+import type { DevEnvironment, HotPayload, Logger } from 'vite'
+
+export interface LogEntry {
+  level: 'info' | 'warn' | 'error'
+  message: string
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g
+
+/** A Vite logger that hands every message (ANSI colours stripped) to `record` and prints nothing. */
+export function recordingLogger(onLog: (entry: LogEntry) => void): Logger {
+  const record = (level: LogEntry['level']) => (message: string) => onLog({ level, message: message.replace(ANSI, '') })
+  return {
+    info: record('info'),
+    warn: record('warn'),
+    warnOnce: record('warn'),
+    error: record('error'),
+    clearScreen: () => {},
+    hasErrorLogged: () => false,
+    hasWarned: false,
+  }
+}
+
+/** Record every HMR payload the environment sends (into `payloads`, which the caller may reset). */
+export function recordPayloads(environment: DevEnvironment, payloads: () => HotPayload[]): void {
+  const hot = environment.hot
+  const send = hot.send.bind(hot)
+  hot.send = ((payload: HotPayload) => {
+    payloads().push(payload)
+    send(payload)
+  }) as typeof hot.send
+}
+
+/** The document text a `?raw` module exports. */
+export async function loadRaw(environment: DevEnvironment, url: string): Promise<string> {
+  const result = await environment.transformRequest(url)
+  const match = /^export default ("(?:[^"\\]|\\.)*")$/.exec(result?.code ?? '')
+  if (!match) throw new Error(`unexpected module code for ${url}: ${result?.code}`)
+  return JSON.parse(match[1]!) as string
+}
+
+/** Documents named by HMR `update` payloads, de-duplicated and sorted. */
+export function acceptedPaths(payloads: readonly HotPayload[]): string[] {
+  const accepted = payloads.flatMap((p) => (p.type === 'update' ? p.updates.map((u) => u.acceptedPath) : []))
+  return [...new Set(accepted)].sort()
+}
