@@ -5,23 +5,24 @@
  * Contract:
  * - `changed(type, file)` handles one watcher event (a file of the project, not git):
  *   - a write-back temporary file (`isWriteBackTemporary`) is ignored entirely ('ignore');
- *   - a document whose text on disk is exactly the text this plugin last wrote to it is a
- *     SELF-WRITE: the index learns its new content, but its own owners are neither invalidated
- *     nor re-run (the engine serves a document's own output from its cache), and the plugin
- *     sends nothing extra: Vite's (and every other plugin's) normal update for the file is
- *     the one update;
+ *   - a document whose text on disk is exactly the text this plugin last wrote to it is the
+ *     ECHO of its own write: the index learns its new content, but the document's own owners
+ *     are neither invalidated nor re-run, and `suppressOwn` tells the hook to send no update
+ *     for the file (the change that caused the write already sent it). Other plugins and the
+ *     watcher's listeners still get the event (a tool reading the file from disk reloads);
  *   - anything else goes through `engine.affected()`, then `settle()` below.
  * - `settle(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render failed: its modules update;
  *   - a document (not the event's own file): rendered now from its text on disk; when that is
  *     the text its owner was last rendered to, nothing is sent (EARLY CUTOFF);
  *   - write mode: each affected document (and the event's file, when it is a document the
- *     user edited) is synced (`syncDocument`, write). Written: its modules are NOT updated now
- *     — the watcher event of the write carries the one update, so a tool reading the file from
- *     disk (Astro, VitePress) reloads with current content; when it is the event's own file,
- *     `suppressOwn` tells the hook to return no modules for this event. A write that fails
- *     (EACCES, EROFS…) is logged with the path and its modules update as without write mode
- *     (the transform still serves current text). A document deleted meanwhile is left deleted.
+ *     user edited) is synced (`syncDocument`, write) BEFORE the hook returns, and its modules
+ *     update now: the file on disk is current when the browser fetches it again, and the
+ *     write's echo sends nothing (so the one update never depends on the watcher reporting a
+ *     write that follows an edit within its change throttle). Unchanged bytes: early cutoff as
+ *     above. A write that fails (EACCES, EROFS…) is logged with the path and its modules update
+ *     as without write mode (the transform still serves current text). A document deleted
+ *     meanwhile is left deleted.
  * - Self-writes can chain only through front-matter materializations that another document's
  *   model reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns (a cycle
  *   through front matter can never loop).
@@ -40,7 +41,7 @@ import type { PluginLogger } from './diagnostics.js'
 export interface ChangePlan {
   /** Owners whose modules must update (besides Vite's own modules of the event's file). */
   owners: string[]
-  /** Send no update for the event's own file: its write-back's watcher event will. */
+  /** Send no update for the event's own file: it is the echo of the plugin's own write. */
   suppressOwn: boolean
   affected: AffectedResult | null
 }
@@ -76,7 +77,7 @@ export class DevUpdates {
     if (selfWrite) {
       const relPath = this.engine.relativePath(absolute)
       const affected = this.engine.affected([{ type, path: absolute }], (owner) => ownerFile(owner) === relPath)
-      return this.settle(affected, { file: null, depth: selfWrite.depth + 1 })
+      return { ...(await this.settle(affected, { file: null, depth: selfWrite.depth + 1 })), suppressOwn: true }
     }
     const affected = this.engine.affected([{ type, path: absolute }])
     const own = type !== 'delete' && this.options.write && this.engine.isDocument(absolute) ? absolute : null
@@ -98,7 +99,6 @@ export class DevUpdates {
       }
       byFile.set(file, [...(byFile.get(file) ?? []), owner])
     }
-    let suppressOwn = false
     if (cause.file && !byFile.has(cause.file)) byFile.set(cause.file, [])
     await Promise.all(
       [...byFile].map(async ([file, owners]) => {
@@ -107,16 +107,12 @@ export class DevUpdates {
         // A render that throws (an engine closing) updates the owners: transform reports it.
         const outcome = await this.refresh(file, cause).catch((): 'failed' => 'failed')
         if (outcome === 'missing') return
-        if (outcome === 'written') {
-          if (file === cause.file) suppressOwn = true
-          return
-        }
         owners.forEach((owner, i) => {
-          if (outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
+          if (outcome === 'written' || outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
         })
       }),
     )
-    return { owners: update.sort(), suppressOwn, affected }
+    return { owners: update.sort(), suppressOwn: false, affected }
   }
 
   /** Render (write mode: sync) one document: its new output hash, or what happened instead. */

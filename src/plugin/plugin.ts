@@ -271,7 +271,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   /**
    * The modules to update for an event: Vite's own (none when the plan suppresses them: the
-   * write-back's event brings the update) plus every module of each planned owner's file;
+   * echo of the plugin's own write) plus every module of each planned owner's file;
    * undefined (Vite's own, untouched) when the plan adds nothing.
    */
   const modulesToUpdate = <M extends DevModule>(

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import vm from 'node:vm'
 import { type Plugin as RollupPlugin, rollup, type RollupError, type RollupWatcher, watch as rollupWatch } from 'rollup'
-import { build, type Rolldown } from 'vite'
+import { build, type Plugin, type Rolldown } from 'vite'
 import { afterEach, describe, expect, test } from 'vitest'
 import insitu from '../../src/index.js'
 import { runCli } from '../../src/cli/main.js'
@@ -187,6 +187,81 @@ describe('vite build: check mode', () => {
     )
     rememberPids()
     expect(failure?.message).toContain('docs/snippet.md:3 region x is stale')
+  })
+})
+
+describe('vite build: write mode', () => {
+  /** A plugin standing in for Astro or VitePress: it reads each document's Markdown from disk in `load` (before insitu's). */
+  const diskReader = (root: string, seen: Map<string, string>): Plugin => ({
+    name: 'test:disk-reader',
+    enforce: 'pre',
+    load(id) {
+      if (!id.endsWith('.md?raw')) return null
+      const file = id.slice(0, -'?raw'.length)
+      const text = fs.readFileSync(file, 'utf8')
+      seen.set(path.relative(root, file), text)
+      return `export default ${JSON.stringify(text)}`
+    },
+  })
+  test('syncs every managed document at buildStart, so a loader reading the disk sees current content', async () => {
+    const root = copyProject({ git: true })
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    const seen = new Map<string, string>()
+    const before = { snippet: readFile(root, 'snippets/x.txt'), main: readFile(root, 'main.js') }
+    await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [diskReader(root, seen), insitu({ write: true })],
+      build: { outDir: path.join(root, 'dist') },
+    })
+    rememberPids()
+    const head = git(root, 'rev-parse', 'HEAD')
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    expect(readFile(root, 'docs/git.md')).toBe(GIT_DOC(head))
+    expect(Object.fromEntries(seen)).toEqual({
+      'docs/tasks.md': TASKS_DOC('open', 'done'),
+      'docs/snippet.md': SNIPPET_DOC(INITIAL_SNIPPET),
+      'docs/notes.md': NOTES_DOC(INITIAL_NOTES),
+      'docs/git.md': GIT_DOC(head),
+    })
+    // Only managed documents are written.
+    expect(readFile(root, 'snippets/x.txt')).toBe(before.snippet)
+    expect(readFile(root, 'main.js')).toBe(before.main)
+  })
+
+  test('check wins over write; a failing region fails the build naming it, and the rest is written', async () => {
+    const root = copyProject({ git: true })
+    const before = readFile(root, 'docs/tasks.md')
+    const failure = await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu({ write: true, check: true })],
+      build: { outDir: path.join(root, 'dist') },
+    }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    )
+    rememberPids()
+    expect(failure?.message).toContain('insitu check failed:')
+    expect(readFile(root, 'docs/tasks.md')).toBe(before)
+
+    const broken = await build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu({ write: true })],
+      build: { outDir: path.join(root, 'dist') },
+    }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    )
+    rememberPids()
+    // docs/broken.md's extension region fails: the build fails naming it, and the rest is written.
+    expect(broken?.message).toContain('insitu sync failed:')
+    expect(broken?.message).toContain(`docs/broken.md:${BROKEN_LINE}: error: ${BROKEN_MESSAGE}`)
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
   })
 })
 

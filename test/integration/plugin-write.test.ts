@@ -1,0 +1,224 @@
+/**
+ * Write mode and early cutoff in a real Vite dev server (createServer, polling watcher) on a
+ * fresh copy of test/fixtures/plugin-project per test, with its real Python extension, real git
+ * and, for the races, the acme/typist extension that edits or deletes the document while it renders.
+ *
+ * Writes are counted with Vite's own watcher (`change` events of a document): the plugin's
+ * write-back is what changes a document the test does not edit.
+ */
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { createServer, type HotPayload, type ViteDevServer } from 'vite'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import insitu, { type InsituOptions } from '../../src/index.js'
+import { liveExtensionPids } from '../../src/host/process.js'
+import { acceptedPaths, type LogEntry, loadRaw, recordingLogger, recordPayloads } from './dev-server-harness.js'
+import { copyProject, editFile, expectProcessesGone, git, GIT_DOC, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+
+const TYPIST = path.resolve(import.meta.dirname, '../fixtures/python/typist')
+const WAIT = { timeout: 10_000 }
+/** How long the tests watch an idle server for writes that should not happen (issue #8: 2 s). */
+const IDLE_MS = 2_000
+
+let root: string
+let server: ViteDevServer | undefined
+let payloads: HotPayload[] = []
+let logs: LogEntry[] = []
+/** Vite watcher `change` events per project-relative path. */
+let changes = new Map<string, number>()
+/** When Vite's watcher last reported a change of each project-relative path. */
+const lastChange = new Map<string, number>()
+/** Vite's watcher drops a `change` of a path within 50 ms of the previous one (see plugin-dev.test.ts). */
+const CHANGE_THROTTLE_MS = 50
+const seenPids = new Set<number>()
+const immutable: string[] = []
+
+async function startServer(options: InsituOptions = { write: true }): Promise<ViteDevServer> {
+  const dev = await createServer({
+    root,
+    configFile: false,
+    customLogger: recordingLogger((entry) => logs.push(entry)),
+    plugins: [insitu(options)],
+    server: { port: 0, watch: { usePolling: true, interval: 50 } },
+  })
+  server = dev
+  dev.watcher.on('change', (file) => {
+    const rel = path.relative(root, path.resolve(root, file)).split(path.sep).join('/')
+    changes.set(rel, (changes.get(rel) ?? 0) + 1)
+    lastChange.set(rel, Date.now())
+  })
+  recordPayloads(dev.environments.client, () => payloads)
+  return dev
+}
+
+function client(): ViteDevServer['environments']['client'] {
+  if (!server) throw new Error('no server')
+  return server.environments.client
+}
+
+function messages(level: LogEntry['level']): string[] {
+  return logs.filter((entry) => entry.level === level).map((entry) => entry.message)
+}
+
+/** Wait until Vite's watcher covers `rel` (so an edit of it is reported). */
+async function watchedByVite(rel: string): Promise<void> {
+  const watched = () => server?.watcher.getWatched()[path.join(root, path.dirname(rel))]?.includes(path.basename(rel)) === true
+  await expect.poll(watched, { ...WAIT, message: `Vite watches ${rel}` }).toBe(true)
+}
+
+/** Wait until another edit of `rel` cannot fall into the watcher's change throttle. */
+async function afterChangeThrottle(rel: string): Promise<void> {
+  const last = lastChange.get(rel)
+  if (last !== undefined) await expect.poll(() => Date.now() - last, { ...WAIT, interval: 20 }).toBeGreaterThan(2 * CHANGE_THROTTLE_MS)
+}
+
+/** Wait for `ms` of wall time (only to observe that nothing happens while idle). */
+function idle(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** Start the server, load main.js and its documents, and wait for the start-up write-back and its watcher events. */
+async function openWrittenApp(): Promise<void> {
+  await startServer()
+  await client().transformRequest('/main.js')
+  for (const url of ['/docs/tasks.md?raw', '/docs/snippet.md?raw', '/docs/notes.md?raw', '/docs/git.md?raw']) await loadRaw(client(), url)
+  await expect.poll(() => readFile(root, 'docs/tasks.md'), WAIT).toBe(TASKS_DOC('open', 'done'))
+  await expect.poll(() => changes.get('docs/tasks.md') ?? 0, WAIT).toBeGreaterThan(0)
+  for (const rel of ['tasks/alpha.md', 'docs/tasks.md']) await watchedByVite(rel)
+  payloads = []
+  changes = new Map()
+}
+
+beforeEach(() => {
+  root = copyProject({ git: true })
+  payloads = []
+  logs = []
+  changes = new Map()
+  lastChange.clear()
+  seenPids.clear()
+})
+
+afterEach(async () => {
+  try {
+    for (const pid of liveExtensionPids()) seenPids.add(pid)
+    await server?.close()
+    server = undefined
+    await expectProcessesGone(seenPids)
+  } finally {
+    for (const file of immutable.splice(0)) execFileSync('chattr', ['-i', file])
+    removeProjects()
+  }
+})
+
+describe('write mode: dev server', () => {
+  test('writes every stale managed document at start, and nothing else', async () => {
+    const untouched = ['snippets/x.txt', 'main.js', 'tasks/alpha.md', 'docs/broken.md'].map((rel) => [rel, readFile(root, rel)] as const)
+    await startServer()
+    await client().transformRequest('/main.js')
+    await expect.poll(() => messages('info'), WAIT).toContainEqual(expect.stringMatching(/^.*insitu: wrote 4 of \d+ documents$/))
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    expect(readFile(root, 'docs/git.md')).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
+    for (const [rel, text] of untouched) expect(readFile(root, rel), rel).toBe(text)
+    // What transform serves is what was written.
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(readFile(root, 'docs/tasks.md'))
+    expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  test('a dependency edit writes the document once and sends one update; its echo sends nothing; no write loop', async () => {
+    await openWrittenApp()
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => readFile(root, 'docs/tasks.md'), WAIT).toBe(TASKS_DOC('blocked', 'done'))
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+    await idle(IDLE_MS)
+    // One write (Vite saw one change of the document), one update naming it, nothing after.
+    expect(changes.get('docs/tasks.md')).toBe(1)
+    const updates = payloads.filter((p) => p.type === 'update').flatMap((p) => p.updates.map((u) => u.acceptedPath))
+    expect(updates).toEqual(['/docs/tasks.md?raw'])
+    expect(messages('error')).toEqual([])
+  })
+
+  test("a user's edit of a managed document is kept, and regenerated around", async () => {
+    const openTasks = "select title, status, path from documents where path like 'tasks/%' and status = 'open' order by title\n"
+    fs.writeFileSync(path.join(root, 'insitu/models/open_tasks.sql'), openTasks)
+    await openWrittenApp()
+    await afterChangeThrottle('docs/tasks.md')
+    // A prose edit: the regions are still current, so nothing is written; Vite's own update.
+    editFile(root, 'docs/tasks.md', '# Tasks', '# Tasks, edited')
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done').replace('# Tasks', '# Tasks, edited'))
+    expect(changes.get('docs/tasks.md')).toBe(1)
+
+    // An edit that makes a region stale (another template): written back at once, the edit kept.
+    await afterChangeThrottle('docs/tasks.md')
+    payloads = []
+    editFile(root, 'docs/tasks.md', 'model = "all_tasks"', 'model = "open_tasks"')
+    const openOnly = (text: string) => text.includes('model = "open_tasks"') && !text.includes('Beta')
+    await expect.poll(() => openOnly(readFile(root, 'docs/tasks.md')), WAIT).toBe(true)
+    expect(readFile(root, 'docs/tasks.md')).toContain('# Tasks, edited\n')
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(openOnly(await loadRaw(client(), '/docs/tasks.md?raw'))).toBe(true)
+  })
+
+  test('a document that cannot be written is reported with its path, and the server keeps serving it current', async () => {
+    await openWrittenApp()
+    const file = path.join(root, 'docs/tasks.md')
+    // Root ignores permission bits: an immutable file is what refuses root's writes.
+    execFileSync('chattr', ['+i', file])
+    immutable.push(file)
+    const before = readFile(root, 'docs/tasks.md')
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => messages('error'), WAIT).toContainEqual(
+      expect.stringMatching(/vite-plugin-insitu: cannot write docs\/tasks\.md: (EPERM|EACCES): /),
+    )
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+    expect(readFile(root, 'docs/tasks.md')).toBe(before)
+    expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  test('an edit typed into a document while its write is pending is kept', async () => {
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    const doc = '# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n<!-- insitu:end -->\n'
+    fs.writeFileSync(path.join(root, 'docs/typed.md'), doc)
+    await startServer()
+    await client().transformRequest('/main.js')
+    // The typist appends a line to the document while its first render runs; the write-back
+    // sees the file changed, renders again, and writes a text that holds the typed line.
+    const expected = '# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n\ngenerated 2\n\n<!-- insitu:end -->\ntyped while the write was pending\n'
+    await expect.poll(() => readFile(root, 'docs/typed.md'), WAIT).toBe(expected)
+    await idle(IDLE_MS)
+    expect(readFile(root, 'docs/typed.md')).toBe(expected)
+  })
+
+  test('a document deleted while its write is pending is not recreated', async () => {
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    fs.writeFileSync(path.join(root, 'docs/doomed.md'), '<!-- insitu:begin typist\naction = "delete"\n-->\n<!-- insitu:end -->\n')
+    await startServer()
+    await client().transformRequest('/main.js')
+    await expect.poll(() => messages('info'), WAIT).toContainEqual(expect.stringMatching(/insitu: wrote 4 of \d+ documents$/))
+    await idle(IDLE_MS)
+    expect(fs.existsSync(path.join(root, 'docs/doomed.md'))).toBe(false)
+    expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+})
+
+describe('early cutoff (without write)', () => {
+  test('a change that leaves a document the same sends no update for it', async () => {
+    await startServer({})
+    await client().transformRequest('/main.js')
+    for (const url of ['/docs/tasks.md?raw', '/docs/notes.md?raw']) await loadRaw(client(), url)
+    for (const rel of ['tasks/alpha.md', 'tasks/beta.md']) await watchedByVite(rel)
+    payloads = []
+    // The task's body is in the index (the SQL document is re-rendered), but its table shows
+    // titles and statuses only: the same text, no update.
+    editFile(root, 'tasks/alpha.md', '# Alpha', '# Alpha, described at length')
+    await expect.poll(() => changes.get('tasks/alpha.md') ?? 0, WAIT).toBe(1)
+    // A later edit that does change it: its update is the only one.
+    editFile(root, 'tasks/beta.md', 'status: done', 'status: in review')
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(payloads.filter((p) => p.type === 'update')).toHaveLength(1)
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'in review'))
+  })
+})
