@@ -77,12 +77,22 @@ const compilesMarkdown = {
   },
 }
 
-async function startDev(vite: ViteModule, root: string) {
+/** A `load` hook that serves `docs/tasks.md` (no query) as its text read from disk, as Astro's content layer reads it. */
+const readsMarkdownFromDisk = {
+  name: 'test:reads-markdown-from-disk',
+  enforce: 'pre' as const,
+  load(id: string) {
+    if (id.endsWith('/docs/tasks.md')) return `export default ${JSON.stringify(fs.readFileSync(id, 'utf8'))}`
+    return null
+  },
+}
+
+async function startDev(vite: ViteModule, root: string, options: { write?: boolean } = {}) {
   const server = (await vite.createServer({
     root,
     configFile: false,
     logLevel: 'silent',
-    plugins: [insitu(), compilesMarkdown],
+    plugins: [insitu({ write: options.write ?? false }), options.write ? readsMarkdownFromDisk : compilesMarkdown],
     server: { port: 0, watch: { usePolling: true, interval: 50 } },
   })) as AnyServer
   closers.push(() => server.close())
@@ -153,6 +163,23 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
     dev.payloads.length = 0
     editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
     await expect.poll(dev.updated, WAIT).toContain('/docs/tasks.md?raw')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+  })
+
+  test('dev server, write mode: a dependency edit rewrites the document, and a disk reader sees it', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const dev = await startDev(vite, root, { write: true })
+    await dev.transform('/main.js')
+    await expect.poll(() => fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8'), WAIT).toBe(TASKS_DOC('open', 'done'))
+    expect(await dev.load('/docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    await expect.poll(() => dev.watched('tasks/alpha.md'), WAIT).toBe(true)
+
+    dev.payloads.length = 0
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8'), WAIT).toBe(TASKS_DOC('blocked', 'done'))
+    await expect.poll(dev.updated, WAIT).toContain('/docs/tasks.md?raw')
+    expect(await dev.load('/docs/tasks.md')).toBe(TASKS_DOC('blocked', 'done'))
     expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
   })
 
