@@ -4,41 +4,18 @@
  * errors, a real EACCES (the command runs as user `nobody`, since permission bits do not stop
  * root), and that no extension process outlives the command.
  */
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import { createRequire } from 'node:module'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { USAGE } from '../../src/cli/main.js'
-import { copyProject, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runTypeScript, TASKS_DOC } from './plugin-project.js'
 
 const BIN = path.resolve(import.meta.dirname, '../../src/cli/bin.ts')
-const require = createRequire(import.meta.url)
-const tsxPackage = require.resolve('tsx/package.json')
-const TSX = pathToFileURL(path.join(path.dirname(tsxPackage), (require(tsxPackage) as { exports: { '.': string } }).exports['.'])).href
-const NOBODY = 65534
 
 afterEach(() => removeProjects())
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', TSX, BIN, ...args],
-      { cwd: options.cwd, uid: options.uid, gid: options.uid, env: { ...process.env, FORCE_COLOR: '0' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
+  return runTypeScript(BIN, args, options)
 }
 
 /** PIDs of live processes whose working folder is inside `root` (extensions run in their folder). */
@@ -162,11 +139,3 @@ describe('vite-plugin-insitu command line', () => {
   })
 })
 
-function chownTree(folder: string, uid: number): void {
-  fs.chownSync(folder, uid, uid)
-  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-    const target = path.join(folder, entry.name)
-    if (entry.isDirectory()) chownTree(target, uid)
-    else fs.chownSync(target, uid, uid)
-  }
-}

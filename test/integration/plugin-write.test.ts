@@ -14,9 +14,22 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import { acceptedPaths, type LogEntry, loadRaw, recordingLogger, recordPayloads } from './dev-server-harness.js'
-import { copyProject, editFile, expectProcessesGone, git, GIT_DOC, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+import {
+  chownTree,
+  copyProject,
+  editFile,
+  expectProcessesGone,
+  git,
+  GIT_DOC,
+  NOBODY,
+  readFile,
+  removeProjects,
+  runTypeScript,
+  TASKS_DOC,
+} from './plugin-project.js'
 
 const TYPIST = path.resolve(import.meta.dirname, '../fixtures/python/typist')
+const DEV_SERVER_WRITE = path.resolve(import.meta.dirname, '../fixtures/node/dev-server-write.ts')
 const WAIT = { timeout: 10_000 }
 /** How long the tests watch an idle server for writes that should not happen (issue #8: 2 s). */
 const IDLE_MS = 2_000
@@ -176,6 +189,22 @@ describe('write mode: dev server', () => {
     expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
     expect(readFile(root, 'docs/tasks.md')).toBe(before)
     expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  test.runIf(process.getuid?.() === 0)('a read-only document (a real EACCES, as another user) is reported at start and on each change, and served current', async () => {
+    fs.chmodSync(root, 0o755)
+    chownTree(root, NOBODY)
+    fs.chmodSync(path.join(root, 'docs/tasks.md'), 0o444)
+    const before = readFile(root, 'docs/tasks.md')
+    const run = await runTypeScript(DEV_SERVER_WRITE, [root], { cwd: root, uid: NOBODY })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const result = JSON.parse(run.stdout) as { errors: string[]; served: string; disk: string }
+    const cannotWrite = result.errors.filter((m) => m.includes('cannot write'))
+    expect(cannotWrite.length).toBeGreaterThanOrEqual(2)
+    for (const message of cannotWrite) expect(message).toMatch(/vite-plugin-insitu: cannot write docs\/tasks\.md: EACCES: permission denied/)
+    expect(result.served).toBe(TASKS_DOC('blocked', 'done'))
+    expect(result.disk).toBe(before)
   })
 
   test('an edit typed into a document while its write is pending is kept', async () => {
