@@ -381,6 +381,12 @@ export function ownerFile(owner: string): string {
   return query < 0 ? owner : owner.slice(0, query)
 }
 
+/** The query of an owner key, without `?` (`''` for a bare file). */
+export function ownerQuery(owner: string): string {
+  const query = owner.indexOf('?')
+  return query < 0 ? '' : owner.slice(query + 1)
+}
+
 /** The result of rendering a document's own output again: the same text, nothing to edit. */
 function unchangedResult(result: DocumentResult): DocumentResult {
   return { ...result, edits: [], changed: false }

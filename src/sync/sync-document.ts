@@ -76,7 +76,11 @@ export async function renderText(
   return { result, text: BOM + result.text, edits }
 }
 
-export async function syncDocument(engine: InsituEngine, file: string, options: { write: boolean }): Promise<DocumentSync | null> {
+export async function syncDocument(
+  engine: InsituEngine,
+  file: string,
+  options: { write: boolean; /** Render as this module id's query (the engine's owner). @default '' */ query?: string },
+): Promise<DocumentSync | null> {
   const absolute = path.resolve(engine.root, file)
   const relPath = engine.relativePath(absolute)
   if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
@@ -93,7 +97,7 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
     if (!Buffer.from(source, 'utf8').equals(bytes)) {
       return unreadable(relPath, `${relPath} is not valid UTF-8: not rendered, not written`, source)
     }
-    const rendered = await renderText(engine, absolute, source)
+    const rendered = await renderText(engine, absolute, source, options.query)
     const sync: DocumentSync = {
       path: relPath,
       text: rendered.text,
