@@ -496,6 +496,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         try {
           result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, queryOf(id))
         } catch (error) {
+          // Closing: Vite drops the request quietly on ERR_CLOSED_SERVER; keep the code.
+          if ((error as { code?: unknown }).code === 'ERR_CLOSED_SERVER') throw error
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
         recordWatchFiles(this, current, result.dependencies)

@@ -12,7 +12,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createServer, type Logger, type ViteDevServer } from 'vite'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import insitu from '../../src/index.js'
+import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import { CLOSING_MESSAGE } from '../../src/plugin/server-close.js'
 import { expectProcessesGone, isAlive } from './plugin-project.js'
@@ -60,8 +60,8 @@ afterEach(async () => {
   }
 })
 
-async function startServer(): Promise<ViteDevServer> {
-  server = await createServer({ root, configFile: false, customLogger: logger, plugins: [insitu()], logLevel: 'info' })
+async function startServer(options: InsituOptions = {}): Promise<ViteDevServer> {
+  server = await createServer({ root, configFile: false, customLogger: logger, plugins: [insitu(options)], logLevel: 'info' })
   return server
 }
 
@@ -125,3 +125,19 @@ test('the reason is the plugin closing, when the hanging request is the plugin\'
   expect((await request) as Error).toHaveProperty('message', expect.stringContaining(CLOSING_MESSAGE))
 }, 60_000)
 
+
+test('a module rule whose transform hangs fails as an outdated request on close, nothing logged', async () => {
+  fs.mkdirSync(path.join(root, 'data'))
+  fs.writeFileSync(path.join(root, 'data', 'x.csv'), 'a,b\n')
+  const marker = path.join(root, 'held.log')
+  const dev = await startServer({ modules: [{ include: 'data/*.csv', transform: 'hold', options: { marker } }] })
+  const request = dev.environments.client.transformRequest('/data/x.csv').then(
+    (result) => result,
+    (error: unknown) => error,
+  )
+  await heldBy()
+  expect(await withinBound(dev.close().then(() => 'closed'))).toBe('closed')
+  server = undefined
+  expectOutdated(await request)
+  expect(errors).toEqual([])
+}, 60_000)
