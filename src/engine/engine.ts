@@ -61,6 +61,8 @@ export interface EngineOptions {
   timeoutMs?: number
   logger?: HostLogger
   enableExtension?: HostOptions['enableExtension']
+  /** Aborting it stops a start still waiting for extension handshakes (see `HostOptions.signal`). */
+  signal?: AbortSignal
 }
 
 export interface ModuleRule {
@@ -161,6 +163,7 @@ export class InsituEngine {
           timeoutMs: options.timeoutMs,
           logger: options.logger,
           enableExtension: options.enableExtension,
+          signal: options.signal,
         }),
         gitMetadataPaths(root).catch(() => null),
       ])

@@ -31,7 +31,7 @@ import { splitQuery } from '../resources/identifiers.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import type { ProjectConfig } from './config.js'
 import { type DiscoveredExtension, type DiscoveryOptions, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
-import { ExtensionProcess, type HostLogger } from './process.js'
+import { ExtensionProcess, type HostLogger, untilAborted } from './process.js'
 import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
 
 /** What `HostOptions.resolve` is: resolves every scheme except `resource:` (which the host serves itself). */
@@ -75,6 +75,11 @@ export interface HostOptions {
   enableExtension?: DiscoveryOptions['enabled']
   /** Start extension processes in `start()` (else on first use). @default true */
   eager?: boolean
+  /**
+   * Aborting it makes a `start()` still waiting for handshakes stop the processes it started
+   * and reject with the signal's reason (e.g. the dev server closes while an extension hangs).
+   */
+  signal?: AbortSignal
 }
 
 /** An extension's invocation failed: `<node> (<extension>): <reason>`. */
@@ -145,8 +150,14 @@ export class InsituHost {
     )
     for (const e of extensions) host.processes.set(e.manifest.name, host.createProcess(e.manifest))
     if (options.eager ?? true) {
-      for (const layer of layers) {
-        await Promise.all(layer.map((manifest) => host.startExtension(manifest)))
+      try {
+        for (const layer of layers) {
+          const started = Promise.all(layer.map((manifest) => host.startExtension(manifest)))
+          await (options.signal ? untilAborted(started, options.signal) : started)
+        }
+      } catch (error) {
+        await host.close()
+        throw error
       }
     }
     return host
@@ -311,6 +322,7 @@ export class InsituHost {
     try {
       await this.processes.get(manifest.name)!.start()
     } catch (error) {
+      if (this.closing) return // stopped during its handshake: no news
       const failure = error as Error
       this.startErrors.set(manifest.name, failure)
       this.startFailures.push({ extension: manifest.name, error: failure })
@@ -406,3 +418,4 @@ function withoutOwnName(extension: string, message: string): string {
 export function unique(items: readonly string[]): string[] {
   return [...new Set(items)]
 }
+

@@ -79,6 +79,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let server: ViteDevServer | undefined
   let scope: ProjectScope | undefined
   let starting: Promise<InsituEngine> | undefined
+  /** Aborts the engine start in progress (a close must not wait for a hanging handshake). */
+  let startAbort: AbortController | undefined
   let engine: InsituEngine | undefined
   let gitWatcher: GitWatcher | undefined
   let buildWatcher: BuildWatcher | undefined
@@ -119,6 +121,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         timeoutMs: options.timeout,
         logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
         enableExtension: (name) => options.extensions[name],
+        signal: startAbort?.signal,
       })
     } catch (error) {
       if (error instanceof ConfigError) failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
@@ -128,6 +131,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   const start = (): Promise<InsituEngine> => {
     if (stopping) return Promise.reject(new PluginStoppedError())
+    if (!starting) startAbort = new AbortController()
     starting ??= createEngine().then(async (created) => {
       engine = created
       if (stopping) {
@@ -164,6 +168,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await running?.close()
     })().finally(() => {
       starting = undefined
+      startAbort = undefined
       engine = undefined
       devUpdates = undefined
       gitWatcher = undefined
@@ -355,6 +360,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     try {
       return await start()
     } catch (error) {
+      if (isClosing(error)) throw error // Vite drops the request quietly
       return context.error(engineStartError(error))
     }
   }
@@ -383,6 +389,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
       // once, then stop the extensions; the close resolves once they are gone.
       onServerClosing(dev, (reason) => {
+        startAbort?.abort(reason)
         void starting?.then((current) => current.abort(reason), () => undefined)
         return stop()
       })
@@ -417,7 +424,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
             })
           },
           (error: unknown) => {
-            if (!(error instanceof PluginStoppedError)) logEngineStartError(logger, error)
+            if (!(error instanceof PluginStoppedError) && !isClosing(error)) logEngineStartError(logger, error)
           },
         ).catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
         return
@@ -496,8 +503,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         try {
           result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, queryOf(id))
         } catch (error) {
-          // Closing: Vite drops the request quietly on ERR_CLOSED_SERVER; keep the code.
-          if ((error as { code?: unknown }).code === 'ERR_CLOSED_SERVER') throw error
+          if (isClosing(error)) throw error // Vite drops the request quietly
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
         recordWatchFiles(this, current, result.dependencies)
@@ -563,6 +569,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await stop()
     },
   }
+}
+
+/** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
+function isClosing(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
 }
 
 /** The query of a module id, without `?` (`''` when it has none). */

@@ -18,6 +18,7 @@ import { CLOSING_MESSAGE } from '../../src/plugin/server-close.js'
 import { expectProcessesGone, isAlive } from './plugin-project.js'
 
 const HOLD = fileURLToPath(new URL('../fixtures/python/failures/hold/', import.meta.url))
+const MUTE = fileURLToPath(new URL('../fixtures/python/failures/mute/', import.meta.url))
 const URL_OF_DOC = '/docs/hold.md?raw'
 /** How long a close may take here before the test calls it stuck (it used to take 30 s). */
 const STUCK_MS = 5_000
@@ -139,5 +140,19 @@ test('a module rule whose transform hangs fails as an outdated request on close,
   expect(await withinBound(dev.close().then(() => 'closed'))).toBe('closed')
   server = undefined
   expectOutdated(await request)
+  expect(errors).toEqual([])
+}, 60_000)
+
+test('close() while an extension never answers its handshake ends at once, nothing logged', async () => {
+  fs.writeFileSync(path.join(root, 'insitu.toml'), `version = 1\n\n[[extensions]]\npath = ${JSON.stringify(MUTE)}\n`)
+  const dev = await startServer()
+  const request = requestHangingDocument(dev)
+  // The extension process runs (its handshake is pending: the engine is still starting).
+  await expect.poll(() => liveExtensionPids().length, { timeout: 20_000 }).toBe(1)
+  const [pid] = liveExtensionPids()
+  expect(await withinBound(dev.close().then(() => 'closed'))).toBe('closed')
+  server = undefined
+  expectOutdated(await request)
+  await expectProcessesGone([pid!])
   expect(errors).toEqual([])
 }, 60_000)
