@@ -7,12 +7,14 @@
  *   `<path>:<line> region <id> is stale` line per stale job with a short diff, then a summary.
  * - `sync` writes every document whose regenerated text differs (see sync/write-back.ts for
  *   the guarantees) and prints `wrote <path>` per document, then a summary.
+ * - Both then run the project's validators (as `vite build` does): their errors and warnings
+ *   are listed, and an error fails the command.
  * - `--root <dir>`: exactly that folder is the project (its `insitu.toml`, if any, else the
  *   defaults), like the plugin's `root` option. Default: the nearest `insitu.toml` walking up
  *   from `io.cwd`, else `io.cwd`.
  * - `--help`/`-h` prints the usage (both commands and the options), `--version`/`-v` the version.
  * - Exit codes: 0 clean (check: nothing stale; sync: everything written or current); 1 stale
- *   documents (check) or failed jobs or writes (both); 2 usage errors (stderr: the problem and
+ *   documents (check) or failed jobs, writes or validators (both); 2 usage errors (stderr: the problem and
  *   a hint to `--help`) and config errors (a bad `insitu.toml` or extension manifest: its
  *   message, which starts `file:line:col:` when the position is known).
  * Reports go to stdout; usage, config and extension-log messages to stderr.
@@ -53,7 +55,10 @@ Options:
   -h, --help     Show this help
   -v, --version  Show the version
 
-Exit codes: 0 clean, 1 stale documents (check) or failed jobs, 2 usage or config error
+Both commands then run the project's validators; a validator error fails them.
+
+Exit codes: 0 clean, 1 stale documents (check), failed jobs or validator errors,
+2 usage or config error
 `
 
 type Command = 'check' | 'sync'
@@ -125,9 +130,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return error instanceof ConfigError ? EXIT_USAGE : EXIT_STALE_OR_FAILED
   }
   try {
-    const report = await syncProject(engine, { write: parsed.command === 'sync' })
+    const report = await syncProject(engine, { write: parsed.command === 'sync', validate: true })
     io.stdout.write(formatSyncReport(report, parsed.command))
-    return report.stale > 0 || report.failed > 0 ? EXIT_STALE_OR_FAILED : EXIT_CLEAN
+    return report.stale > 0 || report.failed > 0 || report.validationErrors > 0 ? EXIT_STALE_OR_FAILED : EXIT_CLEAN
   } catch (error) {
     io.stderr.write(`${CLI_NAME}: ${messageOf(error)}\n`)
     return EXIT_STALE_OR_FAILED

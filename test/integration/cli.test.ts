@@ -101,6 +101,32 @@ describe('vite-plugin-insitu command line', () => {
     ])
   })
 
+  it('runs the validators: an error fails the command, a warning is listed', async () => {
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    fs.writeFileSync(path.join(root, 'notes/three.md'), 'no title here\n')
+    const warned = await cli(['sync'], { cwd: root })
+    expect(warned).toEqual({
+      code: 0,
+      stdout: ['wrote docs/notes.md', 'notes/three.md:1: warning: note has no title: notes/three.md', 'wrote 1 of 9 documents', ''].join('\n'),
+      stderr: '',
+    })
+    fs.writeFileSync(path.join(root, 'notes/four.md'), '# Four\n\nFORBIDDEN\n')
+    expect((await cli(['sync'], { cwd: root })).code).toBe(1)
+    const failed = await cli(['check'], { cwd: root })
+    expect(failed).toEqual({
+      code: 1,
+      stdout: [
+        'notes/four.md:3: error: forbidden word in notes/four.md',
+        'notes/three.md:1: warning: note has no title: notes/three.md',
+        '10 documents current, 1 validator error',
+        '',
+      ].join('\n'),
+      stderr: '',
+    })
+  })
+
   it('--root makes exactly that folder the project', async () => {
     const root = copyProject()
     const elsewhere = copyProject()
