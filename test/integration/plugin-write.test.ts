@@ -214,11 +214,12 @@ describe('write mode: dev server', () => {
     await startServer()
     await client().transformRequest('/main.js')
     // The typist appends a line to the document while its first render runs; the write-back
-    // sees the file changed, renders again, and writes a text that holds the typed line.
-    const expected = '# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n\ngenerated 2\n\n<!-- insitu:end -->\ntyped while the write was pending\n'
-    await expect.poll(() => readFile(root, 'docs/typed.md'), WAIT).toBe(expected)
+    // sees the file changed, renders again, and writes a text that holds the typed line. (The
+    // watcher may report the typed line first, as a user's edit: then a third render writes.)
+    const expected = /^# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n\ngenerated [23]\n\n<!-- insitu:end -->\ntyped while the write was pending\n$/
+    await expect.poll(() => readFile(root, 'docs/typed.md'), WAIT).toMatch(expected)
     await idle(IDLE_MS)
-    expect(readFile(root, 'docs/typed.md')).toBe(expected)
+    expect(readFile(root, 'docs/typed.md')).toMatch(expected)
   })
 
   test('a document deleted while its write is pending is not recreated', async () => {
