@@ -2,7 +2,8 @@
  * "Why did this re-run?" in a real Vite dev server (listening, polling watcher) on a fresh copy
  * of test/fixtures/plugin-project with its real Python extension (`plugin/notes`) and real git:
  * `/__insitu/data.json` and `/__insitu/` after first requests, a cached request, an edit and a
- * git commit; the terminal's update lines; the client script tag and module.
+ * git commit; the terminal's update lines; the client script tag and module. The data.json
+ * after an edit, the tag and the client are checked on every supported Vite major too.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -100,6 +101,54 @@ afterEach(async () => {
   } finally {
     removeProjects()
   }
+})
+
+interface ViteModule {
+  createServer(config: object): Promise<{
+    listen(): Promise<unknown>
+    close(): Promise<void>
+    httpServer: ViteDevServer['httpServer']
+    watcher: { getWatched(): Record<string, string[]> }
+    transformRequest(url: string): Promise<unknown>
+    transformIndexHtml(url: string, html: string): Promise<string>
+  }>
+}
+
+const MAJORS: [string, () => Promise<ViteModule>][] = [
+  ['vite5', () => import('vite5') as Promise<ViteModule>],
+  ['vite6', () => import('vite6') as Promise<ViteModule>],
+  ['vite7', () => import('vite7') as Promise<ViteModule>],
+  ['vite', () => import('vite') as Promise<ViteModule>],
+]
+
+describe.each(MAJORS)('%s', (_name, importVite) => {
+  test('data.json names the event after an edit; HTML gets the client, which imports Vite’s client', async () => {
+    const vite = await importVite()
+    const dev = await vite.createServer({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu()],
+      server: { port: 0, watch: { usePolling: true, interval: 50 } },
+    })
+    server = dev as unknown as ViteDevServer
+    await dev.listen()
+    await dev.transformRequest('/docs/notes.md?raw')
+    expect(await reasonOf('docs/notes.md?raw')).toBe('first request')
+    await expect.poll(() => dev.watcher.getWatched()[path.join(root, 'notes')]?.includes('one.md'), WAIT).toBe(true)
+    for (const pid of liveExtensionPids()) seenPids.add(pid)
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(async () => ownerOf(await data(), 'docs/notes.md?raw').pendingText, WAIT).toBe('notes/three.md created')
+    await dev.transformRequest('/docs/notes.md?raw')
+    expect(await reasonOf('docs/notes.md?raw')).toBe('notes/three.md created')
+
+    const html = await dev.transformIndexHtml('/index.html', fs.readFileSync(path.join(root, 'index.html'), 'utf8'))
+    expect(html).toContain('<script type="module" src="/__insitu/client.js"></script>')
+    const code = await (await fetch(`${origin()}/__insitu/client.js`)).text()
+    expect(code).toContain('import { createHotContext } from "/@vite/client"')
+    const viteClient = await (await fetch(`${origin()}/@vite/client`)).text()
+    expect(viteClient).toMatch(/export \{[^}]*\bcreateHotContext\b/)
+  })
 })
 
 describe('/__insitu/', () => {
