@@ -9,7 +9,8 @@
  * Checks: the page lists the documents the app requested with their first-request reason;
  * creating a note (which the extension's glob covers) updates the app, and after a reload the
  * page names that event as the reason; the stray-end warning is printed in the browser console
- * with file:line, and a second one added by an edit is printed too.
+ * with file:line, and a second one added by an edit is printed too; a page Vite serves as is
+ * (public/, no `transformIndexHtml`) that carries the client's script tag itself prints them.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -61,6 +62,9 @@ describe('/__insitu/ and browser diagnostics (Vite dev server + Chromium)', () =
     root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'docs/stray.md'), STRAY)
     fs.appendFileSync(path.join(root, 'main.js'), "\nimport './docs/stray.md?raw'\n")
+    // A page Vite serves as is (no transformIndexHtml), carrying the client's tag itself.
+    fs.mkdirSync(path.join(root, 'public'))
+    fs.writeFileSync(path.join(root, 'public/static.html'), `<!doctype html>\n<script type="module" src="/__insitu/client.js"></script>\n`)
     server = await createServer({
       root,
       configFile: false,
@@ -112,5 +116,17 @@ describe('/__insitu/ and browser diagnostics (Vite dev server + Chromium)', () =
     fs.appendFileSync(path.join(root, 'docs/stray.md'), '\n<!-- insitu:end -->\n')
     await expect.poll(() => consoleLines, WAIT).toContain(warning(5))
     expect(insituLinesPerPage()).toEqual([[warning(3)], [warning(3), warning(5)]])
+  })
+
+  it('a page not served through transformIndexHtml prints them with the client tag of its own', { timeout: TIMEOUT }, async () => {
+    const lines: string[] = []
+    const page = await browser!.newPage()
+    page.on('console', (message: ConsoleMessage) => lines.push(`${message.type()} ${message.text()}`))
+    await page.goto(`${origin}/static.html`)
+    expect(await page.content()).not.toContain('/@vite/client')
+    await expect.poll(() => lines.filter((line) => line.includes('[insitu]')), WAIT).toEqual([
+      `warning [insitu] docs/stray.md:3 ${STRAY_WARNING}`,
+      `warning [insitu] docs/stray.md:5 ${STRAY_WARNING}`,
+    ])
   })
 })
