@@ -24,6 +24,9 @@
  *   is logged and fails every managed module, with the file:line of the problem.
  * - Dev: a change of `insitu.toml`, an extension manifest or a file inside an extension
  *   folder restarts the server (`insitu: <file> changed, restarting server`).
+ * - Dev: `/__insitu/` shows the engine's run records (inspector-page.ts); each plugin-caused
+ *   update logs one line (update-log.ts); warnings and info reach the browser console through
+ *   a client injected with `transformIndexHtml` (browser-diagnostics.ts).
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
  *   Validators run once per engine start, at `buildStart`: warnings `this.warn`, info the
  *   logger, errors fail a build and are logged by the dev server (which keeps serving).
