@@ -294,7 +294,7 @@ export class InsituEngine {
     const ofFile = (owner: string) => ownerFile(owner) === relPath
     for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
-    for (const { owner } of this.runRecords.list()) if (ofFile(owner)) this.runRecords.forget(owner)
+    for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
   }
 
   /**

@@ -56,8 +56,8 @@ export interface RunRecord {
   durationMs: number
   reason: RunReason
   jobs: JobRecord[]
-  dependencies: string[]
-  diagnostics: Diagnostic[]
+  dependencies: readonly string[]
+  diagnostics: readonly Diagnostic[]
   /** The run failed as a whole (a module transform threw, a document could not be parsed). */
   error: string | null
   /** The output text differs from the previous run's (true on a first run). */
@@ -155,8 +155,9 @@ export class RunRecords {
       durationMs: Math.max(0, RunRecords.now() - run.startedAt),
       reason,
       jobs: run.jobs,
-      dependencies: [...run.dependencies],
-      diagnostics: [...run.diagnostics],
+      // The run's own arrays (never mutated), not copies: a record costs little at 10,000 documents.
+      dependencies: run.dependencies,
+      diagnostics: run.diagnostics,
       error: run.error,
       outputChanged: run.outputHash === null || run.outputHash !== entry.outputHash,
     }
@@ -196,6 +197,11 @@ export class RunRecords {
 
   get(owner: string): OwnerRecord | undefined {
     return this.entries.get(owner)?.record ?? undefined
+  }
+
+  /** Every owner with a record, unsorted. */
+  owners(): IterableIterator<string> {
+    return this.entries.keys()
   }
 
   list(): OwnerRecord[] {
