@@ -19,6 +19,9 @@
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, clears the cache of every owner whose result may change, and returns those
  *   owners (`ownerFile(owner)` is the owner's project-relative file).
+ * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
+ *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
+ *   cache, and why `affected()` selected it: the file events or the git change.
  * - `abort(reason)` makes every job in flight and every later one reject with `reason` at
  *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
  *   extensions and closes the index; idempotent.
@@ -45,6 +48,7 @@ import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
 import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent } from './dependency-graph.js'
 import { type DocumentResult, describeFailure, locationOf, renderDocument } from './render-document.js'
+import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
 export interface EngineOptions {
   /** Folder to start looking for `insitu.toml` from (or the project root when there is none). */
@@ -106,6 +110,8 @@ interface Cached<T> {
 
 export class InsituEngine {
   readonly graph = new DependencyGraph()
+  /** What ran for each owner, when and why (see run-records.ts); read-only outside the engine. */
+  readonly runRecords = new RunRecords()
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
   private readonly inFlight = new Set<ChangeLog>()
@@ -188,19 +194,26 @@ export class InsituEngine {
     return relative !== null && this.index.isDocument(relative)
   }
 
-  async renderDocument(file: string, text: string, query = ''): Promise<DocumentResult> {
+  /**
+   * `prefetch`: rendered ahead of any request (the dev server's early cutoff, a write-back), so
+   * the next request served from the cache delivers this run: the run records keep its reason.
+   */
+  async renderDocument(file: string, text: string, query = '', options: { prefetch?: boolean } = {}): Promise<DocumentResult> {
     const relPath = this.requireRelative(file)
     const owner = ownerOf(relPath, query)
     const hash = hashText(text)
     const cached = this.documentCache.get(owner)
+    if ((cached?.hash === hash || cached?.outputHash === hash) && !options.prefetch) this.runRecords.cached(owner)
     if (cached?.hash === hash) return cached.result
     if (cached?.outputHash === hash) return unchangedResult(cached.result)
+    const startedAt = RunRecords.now()
     const result = await this.runTracked(owner, async () => {
       const rendered = await renderDocument(this.host, relPath, text)
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
     const outputHash = hashText(result.value.text)
     this.lastOutputs.set(owner, outputHash)
+    this.runRecords.ran(owner, documentRun(relPath, startedAt, hash, outputHash, result.value, (kind) => this.providerOf(kind)), options.prefetch)
     // A failure may be transient (a crash, a timeout): never serve it again from the cache.
     if (result.cacheable) this.documentCache.set(owner, { hash, result: result.value, outputHash })
     return result.value
@@ -211,8 +224,12 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
     const cached = this.moduleCache.get(owner)
+    if (cached && cached.hash === hash) this.runRecords.cached(owner)
     if (cached && cached.hash === hash) return cached.result
     this.moduleCache.delete(owner)
+    const startedAt = RunRecords.now()
+    const record = (outcome: Parameters<typeof moduleRun>[4]) =>
+      this.runRecords.ran(owner, moduleRun(relPath, startedAt, hash, rule.transform, outcome, (kind) => this.providerOf(kind), hashText))
     const result = await this.runTracked(owner, async () => {
       let invocation
       try {
@@ -221,7 +238,9 @@ export class InsituEngine {
       } catch (error) {
         // What it read before failing is still watched: creating a missing input re-runs it.
         this.graph.set(owner, errorDependencies(error))
-        throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+        const failure = new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+        if (!this.aborted) record({ error: failure })
+        throw failure
       }
       const module: ModuleResult = {
         path: relPath,
@@ -231,6 +250,7 @@ export class InsituEngine {
       }
       return { result: module, dependencies: module.dependencies, failed: false }
     })
+    record(result.value)
     if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value })
     return result.value
   }
@@ -292,6 +312,7 @@ export class InsituEngine {
     for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
     for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
+    for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
   }
 
   /**
@@ -328,6 +349,7 @@ export class InsituEngine {
     const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
+    this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
   }
 
@@ -352,6 +374,11 @@ export class InsituEngine {
   close(): Promise<void> {
     this.closing ??= this.host.close().finally(() => this.index.close())
     return this.closing
+  }
+
+  /** The provider (extension name, or `insitu` for a builtin) of a job's capability. */
+  private providerOf(kind: string): string {
+    return this.host.ownerOf('transform', kind) ?? this.host.ownerOf('resource', kind) ?? '?'
   }
 
   private requireRelative(file: string): string {

@@ -142,7 +142,7 @@ export class DevUpdates {
     } catch {
       return 'missing'
     }
-    const rendered = await renderText(this.engine, file, text, query)
+    const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
     return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
   }
 

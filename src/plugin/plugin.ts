@@ -24,6 +24,9 @@
  *   is logged and fails every managed module, with the file:line of the problem.
  * - Dev: a change of `insitu.toml`, an extension manifest or a file inside an extension
  *   folder restarts the server (`insitu: <file> changed, restarting server`).
+ * - Dev: `/__insitu/` shows the engine's run records (inspector-page.ts); each plugin-caused
+ *   update logs one line (update-log.ts); warnings and info reach the browser console through
+ *   a client injected with `transformIndexHtml` (browser-diagnostics.ts).
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
  *   Validators run once per engine start, at `buildStart`: warnings `this.warn`, info the
  *   logger, errors fail a build and are logged by the dev server (which keeps serving).
@@ -55,6 +58,9 @@ import {
   reportValidation,
 } from './diagnostics.js'
 import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
+import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
+import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
+import { logPluginUpdates } from './update-log.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
@@ -184,6 +190,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     for (const { manifest } of current.host.extensions) {
       if (!isInsideFolder(dev.config.root, manifest.dir) && !isInsideFolder(current.root, manifest.dir)) dev.watcher.add(manifest.dir)
     }
+    // One line per plugin-caused update, and warnings/info to the browser (update-log.ts, browser-diagnostics.ts).
+    logPluginUpdates(current, (line) => logger.info(line))
+    connectBrowserDiagnostics(dev.ws, current)
     watchGit(current, (affected) => {
       const updates = devUpdates
       if (!updates || affected.owners.length === 0) return
@@ -386,6 +395,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     configureServer(dev) {
       server = dev
       printErrorsOnce(dev)
+      // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
+      dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
+      dev.middlewares.use(INSPECTOR_PATH, inspectorMiddleware(() => engine))
+      answerReadyClients(dev.ws, () => engine)
       // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
       // once, then stop the extensions; the close resolves once they are gone.
       onServerClosing(dev, (reason) => {
@@ -408,6 +421,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
             })
         })
       }
+    },
+
+    transformIndexHtml() {
+      // Dev only: the client printing warnings and info in the browser console.
+      if (server) return [clientScriptTag()]
     },
 
     async buildStart() {
