@@ -8,14 +8,17 @@
  *   (playwright-core, /usr/bin/chromium or $INSITU_CHROMIUM) with one page per server.
  * - Edit kinds, each introducing a fresh marker text:
  *   - prose: the last prose line of README.md (both projects);
- *   - front matter: the `title` of an open task (plugin; the sql region's row changes), and
- *     the same row of the regenerated README (plain);
+ *   - front matter: the `title` of an open task (plugin; its row of the sql region changes),
+ *     and the same row of the regenerated README (plain);
  *   - include: a line of snippets/example.ts (plugin), the same line in the README's include
- *     region (plain).
+ *     region (plain);
+ *   - front matter against the task itself: the same plugin edit, while Vite alone gets the
+ *     same edit of that task file, which the page also shows (so its watcher pays for the
+ *     folder of task documents as the plugin's does). Not part of the issue's target.
  * - Before each edit, a quiet SETTLE_MS (Vite's watcher drops a change that follows another on
- *   the same file too closely). A measurement is the wall-clock time from just before `writeFileSync` to the page's
- *   MutationObserver first seeing the marker in `<pre id="out">` (Node's and Chromium's
- *   `performance.timeOrigin + now()`). After one unmeasured warm-up round, each run measures
+ *   the same file too closely). A measurement is the wall-clock time from just before
+ *   `writeFileSync` to the page's MutationObserver first seeing the marker in the kind's
+ *   `<pre>` (Node's and Chromium's `performance.timeOrigin + now()`). After one unmeasured warm-up round, each run measures
  *   every kind on both servers, the server going first alternating between runs.
  * - Rewrites the section `hmr@<size>` of bench/RESULTS.md: per kind the median (min–max) of
  *   both and the ratio of the medians.
@@ -53,6 +56,7 @@ type Side = 'plugin' | 'plain'
 interface PageGlobals {
   __ready?: boolean
   __expect: string | null
+  __expectIn: 'out' | 'task'
   __seenAt: number | null
   document: { getElementById(id: string): { textContent: string | null } | null }
 }
@@ -64,11 +68,15 @@ interface Served {
   page: Page
 }
 
-/** One edit kind: how to put a marker into each project. */
+/** One edit kind: how to put a marker into each project, and where the page shows it. */
 interface EditKind {
   label: string
-  /** Writes the edit carrying `marker` into the project of `side`; returns nothing. */
+  /** What Vite alone is given instead (the row's baseline). */
+  baseline: string
+  /** Writes the edit carrying `marker` into the project of `side`. */
   apply(side: Side, marker: string): void
+  /** The `<pre>` (page.js) whose text shows the marker: `out` (README) or `task`. */
+  shownIn: Record<Side, 'out' | 'task'>
 }
 
 function replaceOnce(file: string, from: string, to: string): void {
@@ -87,6 +95,8 @@ function editKinds(projects: BenchProjects): EditKind[] {
   const proseLine = { plugin: 'That is all for now.', plain: 'That is all for now.' }
   const prose: EditKind = {
     label: 'prose edit of README.md',
+    baseline: 'the same edit of the regenerated README',
+    shownIn: { plugin: 'out', plain: 'out' },
     apply(side, marker) {
       const next = `That is all for now (${marker}).`
       replaceOnce(readme(side), proseLine[side], next)
@@ -94,18 +104,33 @@ function editKinds(projects: BenchProjects): EditKind[] {
     },
   }
 
-  // The first open task listed by the sql region (`status: open`).
-  const task = projects.generated.tasks.find((rel) => /^status: open$/m.test(fs.readFileSync(path.join(projects.plugin, rel), 'utf8')))
-  if (!task) throw new Error('the generated project has no open task')
+  // The first open task: listed by the sql region, and shown by the page as itself.
+  const task = projects.openTask
   const originalTitle = /^title: (.*)$/m.exec(fs.readFileSync(path.join(projects.plugin, task), 'utf8'))![1]!
-  const title = { plugin: originalTitle, plain: originalTitle }
+  const title = { plugin: originalTitle, plain: originalTitle, plainTask: originalTitle }
   const frontMatter: EditKind = {
-    label: `front-matter edit of ${task} (sql region)`,
+    label: `front-matter edit of ${task} (its row in the sql region)`,
+    baseline: 'the same row edited in the regenerated README',
+    shownIn: { plugin: 'out', plain: 'out' },
     apply(side, marker) {
       const next = `${originalTitle} ${marker}`
-      if (side === 'plugin') replaceOnce(path.join(root(side), task), `title: ${title[side]}\n`, `title: ${next}\n`)
-      else replaceOnce(readme(side), `[${title[side]}](${task})`, `[${next}](${task})`)
+      if (side === 'plugin') replaceOnce(path.join(root(side), task), `title: ${title.plugin}\n`, `title: ${next}\n`)
+      else replaceOnce(readme(side), `[${title.plain}](${task})`, `[${next}](${task})`)
       title[side] = next
+    },
+  }
+  // The same plugin edit, against Vite editing that task file itself (its watcher pays for the
+  // folder of task documents too).
+  const frontMatterVsTask: EditKind = {
+    label: `front-matter edit of ${task} (its row in the sql region)`,
+    baseline: `the same edit of ${task}, shown by the page as itself`,
+    shownIn: { plugin: 'out', plain: 'task' },
+    apply(side, marker) {
+      const next = `${originalTitle} ${marker}`
+      const current = side === 'plugin' ? title.plugin : title.plainTask
+      replaceOnce(path.join(root(side), task), `title: ${current}\n`, `title: ${next}\n`)
+      if (side === 'plugin') title.plugin = next
+      else title.plainTask = next
     },
   }
 
@@ -113,13 +138,15 @@ function editKinds(projects: BenchProjects): EditKind[] {
   const greeting = { plugin: 'hello, ', plain: 'hello, ' }
   const include: EditKind = {
     label: `included-file edit (${snippet})`,
+    baseline: 'the same line edited in the regenerated README',
+    shownIn: { plugin: 'out', plain: 'out' },
     apply(side, marker) {
       const next = `hello ${marker}, `
       replaceOnce(side === 'plugin' ? path.join(root(side), snippet) : readme(side), greeting[side], next)
       greeting[side] = next
     },
   }
-  return [prose, frontMatter, include]
+  return [prose, frontMatter, include, frontMatterVsTask]
 }
 
 async function serve(side: Side, root: string, browser: Browser): Promise<Served> {
@@ -143,11 +170,15 @@ async function serve(side: Side, root: string, browser: Browser): Promise<Served
 /** Milliseconds from the write to the marker in the page's DOM. */
 async function measureEdit(served: Served, kind: EditKind, marker: string): Promise<number> {
   await setTimeout(SETTLE_MS)
-  await served.page.evaluate((expected) => {
-    const w = globalThis as unknown as PageGlobals
-    w.__expect = expected
-    w.__seenAt = null
-  }, marker)
+  await served.page.evaluate(
+    ([expected, shownIn]) => {
+      const w = globalThis as unknown as PageGlobals
+      w.__expect = expected
+      w.__expectIn = shownIn
+      w.__seenAt = null
+    },
+    [marker, kind.shownIn[served.side]] as const,
+  )
   const writtenAt = wallClockMs()
   kind.apply(served.side, marker)
   const handle = await served.page
@@ -156,10 +187,9 @@ async function measureEdit(served: Served, kind: EditKind, marker: string): Prom
       polling: 5,
     })
     .catch(async (error: unknown) => {
-      const shown = await served.page.evaluate(() => (globalThis as unknown as PageGlobals).document.getElementById('out')?.textContent ?? '')
-      const onDisk = fs.readFileSync(path.join(served.root, 'README.md'), 'utf8')
-      throw new Error(
-        `the ${served.side} page did not show ${marker} (${kind.label}): page has it ${shown.includes(marker)}, README on disk has it ${onDisk.includes(marker)}`,
+      const shownIn = kind.shownIn[served.side]
+      const shown = await served.page.evaluate((id) => (globalThis as unknown as PageGlobals).document.getElementById(id)?.textContent ?? '', shownIn)
+      throw new Error(`the ${served.side} page did not show ${marker} in #${shownIn} (${kind.label}): it shows ${JSON.stringify(shown.slice(0, 200))}…`,
         { cause: error },
       )
     })
@@ -189,7 +219,7 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
       }
       if (run >= 0) {
         console.error(
-          `  run ${run + 1}/${runs}: ${kinds.map((k) => `${k.label.split(' ')[0]} ${times.get(k)!.plugin.at(-1)!.toFixed(0)}/${times.get(k)!.plain.at(-1)!.toFixed(0)} ms`).join(', ')}`,
+          `  run ${run + 1}/${runs}: ${kinds.map((k, i) => `${i + 1}: ${times.get(k)!.plugin.at(-1)!.toFixed(0)}/${times.get(k)!.plain.at(-1)!.toFixed(0)} ms`).join(', ')}`,
         )
       }
     }
@@ -198,15 +228,16 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
       '',
       `Machine: ${machineLine()}. README.md regenerated: ${formatSize(Math.round(readmeBytes / 1024))} KiB. Median of ${runs} runs (min–max).`,
       '',
-      '| edit | with the plugin | Vite alone (regenerated README) | plugin / Vite |',
-      '| --- | --- | --- | --- |',
+      '| edit (with the plugin) | Vite alone gets | with the plugin | Vite alone | plugin / Vite |',
+      '| --- | --- | --- | --- | --- |',
       ...kinds.map((kind) => {
         const t = times.get(kind)!
-        return `| ${kind.label} | ${cell(t.plugin, 'ms')} | ${cell(t.plain, 'ms')} | ${ratioCell(t.plugin, t.plain)} |`
+        return `| ${kind.label} | ${kind.baseline} | ${cell(t.plugin, 'ms')} | ${cell(t.plain, 'ms')} | ${ratioCell(t.plugin, t.plain)} |`
       }),
     ]
-    const worst = Math.max(...kinds.map((kind) => median(times.get(kind)!.plugin) / median(times.get(kind)!.plain)))
-    lines.push('', `Worst ratio ${worst.toFixed(2)}× (target ≤ 1.5×: ${worst <= 1.5 ? 'met' : 'not met'}).`)
+    // The issue's target compares with Vite's own edit of the regenerated README (the first three rows).
+    const worst = Math.max(...kinds.slice(0, 3).map((kind) => median(times.get(kind)!.plugin) / median(times.get(kind)!.plain)))
+    lines.push('', `Worst ratio against the regenerated README ${worst.toFixed(2)}× (target ≤ 1.5×: ${worst <= 1.5 ? 'met' : 'not met'}).`)
     return lines.join('\n')
   } finally {
     for (const served of servers) {

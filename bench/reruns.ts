@@ -30,7 +30,7 @@ import path from 'node:path'
 import { DependencyGraph } from '../src/engine/dependency-graph.js'
 import { InsituEngine, ownerFile } from '../src/engine/engine.js'
 import type { DocumentResult, JobResult } from '../src/engine/render-document.js'
-import { findRegionDocuments } from './bench-projects.js'
+import { findRegionDocuments, firstOpenTask } from './bench-projects.js'
 import { benchArgs, cell, formatSize, machineLine } from './measurements.js'
 import { generateProject } from './project-generator.js'
 import { writeSection } from './results-file.js'
@@ -129,8 +129,7 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   const root = path.join(tmp, 'project')
   const generated = generateProject(root, { documents })
   const regionDocuments = findRegionDocuments(root)
-  const task = generated.tasks.find((rel) => /^status: open$/m.test(fs.readFileSync(path.join(root, rel), 'utf8')))
-  if (!task) throw new Error('the generated project has no open task')
+  const task = firstOpenTask(root, generated.tasks)
   const edits: Edit[] = [
     {
       label: `front matter of 1 of ${formatSize(documents)} task documents (\`${task}\`: status open ↔ done)`,
