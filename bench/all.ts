@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-const SCRIPTS = ['reruns.ts', 'engine-start.ts', 'build.ts', 'hmr.ts']
+const SCRIPTS = ['reruns.ts', 'engine.ts', 'build.ts', 'hmr.ts']
 
 for (const script of SCRIPTS) {
   const file = fileURLToPath(new URL(script, import.meta.url))

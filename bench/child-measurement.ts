@@ -1,6 +1,6 @@
 /**
  * Runs one measurement in a fresh Node process (cold JIT, its own peak RSS): `node --import tsx
- * <script> '<json request>'`, for bench/build.ts and bench/engine-start.ts.
+ * <script> '<json request>'`, for bench/build.ts and bench/engine.ts.
  *
  * Contract: `measureInChild(script, request)` resolves with the JSON object the child prints as
  * its last stdout line; a child that exits non-zero or prints no JSON rejects with its exit
