@@ -44,7 +44,9 @@ import type { Diagnostic } from '../protocol/schemas.js'
 import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
 import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent } from './dependency-graph.js'
-import { type DocumentResult, describeFailure, locationOf, renderDocument } from './render-document.js'
+import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
+import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
+import type { JobMemo, JobStats } from './job-memo.js'
 
 export interface EngineOptions {
   /** Folder to start looking for `insitu.toml` from (or the project root when there is none). */
@@ -57,6 +59,12 @@ export interface EngineOptions {
   exclude?: readonly string[]
   /** Keep the document index in `paths.state` instead of memory. @default false */
   persistIndex?: boolean
+  /**
+   * Keep persistent state in the project's state folder (the folder of `paths.state`,
+   * `.insitu/` by default): job results in `jobs.db`, validated against the current inputs
+   * before reuse. `false`: memory only, nothing written. @default true
+   */
+  cache?: boolean
   python?: string
   timeoutMs?: number
   logger?: HostLogger
@@ -98,8 +106,8 @@ const MAX_RERUNS = 2
 interface Cached<T> {
   hash: string
   result: T
-  /** Hash of the result's own text (documents): rendering it again gives the same text. */
-  outputHash?: string
+  /** A dependency changed: render again (the result is kept for the early cutoff). */
+  stale: boolean
 }
 
 export class InsituEngine {
@@ -116,7 +124,13 @@ export class InsituEngine {
     readonly index: DocumentIndex,
     /** Absolute git metadata paths (HEAD, refs, packed-refs, index), or null without a repository. */
     readonly gitPaths: readonly string[] | null,
+    private readonly memo: JobMemo,
   ) {}
+
+  /** Jobs run and reused since the engine started (regions, materializations, module transforms). */
+  get stats(): Readonly<JobStats> {
+    return this.memo.stats
+  }
 
   static async create(options: EngineOptions): Promise<InsituEngine> {
     const config = options.config ?? readProjectConfig(options.root)
@@ -137,17 +151,17 @@ export class InsituEngine {
     try {
       index.rebuild()
       const models = loadSqlModels(root, config.paths.models)
-      const resolve = createResourceResolver({
-        root,
-        exclude: sources.exclude,
-        respectGitignore: sources.respect_gitignore,
-        index,
-        models,
-      })
+      const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
+      // Jobs read through recording views: the memo fingerprints what each job saw.
+      let memo: JobMemo | undefined
+      const recordingIndex = recordQueries(index, (sql, params, rows) => memo?.recordQuery(sql, params, rows))
+      const resolve = recordReads(createResourceResolver({ ...resolverContext, index: recordingIndex }), (identifier, location, read) =>
+        memo?.recordRead(identifier, location, read),
+      )
       const builtins = createBuiltins({
         root,
         templatesDir: path.join(root, config.paths.templates),
-        index,
+        index: recordingIndex,
         models: () => models,
       })
       const [host, gitPaths] = await Promise.all([
@@ -159,10 +173,20 @@ export class InsituEngine {
           timeoutMs: options.timeoutMs,
           logger: options.logger,
           enableExtension: options.enableExtension,
+          onExtensionInvoke: (name) => memo?.recordExtension(name),
         }),
         gitMetadataPaths(root).catch(() => null),
       ])
-      return new InsituEngine(effective, host, index, gitPaths)
+      memo = createJobMemo({
+        config: effective,
+        host,
+        python: options.python,
+        resolve: createResourceResolver({ ...resolverContext, index }),
+        query: (sql, params) => index.query(sql, params),
+        cache: options.cache ?? true,
+        logger: options.logger,
+      })
+      return new InsituEngine(effective, host, index, gitPaths, memo)
     } catch (error) {
       index.close()
       throw error
@@ -188,17 +212,24 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(text)
     const cached = this.documentCache.get(owner)
-    if (cached?.hash === hash) return cached.result
-    if (cached?.outputHash === hash) return unchangedResult(cached.result)
+    if (cached && !cached.stale) {
+      if (cached.hash === hash) return cached.result
+      if (cached.result.outputHash === hash) return unchangedResult(cached.result)
+    }
     const result = await this.runTracked(owner, async () => {
-      const rendered = await renderDocument(this.host, relPath, text)
+      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke))
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
-    // A failure may be transient (a crash, a timeout): never serve it again from the cache.
-    if (result.cacheable) {
-      this.documentCache.set(owner, { hash, result: result.value, outputHash: hashText(result.value.text) })
+    let rendered = result.value
+    rendered.outputHash = hashText(rendered.text)
+    // Early cutoff: every job reused on the same input gives the very same result object.
+    if (cached?.hash === hash && cached.result.text === rendered.text && rendered.jobs.every((j) => j.reused)) {
+      rendered = cached.result
     }
-    return result.value
+    // A failure may be transient (a crash, a timeout): never serve it again from the cache.
+    if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false })
+    else this.documentCache.delete(owner)
+    return rendered
   }
 
   async transformModule(file: string, code: string, rule: ModuleRule, query = ''): Promise<ModuleResult> {
@@ -206,13 +237,19 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
     const cached = this.moduleCache.get(owner)
-    if (cached && cached.hash === hash) return cached.result
+    if (cached && !cached.stale && cached.hash === hash) return cached.result
     this.moduleCache.delete(owner)
+    const options = { ...rule.options, content: code }
+    const location = locationOf(relPath)
+    const job = { target: 'module' as const, kind: rule.transform, provider: providerOf(this.host, rule.transform), options, location }
     const result = await this.runTracked(owner, async () => {
       let invocation
       try {
-        invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
-        if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+        ;({ outcome: invocation } = await this.memo.run(job, async () => {
+          const transformed = await this.host.transform(rule.transform, options, location)
+          if (transformed.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+          return transformed
+        }))
       } catch (error) {
         // What it read before failing is still watched: creating a missing input re-runs it.
         this.graph.set(owner, errorDependencies(error))
@@ -220,13 +257,13 @@ export class InsituEngine {
       }
       const module: ModuleResult = {
         path: relPath,
-        code: invocation.content,
+        code: invocation.content ?? '',
         dependencies: invocation.dependencies,
         diagnostics: invocation.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath })),
       }
       return { result: module, dependencies: module.dependencies, failed: false }
     })
-    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value })
+    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value, stale: false })
     return result.value
   }
 
@@ -265,9 +302,13 @@ export class InsituEngine {
     }
   }
 
-  /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
+  /**
+   * Forget an owner's cached result (its dependencies stay until it is rendered again). Its
+   * jobs stay in the job memo, which judges them by their own dependencies.
+   */
   invalidate(owner: string): void {
-    this.documentCache.delete(owner)
+    const document = this.documentCache.get(owner)
+    if (document) document.stale = true
     this.moduleCache.delete(owner)
   }
 
@@ -276,7 +317,12 @@ export class InsituEngine {
     const relPath = this.relativePath(file)
     if (relPath === null) return
     const ofFile = (owner: string) => ownerFile(owner) === relPath
-    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
+    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) {
+      if (ofFile(owner)) {
+        this.documentCache.delete(owner)
+        this.moduleCache.delete(owner)
+      }
+    }
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
   }
 
@@ -306,7 +352,9 @@ export class InsituEngine {
       log.entries ||= entriesChanged
       log.git ||= gitChanged
     }
-    const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
+    const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
+    this.memo.noteChanges(projectEvents, changes)
+    const owners = this.graph.affected(projectEvents, changes)
     for (const owner of owners) this.invalidate(owner)
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
   }
@@ -330,7 +378,10 @@ export class InsituEngine {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.host.close().finally(() => this.index.close())
+    this.closing ??= this.host.close().finally(() => {
+      this.memo.close()
+      this.index.close()
+    })
     return this.closing
   }
 
