@@ -108,6 +108,8 @@ interface Cached<T> {
   result: T
   /** A dependency changed: render again (the result is kept for the early cutoff). */
   stale: boolean
+  /** `processEpoch()` when it was computed. */
+  processes: string
 }
 
 export class InsituEngine {
@@ -212,7 +214,8 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(text)
     const cached = this.documentCache.get(owner)
-    if (cached && !cached.stale) {
+    const processes = this.processEpoch()
+    if (cached && !cached.stale && cached.processes === processes) {
       if (cached.hash === hash) return cached.result
       if (cached.result.outputHash === hash) return unchangedResult(cached.result)
     }
@@ -227,7 +230,7 @@ export class InsituEngine {
       rendered = cached.result
     }
     // A failure may be transient (a crash, a timeout): never serve it again from the cache.
-    if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false })
+    if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false, processes })
     else this.documentCache.delete(owner)
     return rendered
   }
@@ -237,7 +240,8 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
     const cached = this.moduleCache.get(owner)
-    if (cached && !cached.stale && cached.hash === hash) return cached.result
+    const processes = this.processEpoch()
+    if (cached && !cached.stale && cached.processes === processes && cached.hash === hash) return cached.result
     this.moduleCache.delete(owner)
     const options = { ...rule.options, content: code }
     const location = locationOf(relPath)
@@ -263,7 +267,7 @@ export class InsituEngine {
       }
       return { result: module, dependencies: module.dependencies, failed: false }
     })
-    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value, stale: false })
+    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value, stale: false, processes })
     return result.value
   }
 
@@ -335,6 +339,7 @@ export class InsituEngine {
     let gitChanged = false
     for (const event of events) {
       const absolute = toPosixPath(path.resolve(this.root, event.path))
+      if (this.memo.isStoreFile(absolute)) continue
       if (this.isGitMetadata(absolute)) {
         gitChanged = true
         continue
@@ -383,6 +388,11 @@ export class InsituEngine {
       this.index.close()
     })
     return this.closing
+  }
+
+  /** The extension processes running now: a restarted one makes every cached result suspect. */
+  private processEpoch(): string {
+    return JSON.stringify([...this.host.pids()])
   }
 
   private requireRelative(file: string): string {

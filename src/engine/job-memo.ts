@@ -197,6 +197,11 @@ export class JobMemo {
     }
   }
 
+  /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */
+  isStoreFile(absolutePosix: string): boolean {
+    return this.context.store?.isStoreFile(absolutePosix) ?? false
+  }
+
   close(): void {
     this.context.store?.close()
   }

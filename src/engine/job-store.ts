@@ -3,23 +3,26 @@
  * project's state folder), beside the in-memory memo (job-memo.ts) that validates them.
  *
  * Contract:
- * - `JobStore.open(file, header, logger)` opens or creates the file. Its `meta` table holds
- *   the store format and the `header` (plugin version, config fingerprint, V8 version); a
- *   store written under another header is emptied (its results were computed by another
- *   plugin, config or serializer), silently. A file that is not such a store (not SQLite, or
- *   SQLite without our format, or failing to read) is deleted and created afresh with ONE
- *   `logger.warn` line naming the file; a file that cannot be created at all leaves the store
- *   off (`null`), with one warning.
+ * - `JobStore.open(file, header, logger)` opens the file when there is one (nothing is
+ *   written before the first `flush()`). Its `meta` table holds the store format and the
+ *   `header` (plugin version, config fingerprint, V8 version); a store written under another
+ *   header serves nothing and is emptied by the next flush (its results were computed by
+ *   another plugin, config or serializer), silently. A file that is not such a store (not
+ *   SQLite, SQLite without our format, unreadable) is deleted with ONE `logger.warn` line
+ *   naming the file, and written afresh by the next flush.
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive) or
  *   undefined; it never validates it: the caller checks every fingerprint before serving.
- * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction on the next
- *   macrotask (or by `flush()`); `close()` flushes and closes. A failure while reading or
- *   writing turns the store off with one warning (the memo keeps working in memory).
+ * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
+ *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
+ *   every write in the project folder. A failure while reading or writing turns the store off
+ *   with one warning (the memo keeps working in memory).
+ * - `isStoreFile(absolutePosix)`: the store file or one of SQLite's files beside it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
 import Database from 'better-sqlite3'
+import { toPosixPath } from '../documents/project-paths.js'
 import type { HostLogger } from '../host/process.js'
 
 export const JOB_STORE_FILE = 'jobs.db'
@@ -33,49 +36,41 @@ export interface JobStoreHeader {
 
 export class JobStore {
   private pending = new Map<string, unknown | undefined>()
-  private flushing: NodeJS.Immediate | undefined
   private broken = false
 
   private constructor(
     readonly file: string,
-    private readonly db: Database.Database,
+    private readonly header: JobStoreHeader,
+    /** The open store, or null when there is no file yet (created by the first flush). */
+    private db: Database.Database | null,
+    /** The file was written under this header: its entries may be served. */
+    private current: boolean,
     private readonly logger: HostLogger,
   ) {}
 
-  static open(file: string, header: JobStoreHeader, logger: HostLogger): JobStore | null {
-    let db: Database.Database
+  static open(file: string, header: JobStoreHeader, logger: HostLogger): JobStore {
+    if (!fs.existsSync(file)) return new JobStore(file, header, null, false, logger)
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      db = openChecked(file)
+      const db = openChecked(file)
+      const stored = Object.fromEntries(
+        (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+      )
+      const current = Object.entries(header).every(([key, value]) => stored[key] === value)
+      return new JobStore(file, header, db, current, logger)
     } catch (error) {
       logger.warn(`insitu: ignoring the job cache ${file} (${(error as Error).message}); rebuilding it`)
       try {
         removeDatabase(file)
-        db = openChecked(file)
-      } catch (again) {
-        logger.warn(`insitu: job cache ${file} cannot be created (${(again as Error).message}); caching in memory only`)
-        return null
+      } catch {
+        // the first flush reports what is wrong with the file
       }
+      return new JobStore(file, header, null, false, logger)
     }
-    const stored = Object.fromEntries(
-      (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
-    )
-    const wanted: Record<string, string> = { format: FORMAT, ...header }
-    const same = Object.keys(wanted).every((key) => stored[key] === wanted[key])
-    if (!same) {
-      db.transaction(() => {
-        db.prepare('delete from jobs').run()
-        db.prepare('delete from meta').run()
-        const insert = db.prepare('insert into meta (key, value) values (?, ?)')
-        for (const [key, value] of Object.entries(wanted)) insert.run(key, value)
-      })()
-    }
-    return new JobStore(file, db, logger)
   }
 
   get(key: string): unknown {
-    if (this.broken) return undefined
     if (this.pending.has(key)) return this.pending.get(key)
+    if (this.broken || !this.db || !this.current) return undefined
     try {
       const row = this.db.prepare('select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
       return row ? v8.deserialize(row.entry) : undefined
@@ -86,28 +81,43 @@ export class JobStore {
   }
 
   put(key: string, entry: unknown): void {
-    this.queue(key, entry)
+    if (!this.broken) this.pending.set(key, entry)
   }
 
   delete(key: string): void {
-    this.queue(key, undefined)
+    if (!this.broken) this.pending.set(key, undefined)
   }
 
+  isStoreFile(absolutePosix: string): boolean {
+    const file = toPosixPath(this.file)
+    return absolutePosix === file || ['-wal', '-shm', '-journal'].some((suffix) => absolutePosix === file + suffix)
+  }
+
+  /** Write what changed (creating the file, or emptying one of another header, first). */
   flush(): void {
-    if (this.flushing) clearImmediate(this.flushing)
-    this.flushing = undefined
     if (this.broken || this.pending.size === 0) return
     const writes = this.pending
     this.pending = new Map()
     try {
-      const upsert = this.db.prepare('insert or replace into jobs (key, entry) values (?, ?)')
-      const remove = this.db.prepare('delete from jobs where key = ?')
-      this.db.transaction(() => {
+      if (!this.db) {
+        fs.mkdirSync(path.dirname(this.file), { recursive: true })
+        this.db = openChecked(this.file)
+      }
+      const db = this.db
+      const upsert = db.prepare('insert or replace into jobs (key, entry) values (?, ?)')
+      const remove = db.prepare('delete from jobs where key = ?')
+      db.transaction(() => {
+        if (!this.current) {
+          db.prepare('delete from jobs').run()
+          const insert = db.prepare('insert or replace into meta (key, value) values (?, ?)')
+          for (const [key, value] of Object.entries(this.header)) insert.run(key, value)
+        }
         for (const [key, entry] of writes) {
           if (entry === undefined) remove.run(key)
           else upsert.run(key, v8.serialize(entry))
         }
       })()
+      this.current = true
     } catch (error) {
       this.fail(error)
     }
@@ -116,16 +126,10 @@ export class JobStore {
   close(): void {
     this.flush()
     try {
-      this.db.close()
+      this.db?.close()
     } catch {
       // already closed or broken: nothing to keep
     }
-  }
-
-  private queue(key: string, entry: unknown): void {
-    if (this.broken) return
-    this.pending.set(key, entry)
-    this.flushing ??= setImmediate(() => this.flush())
   }
 
   private fail(error: unknown): void {
@@ -141,8 +145,7 @@ function openChecked(file: string): Database.Database {
   const existed = fs.existsSync(file)
   const db = new Database(file)
   try {
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = OFF')
+    db.pragma('busy_timeout = 2000')
     if (existed) {
       const tables = (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name)
       const format = tables.includes('meta')
