@@ -16,12 +16,20 @@
  *   for its own output text (regeneration is idempotent), so rendering a file the plugin just
  *   wrote back runs no job. A change that arrives while a job runs and touches what it read
  *   makes it run again, so a result never misses an edit.
+ * - Below the owner cache, every job (region, materialization, module transform) goes through
+ *   the job memo (job-memo.ts, its invalidation rules in its header): a render re-runs only
+ *   the jobs whose inputs changed and splices the others' memoized output (`JobResult.reused`),
+ *   so a prose edit runs no job. A render that reused every job on an unchanged input returns
+ *   the previous result object itself (early cutoff); `DocumentResult.outputHash` hashes the
+ *   output. `stats` counts jobs run and reused since the start. With `cache` (default) job
+ *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written on `close()`.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
- *   changes, clears the cache of every owner whose result may change, and returns those
- *   owners (`ownerFile(owner)` is the owner's project-relative file).
+ *   changes, marks every owner whose result may change (and the jobs whose dependencies the
+ *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
+ *   project-relative file). Events on the job store's own files are ignored.
  * - `abort(reason)` makes every job in flight and every later one reject with `reason` at
  *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
- *   extensions and closes the index; idempotent.
+ *   extensions, writes the job store and closes the index; idempotent.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'

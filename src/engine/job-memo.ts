@@ -15,14 +15,16 @@
  *    `fs:dir` listings, `git://` values, `sql:model:` rows): a touched but identical file re-runs
  *    nothing, an edit re-runs exactly the jobs that read the file.
  * 2. Index projection: `index:documents` / `index:entries` / `sql:model:*` are fingerprinted by
- *    the rows of every query run while the job ran (queries of concurrent jobs count too:
- *    safe); a change of the index re-runs only jobs whose queries now return other rows.
+ *    the rows of every query run for the job's location while it ran (`:insitu_path`; a job
+ *    whose options name `insitu_path` hears every query; concurrent jobs of one location hear
+ *    each other's: safe); a change of the index re-runs only jobs whose queries now return
+ *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1).
  * 3. Git: a git metadata change makes every `git://` reader suspect; its values decide.
  * 4. Extension identity: an extension invoked while the job ran must still run the same
  *    program (manifest, command, files) in the same process; a restarted or changed extension
  *    never serves an old result.
- * 5. Fingerprints are taken as the job reads (reads through the host and index queries are
- *    recorded). A dependency read another way (template and model files) is fingerprinted
+ * 5. Fingerprints are taken as the job reads (reads through the host at the job's location
+ *    and index queries are recorded). A dependency read another way (template and model files) is fingerprinted
  *    after the job, only when the file was not modified since shortly before the job started;
  *    otherwise, and for a dependency nothing can fingerprint, the entry is kept in memory
  *    only and dropped (not validated) when it becomes suspect.
@@ -104,8 +106,10 @@ interface MemoEntry extends StoredEntry {
   complete: boolean
 }
 
-/** What one running job saw (reads of concurrent jobs included). */
+/** What one running job saw (reads of concurrent jobs at its location included). */
 interface Recorder {
+  /** The job's location path. */
+  path: string
   startedAt: number
   reads: Map<string, string>
   queries: Map<string, RecordedQuery>
@@ -125,6 +129,10 @@ export class JobMemo {
   private readonly graph = new DependencyGraph()
   private readonly entries = new Map<string, MemoEntry>()
   private readonly running = new Set<Recorder>()
+  /** Running jobs by location path. */
+  private readonly runningAt = new Map<string, Set<Recorder>>()
+  /** Running jobs whose options may move their queries elsewhere (`insitu_path`). */
+  private readonly hearingAllQueries = new Set<Recorder>()
   private readonly runs = new Map<string, Promise<JobOutcome>>()
   /** Fingerprints and query hashes of the current state; cleared on every change. */
   private readonly current = new Map<string, Promise<string>>()
@@ -154,23 +162,27 @@ export class JobMemo {
     }
   }
 
-  /** Reads through the host, recorded for every running job. */
+  /** Reads through the host, recorded for every job running at the read's location. */
   recordRead(identifier: string, location: Location, read: { value: unknown } | { error: unknown }): void {
-    if (this.running.size === 0) return
+    const recorders = this.runningAt.get(location.path)
+    if (!recorders) return
     const fingerprint = 'value' in read ? fingerprintValue(read.value) : fingerprintFailure(read.error)
     const key = readKey(identifier, location)
-    for (const recorder of this.running) {
+    for (const recorder of recorders) {
       const seen = recorder.reads.get(key)
       recorder.reads.set(key, seen === undefined || seen === fingerprint ? fingerprint : CONFLICT)
     }
   }
 
-  /** Index queries, recorded for every running job. */
+  /** Index queries, recorded for the jobs running at their `:insitu_path` (all when it has none). */
   recordQuery(sql: string, params: Record<string, unknown>, rows: unknown): void {
     if (this.running.size === 0) return
+    const at = params.insitu_path
+    const recorders = typeof at === 'string' ? [...(this.runningAt.get(at) ?? []), ...this.hearingAllQueries] : [...this.running]
+    if (recorders.length === 0) return
     const query = { sql, params, hash: fingerprintValue(rows) }
     const key = queryKey(sql, params)
-    for (const recorder of this.running) {
+    for (const recorder of recorders) {
       const seen = recorder.queries.get(key)
       recorder.queries.set(key, seen && seen.hash !== query.hash ? { ...query, hash: CONFLICT } : query)
     }
@@ -210,6 +222,7 @@ export class JobMemo {
     this.drop(key)
     this.stats.jobsRun++
     const recorder: Recorder = {
+      path: spec.location.path,
       startedAt: Date.now(),
       reads: new Map(),
       queries: new Map(),
@@ -217,7 +230,7 @@ export class JobMemo {
       events: [],
       changes: { documents: false, entries: false, git: false },
     }
-    this.running.add(recorder)
+    this.listen(recorder, canonicalJson(spec.options).includes('insitu_path'))
     let outcome: JobOutcome
     let entry: MemoEntry
     try {
@@ -225,7 +238,7 @@ export class JobMemo {
       this.graph.set(key, outcome.dependencies)
       entry = await this.entryOf(spec, outcome, recorder) // still hearing changes meanwhile
     } finally {
-      this.running.delete(recorder)
+      this.stopListening(recorder)
     }
     const { events, changes } = recorder
     const raced = (events.length > 0 || changes.documents || changes.entries || changes.git) && this.graph.affected(events, changes).has(key)
@@ -236,6 +249,22 @@ export class JobMemo {
     this.entries.set(key, entry)
     if (entry.complete) this.persist(key, entry)
     return outcome
+  }
+
+  private listen(recorder: Recorder, allQueries: boolean): void {
+    this.running.add(recorder)
+    let at = this.runningAt.get(recorder.path)
+    if (!at) this.runningAt.set(recorder.path, (at = new Set()))
+    at.add(recorder)
+    if (allQueries) this.hearingAllQueries.add(recorder)
+  }
+
+  private stopListening(recorder: Recorder): void {
+    this.running.delete(recorder)
+    this.hearingAllQueries.delete(recorder)
+    const at = this.runningAt.get(recorder.path)
+    at?.delete(recorder)
+    if (at?.size === 0) this.runningAt.delete(recorder.path)
   }
 
   private async entryOf(spec: JobSpec, outcome: JobOutcome, recorder: Recorder): Promise<MemoEntry> {
