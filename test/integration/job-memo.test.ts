@@ -204,6 +204,21 @@ describe('persistent job store', () => {
     expect(cold['docs/tasks.md']).toBe(TASKS_DOC('open', 'done'))
   })
 
+  it('memoizes module transforms by their code, in memory and across engines', async () => {
+    const root = settledProject()
+    const main = path.join(root, 'main.js')
+    const rule = { transform: 'count_notes' }
+    const first = await start(root)
+    const code = (await first.transformModule(main, 'one', rule)).code
+    expect(code).toBe('2 notes: notes/one.md, notes/two.md')
+    expect(await jobsRunBy(first, () => first.transformModule(main, 'two', rule))).toBe(1)
+    await close(first)
+    const second = await start(root)
+    expect((await second.transformModule(main, 'one', rule)).code).toBe(code)
+    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 1 })
+    expect(await jobsRunBy(second, () => second.transformModule(main, 'three', rule))).toBe(1)
+  })
+
   it('validates stored results against the files before serving them', async () => {
     const root = settledProject()
     await close(await startAndRender(root))
