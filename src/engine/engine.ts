@@ -108,6 +108,8 @@ interface ChangeLog {
   git: boolean
 }
 
+const NO_PROJECTION_CHANGE = { documents: false, entries: false, git: false }
+
 /** How many times a job re-runs because its inputs changed while it ran. */
 const MAX_RERUNS = 2
 
@@ -227,6 +229,9 @@ export class InsituEngine {
       if (cached.hash === hash) return cached.result
       if (cached.result.outputHash === hash) return unchangedResult(cached.result)
     }
+    // Another text of a document rendered before (written back, or no watcher told us): jobs
+    // that read the document itself must not be served unchecked.
+    if (cached && cached.hash !== hash) this.memo.noteChanges([{ type: 'update', path: relPath }], NO_PROJECTION_CHANGE)
     const result = await this.runTracked(owner, async () => {
       const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke))
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
