@@ -7,7 +7,9 @@
  *   written before the first `flush()`). Its `meta` table holds the store format and the
  *   `header` (plugin version, config fingerprint, V8 version); a store written under another
  *   header serves nothing and is emptied by the next flush (its results were computed by
- *   another plugin, config or serializer), silently. A file that is not such a store (not
+ *   another plugin, config or serializer), silently. The header is compared again whenever
+ *   another engine wrote the file, and inside every flush, so entries always match the
+ *   header they are stored under. A file that is not such a store (not
  *   SQLite, SQLite without our format, unreadable) is deleted with ONE `logger.warn` line
  *   naming the file, and written afresh by the next flush.
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive) or
@@ -43,20 +45,16 @@ export class JobStore {
     private readonly header: JobStoreHeader,
     /** The open store, or null when there is no file yet (created by the first flush). */
     private db: Database.Database | null,
-    /** The file was written under this header: its entries may be served. */
-    private current: boolean,
     private readonly logger: HostLogger,
   ) {}
 
+  /** `PRAGMA data_version` when the header was last compared, and whether it matched. */
+  private checked: { version: number; current: boolean } | undefined
+
   static open(file: string, header: JobStoreHeader, logger: HostLogger): JobStore {
-    if (!fs.existsSync(file)) return new JobStore(file, header, null, false, logger)
+    if (!fs.existsSync(file)) return new JobStore(file, header, null, logger)
     try {
-      const db = openChecked(file)
-      const stored = Object.fromEntries(
-        (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
-      )
-      const current = Object.entries(header).every(([key, value]) => stored[key] === value)
-      return new JobStore(file, header, db, current, logger)
+      return new JobStore(file, header, openChecked(file), logger)
     } catch (error) {
       logger.warn(`insitu: ignoring the job cache ${file} (${(error as Error).message}); rebuilding it`)
       try {
@@ -64,14 +62,15 @@ export class JobStore {
       } catch {
         // the first flush reports what is wrong with the file
       }
-      return new JobStore(file, header, null, false, logger)
+      return new JobStore(file, header, null, logger)
     }
   }
 
   get(key: string): unknown {
     if (this.pending.has(key)) return this.pending.get(key)
-    if (this.broken || !this.db || !this.current) return undefined
+    if (this.broken || !this.db) return undefined
     try {
+      if (!this.isCurrent(this.db)) return undefined
       const row = this.db.prepare('select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
       return row ? v8.deserialize(row.entry) : undefined
     } catch (error) {
@@ -107,7 +106,8 @@ export class JobStore {
       const upsert = db.prepare('insert or replace into jobs (key, entry) values (?, ?)')
       const remove = db.prepare('delete from jobs where key = ?')
       db.transaction(() => {
-        if (!this.current) {
+        // Another engine may have written the file meanwhile: entries always match the header.
+        if (!this.isCurrent(db)) {
           db.prepare('delete from jobs').run()
           const insert = db.prepare('insert or replace into meta (key, value) values (?, ?)')
           for (const [key, value] of Object.entries(this.header)) insert.run(key, value)
@@ -117,7 +117,7 @@ export class JobStore {
           else upsert.run(key, v8.serialize(entry))
         }
       })()
-      this.current = true
+      this.checked = undefined
     } catch (error) {
       this.fail(error)
     }
@@ -130,6 +130,18 @@ export class JobStore {
     } catch {
       // already closed or broken: nothing to keep
     }
+  }
+
+  /** The file's header is ours (compared again only when another connection wrote). */
+  private isCurrent(db: Database.Database): boolean {
+    const version = db.pragma('data_version', { simple: true }) as number
+    if (this.checked?.version !== version) {
+      const stored = Object.fromEntries(
+        (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+      )
+      this.checked = { version, current: Object.entries(this.header).every(([key, value]) => stored[key] === value) }
+    }
+    return this.checked.current
   }
 
   private fail(error: unknown): void {
