@@ -255,6 +255,23 @@ describe('persistent job store', () => {
     expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
   })
 
+  it('keeps entries under the header they were computed with when two configs share the store', async () => {
+    const root = settledProject()
+    const other = { exclude: ['.git/**', '.insitu/**', 'dist/**', 'node_modules/**', 'snippets/y/**'] }
+    await close(await startAndRender(root, other))
+    const a = await start(root, other) // opens a store written under its own config
+    const b = await startAndRender(root) // another config: the store is rewritten under it
+    await close(b)
+    await renderAll(a)
+    expect(a.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    await close(a) // written last: its config's header, its entries only
+    const c = await startAndRender(root)
+    expect(c.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    await close(c)
+    const d = await startAndRender(root)
+    expect(d.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+  })
+
   it('reuses nothing of a store written by another plugin version', async () => {
     const root = settledProject()
     await close(await startAndRender(root))
