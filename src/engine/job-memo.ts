@@ -29,7 +29,8 @@
  *    otherwise, and for a dependency nothing can fingerprint, the entry is kept in memory
  *    only and dropped (not validated) when it becomes suspect.
  * 6. A change arriving while the job runs that touches what it read: not stored (the caller
- *    runs it again). Failures are never stored. Identical jobs running at once share one run.
+ *    runs it again); one arriving while a suspect entry is being validated: the job runs.
+ *    Failures are never stored. Identical jobs looked up at once share one lookup and run.
  * 7. Persisted entries are served only after every fingerprint and extension program is
  *    checked against the current state (the store's header covers plugin version and config).
  */
@@ -102,6 +103,8 @@ interface MemoEntry extends StoredEntry {
   extensions: ExtensionUse[]
   /** An event touched a dependency: check fingerprints before serving. */
   suspect: boolean
+  /** How many times events touched a dependency (a validation spanning one is void). */
+  touches: number
   /** Every dependency has a fingerprint (else memory only, dropped when suspect). */
   complete: boolean
 }
@@ -133,33 +136,40 @@ export class JobMemo {
   private readonly runningAt = new Map<string, Set<Recorder>>()
   /** Running jobs whose options may move their queries elsewhere (`insitu_path`). */
   private readonly hearingAllQueries = new Set<Recorder>()
-  private readonly runs = new Map<string, Promise<JobOutcome>>()
+  /** Lookups and runs in progress, by key: identical jobs share one. */
+  private readonly pending = new Map<string, Promise<{ outcome: JobOutcome; reused: boolean }>>()
   /** Fingerprints and query hashes of the current state; cleared on every change. */
   private readonly current = new Map<string, Promise<string>>()
+  /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
+  private generation = 0
 
   constructor(private readonly context: JobMemoContext) {}
 
   /** The job's result: from the memo when still valid, else by running `invoke`. */
   async run(spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<{ outcome: JobOutcome; reused: boolean }> {
     const key = hashText(canonicalJson([spec.target, spec.kind, spec.provider, spec.options, spec.location]))
-    const shared = this.runs.get(key)
+    const shared = this.pending.get(key)
     if (shared) {
-      const outcome = await shared
+      const { outcome } = await shared
       this.stats.jobsReused++
       return { outcome, reused: true }
     }
+    const lookup = this.lookupOrRun(key, spec, invoke)
+    this.pending.set(key, lookup)
+    try {
+      return await lookup
+    } finally {
+      this.pending.delete(key)
+    }
+  }
+
+  private async lookupOrRun(key: string, spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<{ outcome: JobOutcome; reused: boolean }> {
     const entry = await this.validEntry(key)
     if (entry) {
       this.stats.jobsReused++
       return { outcome: entry.outcome, reused: true }
     }
-    const running = this.invoke(key, spec, invoke)
-    this.runs.set(key, running)
-    try {
-      return { outcome: await running, reused: false }
-    } finally {
-      this.runs.delete(key)
-    }
+    return { outcome: await this.invoke(key, spec, invoke), reused: false }
   }
 
   /** Reads through the host, recorded for every job running at the read's location. */
@@ -196,6 +206,7 @@ export class JobMemo {
   /** File events and projection changes: running jobs see them, touched entries become suspect. */
   noteChanges(events: readonly FileEvent[], changes: ProjectionChanges): void {
     if (events.length === 0 && !changes.documents && !changes.entries && !changes.git) return
+    this.generation++
     this.current.clear()
     for (const recorder of this.running) {
       for (const event of events) recorder.events.push(event)
@@ -205,7 +216,9 @@ export class JobMemo {
     }
     for (const key of this.graph.affected(events, changes)) {
       const entry = this.entries.get(key)
-      if (entry) entry.suspect = true
+      if (!entry) continue
+      entry.suspect = true
+      entry.touches++
     }
   }
 
@@ -283,7 +296,7 @@ export class JobMemo {
       if (!identity) complete = false
       else extensions.push({ name, ...identity })
     }
-    return { location: spec.location, outcome, fingerprints, queries, extensions, suspect: false, complete }
+    return { location: spec.location, outcome, fingerprints, queries, extensions, suspect: false, touches: 0, complete }
   }
 
   /** A dependency's fingerprint as the job saw it, or undefined when unknown. */
@@ -309,7 +322,12 @@ export class JobMemo {
     } else if (!entry.suspect && this.sameExtensions(entry)) {
       return entry
     }
-    if (entry.complete && this.sameExtensions(entry) && (await this.sameFingerprints(entry))) {
+    // A change that arrived while fingerprints were compared may not be in them: run the job.
+    // (An entry in memory hears the changes of its own dependencies; a loaded one, any change.)
+    const inMemory = this.entries.get(key) === entry
+    const before = inMemory ? entry.touches : this.generation
+    const valid = entry.complete && this.sameExtensions(entry) && (await this.sameFingerprints(entry))
+    if (valid && before === (inMemory ? entry.touches : this.generation)) {
       entry.suspect = false
       for (const use of entry.extensions) use.runtime ??= this.context.extension(use.name)?.runtime
       if (!this.entries.has(key)) {
@@ -326,7 +344,7 @@ export class JobMemo {
     const stored = this.context.store?.get(key) as StoredEntry | undefined
     if (!stored || !Array.isArray(stored.fingerprints) || !Array.isArray(stored.queries) || !stored.outcome) return undefined
     const extensions = stored.extensions.map((e) => ({ ...e, runtime: undefined }))
-    return { ...stored, extensions, suspect: true, complete: true }
+    return { ...stored, extensions, suspect: true, touches: 0, complete: true }
   }
 
   private persist(key: string, entry: MemoEntry): void {
