@@ -174,6 +174,18 @@ describe('job memo', () => {
     expect(texts['docs/git.md']).toBe(GIT_DOC(oid))
   })
 
+  it('never stores a failed job: it runs on every render, in memory and across engines', async () => {
+    const root = settledProject()
+    const first = await start(root)
+    expect(await jobsRunBy(first, () => render(first, 'docs/broken.md'))).toBe(1)
+    const again = await render(first, 'docs/broken.md')
+    expect(again.jobs.map((j) => [j.error, j.reused])).toEqual([['transform explode (extension plugin/notes) failed in boom: the fuse was lit', false]])
+    expect(first.stats.jobsRun).toBe(2)
+    await close(first)
+    const second = await start(root)
+    expect(await jobsRunBy(second, () => render(second, 'docs/broken.md'))).toBe(1)
+  })
+
   it('never reuses a result of an extension process that has restarted', async () => {
     const root = settledProject()
     const engine = await start(root)
@@ -231,6 +243,18 @@ describe('persistent job store', () => {
     expect(texts['docs/tasks.md']).toBe(TASKS_DOC('open', 'started'))
     expect(texts['docs/notes.md']).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
     expect(second.stats).toEqual({ jobsRun: 3, jobsReused: 1 })
+  })
+
+  it('re-runs a stored git reader after a commit made while no engine ran', async () => {
+    const root = settledProject({ git: true })
+    await close(await startAndRender(root))
+    fs.writeFileSync(path.join(root, 'snippets/y.txt'), 'committed\n')
+    git(root, 'add', 'snippets/y.txt')
+    git(root, 'commit', '-q', '-m', 'second')
+    const second = await start(root)
+    const texts = await renderAll(second)
+    expect(texts['docs/git.md']).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
+    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3 })
   })
 
   it("reuses nothing of an extension whose program or manifest changed", async () => {
