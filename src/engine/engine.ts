@@ -65,14 +65,15 @@ export interface EngineOptions {
   include?: readonly string[]
   /** Override `[sources] exclude`. */
   exclude?: readonly string[]
-  /** Keep the document index in `paths.state` instead of memory. @default false */
-  persistIndex?: boolean
   /**
-   * Keep persistent state in the project's state folder (the folder of `paths.state`,
-   * `.insitu/` by default): job results in `jobs.db`, validated against the current inputs
-   * before reuse. `false`: memory only, nothing written. @default true
+   * Keep a persistent cache in the project's state folder (the folder of `paths.state`,
+   * `.insitu/`): job results in `jobs.db`, each validated against the current inputs before
+   * reuse (see job-memo.ts). `false`: memory only, nothing written.
+   * @default true
    */
   cache?: boolean
+  /** Keep the document index in `paths.state` instead of memory. @default false */
+  persistIndex?: boolean
   python?: string
   timeoutMs?: number
   logger?: HostLogger
