@@ -37,7 +37,8 @@ export interface JobStoreHeader {
 }
 
 export class JobStore {
-  private pending = new Map<string, unknown | undefined>()
+  /** Serialized entries to write (undefined: delete). */
+  private pending = new Map<string, Buffer | undefined>()
   private broken = false
 
   private constructor(
@@ -67,7 +68,10 @@ export class JobStore {
   }
 
   get(key: string): unknown {
-    if (this.pending.has(key)) return this.pending.get(key)
+    if (this.pending.has(key)) {
+      const entry = this.pending.get(key)
+      return entry === undefined ? undefined : v8.deserialize(entry)
+    }
     if (this.broken || !this.db) return undefined
     try {
       if (!this.isCurrent(this.db)) return undefined
@@ -79,8 +83,14 @@ export class JobStore {
     }
   }
 
+  /** Store `entry` (an entry V8 cannot serialize is not stored). */
   put(key: string, entry: unknown): void {
-    if (!this.broken) this.pending.set(key, entry)
+    if (this.broken) return
+    try {
+      this.pending.set(key, v8.serialize(entry))
+    } catch {
+      this.pending.set(key, undefined)
+    }
   }
 
   delete(key: string): void {
@@ -114,7 +124,7 @@ export class JobStore {
         }
         for (const [key, entry] of writes) {
           if (entry === undefined) remove.run(key)
-          else upsert.run(key, v8.serialize(entry))
+          else upsert.run(key, entry)
         }
       })()
       this.checked = undefined
