@@ -8,19 +8,21 @@
  *   failure) and every query (with its rows) first.
  * - `createJobMemo(setup)` fingerprints each extension's program once, opens the job store
  *   `<folder of paths.state>/jobs.db` when `cache` is on (header: plugin version, config
- *   fingerprint, V8 version), and returns the memo. An extension's identity is its program
+ *   fingerprint with paths relative to the root, so a copy of the project keeps its cache,
+ *   V8 version), and returns the memo. An extension's identity is its program
  *   fingerprint plus the PID of its running process.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
 import type { DocumentIndex } from '../documents/document-index.js'
+import { toPosixPath } from '../documents/project-paths.js'
 import type { ProjectConfig } from '../host/config.js'
 import type { InsituHost } from '../host/host.js'
 import { resolveCommand } from '../host/manifest.js'
 import type { HostLogger } from '../host/process.js'
 import type { Location } from '../protocol/schemas.js'
 import type { ResolveResource } from '../resources/resolver.js'
-import fs from 'node:fs'
 import { configFingerprint, extensionFingerprint, pluginVersion } from './dependency-fingerprints.js'
 import { JobMemo } from './job-memo.js'
 import { JOB_STORE_FILE, JobStore } from './job-store.js'
@@ -76,10 +78,12 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
   if (setup.cache) {
     const file = path.join(path.dirname(path.join(config.root, config.paths.state)), JOB_STORE_FILE)
     const configText = readIfPresent(config.file)
+    // Paths relative to the root: a cache restored in another checkout (CI) still applies.
+    const relative = (file: string) => toPosixPath(path.relative(config.root, file))
     const fingerprint = configFingerprint({
       configText,
-      effective: config,
-      options: { python: setup.python ?? null, extensions: host.extensions.map((e) => [e.manifest.name, e.manifest.file]) },
+      effective: { ...config, root: '.', file: relative(config.file) },
+      options: { python: setup.python ?? null, extensions: host.extensions.map((e) => [e.manifest.name, relative(e.manifest.file)]) },
     })
     const logger = setup.logger ?? { info() {}, warn() {}, error() {} }
     store = JobStore.open(file, { plugin: pluginVersion(), config: fingerprint, v8: process.versions.v8 ?? v8.cachedDataVersionTag().toString() }, logger)

@@ -231,6 +231,18 @@ describe('persistent job store', () => {
     expect(await jobsRunBy(second, () => second.transformModule(main, 'three', rule))).toBe(1)
   })
 
+  it('keeps serving a stored result in a copy of the project elsewhere (a CI cache restore)', async () => {
+    const root = settledProject({ git: true })
+    const texts = await renderAll(await start(root))
+    await Promise.all(engines.splice(0).map((e) => e.close()))
+    const copy = settledProject()
+    fs.rmSync(copy, { recursive: true })
+    fs.cpSync(root, copy, { recursive: true, preserveTimestamps: true })
+    const moved = await start(copy)
+    expect(await renderAll(moved)).toEqual(texts)
+    expect(moved.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+  })
+
   it('validates stored results against the files before serving them', async () => {
     const root = settledProject()
     await close(await startAndRender(root))
