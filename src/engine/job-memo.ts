@@ -33,6 +33,8 @@
  *    Failures are never stored. Identical jobs looked up at once share one lookup and run.
  * 7. Persisted entries are served only after every fingerprint and extension program is
  *    checked against the current state (the store's header covers plugin version and config).
+ * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
+ * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
 import fs from 'node:fs'
 import path from 'node:path'
