@@ -14,6 +14,8 @@
  * - `readResource()` is the `host.resource.get` path: the permission check (only for reads
  *   made by an extension), the trace and cycle check, then `resource:` through the registry
  *   and every other scheme through the caller's `resolve`.
+ * - `onExtensionInvoke(name)` hears every request to an extension's capability (the engine's
+ *   job memo records which extensions a job involved).
  * - `abortInFlight(reason)` fails every pending extension request with `reason` at once, and
  *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
@@ -80,6 +82,8 @@ export interface HostOptions {
    * and reject with the signal's reason (e.g. the dev server closes while an extension hangs).
    */
   signal?: AbortSignal
+  /** Called with the extension's name before each request to one of its capabilities. */
+  onExtensionInvoke?: (extension: string) => void
 }
 
 /** An extension's invocation failed: `<node> (<extension>): <reason>`. */
@@ -336,6 +340,7 @@ export class InsituHost {
       ...capability,
       owner: manifest.name,
       invoke: async (request) => {
+        this.options.onExtensionInvoke?.(manifest.name)
         const startError = this.startErrors.get(manifest.name)
         if (startError) throw startError
         const process = this.processes.get(manifest.name)!
