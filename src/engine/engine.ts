@@ -5,7 +5,9 @@
  * Contract:
  * - `InsituEngine.create(options)` loads `insitu.toml` (see `readProjectConfig`; defaults when
  *   there is none), builds the document index, and starts the host with the builtins and the
- *   scheme resolvers plugged into `host.resource.get`.
+ *   scheme resolvers plugged into `host.resource.get`. With `cache` (default) the index starts
+ *   from its snapshot in `paths.state`, keyed by this package's version (document-index.ts);
+ *   events on that file and its temporary files are ignored by `affected()`.
  * - `renderDocument(path, text, query?)` regenerates a managed document (see render-document.ts);
  *   `transformModule(path, code, rule, query?)` runs a transform on a whole module with the
  *   rule's options plus `content`. Both record the result's dependencies for `affected()` under
@@ -55,7 +57,15 @@ export interface EngineOptions {
   include?: readonly string[]
   /** Override `[sources] exclude`. */
   exclude?: readonly string[]
-  /** Keep the document index in `paths.state` instead of memory. @default false */
+  /**
+   * Keep a persistent cache in the project's state folder (the folder of `paths.state`,
+   * `.insitu/`): the document index is stored in `paths.state` (`.insitu/index.db`) and the
+   * next start re-reads only the files whose mtime or size changed. `false`: everything in
+   * memory, nothing written.
+   * @default true
+   */
+  cache?: boolean
+  /** @deprecated Use `cache` (an alias; `cache` wins when both are given). */
   persistIndex?: boolean
   python?: string
   timeoutMs?: number
@@ -116,6 +126,8 @@ export class InsituEngine {
     readonly index: DocumentIndex,
     /** Absolute git metadata paths (HEAD, refs, packed-refs, index), or null without a repository. */
     readonly gitPaths: readonly string[] | null,
+    /** Absolute POSIX path of the index snapshot (`cache`), or null. */
+    private readonly statePath: string | null,
   ) {}
 
   static async create(options: EngineOptions): Promise<InsituEngine> {
@@ -127,12 +139,15 @@ export class InsituEngine {
     }
     const effective: ProjectConfig = { ...config, sources }
     const root = config.root
+    const statePath = (options.cache ?? options.persistIndex ?? true) ? path.join(root, config.paths.state) : undefined
     const index = new DocumentIndex({
       root,
       include: sources.include,
       exclude: sources.exclude,
       respectGitignore: sources.respect_gitignore,
-      statePath: options.persistIndex ? path.join(root, config.paths.state) : undefined,
+      statePath,
+      cacheKey: `${PACKAGE_NAME} ${packageVersion()}`,
+      warn: (message) => options.logger?.warn(message),
     })
     try {
       index.rebuild()
@@ -162,7 +177,7 @@ export class InsituEngine {
         }),
         gitMetadataPaths(root).catch(() => null),
       ])
-      return new InsituEngine(effective, host, index, gitPaths)
+      return new InsituEngine(effective, host, index, gitPaths, statePath === undefined ? null : toPosixPath(statePath))
     } catch (error) {
       index.close()
       throw error
@@ -289,6 +304,7 @@ export class InsituEngine {
     let gitChanged = false
     for (const event of events) {
       const absolute = toPosixPath(path.resolve(this.root, event.path))
+      if (this.isStateFile(absolute)) continue
       if (this.isGitMetadata(absolute)) {
         gitChanged = true
         continue
@@ -309,6 +325,12 @@ export class InsituEngine {
     const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
     for (const owner of owners) this.invalidate(owner)
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
+  }
+
+  /** The index snapshot or one of its temporary files: insitu's own writes, never an input. */
+  private isStateFile(absolutePosix: string): boolean {
+    if (this.statePath === null) return false
+    return absolutePosix === this.statePath || (absolutePosix.startsWith(`${this.statePath}.`) && absolutePosix.endsWith('.tmp'))
   }
 
   isGitMetadata(absolutePath: string): boolean {
@@ -350,6 +372,16 @@ export function readProjectConfig(root: string, searchParents = true): ProjectCo
   const file = searchParents ? findProjectConfig(root) : fs.existsSync(here) ? here : null
   if (file) return loadProjectConfig(file)
   return parseProjectConfig('', here)
+}
+
+const PACKAGE_NAME = 'vite-plugin-insitu'
+
+let version: string | undefined
+
+/** This package's version (src/engine/ and dist/engine/ both sit two folders below package.json). */
+export function packageVersion(): string {
+  version ??= (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+  return version
 }
 
 /** The owner key of one module id: the project-relative file, plus `?query` when the id has one. */
