@@ -12,7 +12,8 @@
  *   (the last writer wins; any snapshot is a valid start, see reconciling below). A snapshot
  *   written with another `cacheKey` (plugin version) or schema version is ignored silently; a
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
- *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once.
+ *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
+ *   and the instance stops writing (the index keeps working in memory).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row
  *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same
@@ -47,7 +48,7 @@ import {
   readFileState,
   sameProjection,
 } from './document-record.js'
-import { isMissing } from './fs-errors.js'
+import { errorCode, isMissing } from './fs-errors.js'
 import {
   ensureSchema,
   frontMatterKeys,
@@ -218,7 +219,7 @@ export class DocumentIndex {
   /** Writes the snapshot when the rows changed since the last one (see the header). */
   persist(): void {
     this.assertOpen()
-    if (this.statePath === undefined) return
+    if (this.statePath === undefined || this.writeFailed) return
     const changes = this.totalChanges()
     if (changes === this.persistedChanges) return
     const folder = path.dirname(this.statePath)
@@ -234,12 +235,19 @@ export class DocumentIndex {
       fs.renameSync(temporary, this.statePath)
       this.persistedChanges = this.totalChanges()
     } catch (error) {
-      fs.rmSync(temporary, { force: true })
-      this.warnOnce(`insitu: cannot write the index cache ${this.displayPath()}: ${messageOf(error)}`)
+      try {
+        fs.rmSync(temporary, { force: true })
+      } catch {
+        // nothing was created
+      }
+      this.writeFailed = true
+      this.warnOnce(`insitu: cannot write the index cache ${this.displayPath()} (${errorCode(error) ?? messageOf(error)}); it stays in memory`)
     }
   }
 
   private readonly warned = new Set<string>()
+  /** A snapshot could not be written (warned): this instance stops trying. */
+  private writeFailed = false
 
   private warnOnce(message: string): void {
     if (this.warned.has(message)) return
@@ -490,7 +498,7 @@ function isIgnoreRulesFile(relPath: string): boolean {
  */
 function snapshotVerdict(db: Database.Database, cacheKey: string): 'usable' | 'stale' | 'foreign' {
   const integrity = db.pragma('quick_check', { simple: true })
-  if (integrity !== 'ok') throw new Error(`integrity check: ${String(integrity)}`)
+  if (integrity !== 'ok') throw new Error('integrity check failed')
   const tables = new Set(
     (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name),
   )
