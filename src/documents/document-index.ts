@@ -389,7 +389,7 @@ export class DocumentIndex {
     for (const relPath of documents) {
       const stored = stats.get(relPath)
       if (stored && this.statVouchesFor(relPath, stored)) continue
-      documentsChanged = this.upsertDocument(relPath) || documentsChanged
+      documentsChanged = this.upsertDocument(relPath, stored !== undefined) || documentsChanged
     }
     return { entriesChanged: changed, documentsChanged }
   }
@@ -452,7 +452,8 @@ export class DocumentIndex {
   }
 
   /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
-  private upsertDocument(relPath: string): boolean {
+  /** `mayBeStored: false`: the caller knows the path has no row yet (skips looking it up). */
+  private upsertDocument(relPath: string, mayBeStored = true): boolean {
     const readNs = BigInt(Date.now()) * 1_000_000n
     const state = readFileState(this.realRoot ?? fs.realpathSync(this.root), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
@@ -460,7 +461,7 @@ export class DocumentIndex {
     const select = this.statement(
       'select path, title, body, frontmatter, content_hash, mtime_ns, size, read_ns from _documents where path = ?',
     ).safeIntegers(true)
-    const stored = select.get(relPath) as StoredDocument | undefined
+    const stored = mayBeStored ? (select.get(relPath) as StoredDocument | undefined) : undefined
     if (stored && stored.content_hash === contentHash) {
       if (stored.mtime_ns !== state.mtimeNs || stored.size !== BigInt(state.size) || stored.read_ns < readNs) {
         const touch = this.statement('update _documents set mtime_ns = ?, size = ?, read_ns = ? where path = ?')
