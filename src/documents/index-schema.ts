@@ -20,6 +20,10 @@
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from './code-point-order.js'
 
+/**
+ * Bump when the layout changes or when a row is derived differently from the same file (body
+ * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
+ */
 export const SCHEMA_VERSION = 2
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
