@@ -13,7 +13,8 @@
  *   written with another `cacheKey` (plugin version) or schema version is ignored silently; a
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
  *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
- *   and the instance stops writing (the index keeps working in memory).
+ *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
+ *   now (when rows changed). A state folder this class creates gets a `.gitignore` of `*`.
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row
  *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same
