@@ -129,6 +129,13 @@ export class DocumentIndex {
   private readonly warn: (message: string) => void
   /** `total_changes()` when the rows last matched the snapshot on disk (-1: no snapshot yet). */
   private persistedChanges = -1
+  /**
+   * The distinct front-matter keys of all documents when the view was last checked (undefined:
+   * not known), and whether a change since may have added or removed one: the view is only
+   * recomputed then (scanning every document's keys costs milliseconds at 10,000 documents).
+   */
+  private knownKeys: Set<string> | undefined
+  private keysMayHaveChanged = false
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -148,7 +155,9 @@ export class DocumentIndex {
     if (stored) {
       this.viewKeys = stored
     } else {
-      this.viewKeys = viewColumnKeys(frontMatterKeys(this.db))
+      const distinct = frontMatterKeys(this.db)
+      this.knownKeys = new Set(distinct)
+      this.viewKeys = viewColumnKeys(distinct)
       replaceDocumentsView(this.db, this.viewKeys)
     }
   }
@@ -417,6 +426,7 @@ export class DocumentIndex {
     let removed = 0
     if (!relPath.endsWith('/')) removed += this.statement(`delete from ${table} where path = ?`).run(base).changes
     removed += this.statement(`delete from ${table} where path >= ? and path < ?`).run(`${base}/`, `${base}0`).changes
+    if (documents && removed > 0) this.keysMayHaveChanged = true
     return removed > 0
   }
 
@@ -449,7 +459,23 @@ export class DocumentIndex {
   }
 
   private deleteDocument(relPath: string): boolean {
-    return this.statement('delete from _documents where path = ?').run(relPath).changes > 0
+    const deleted = this.statement('delete from _documents where path = ?').run(relPath).changes > 0
+    if (deleted) this.keysMayHaveChanged = true // it may have been the last document with a key
+    return deleted
+  }
+
+  /** Notes whether a document going from `before` to `after` front matter may change the set of keys. */
+  private noteKeys(before: string | undefined, after: string): void {
+    if (this.keysMayHaveChanged || this.knownKeys === undefined) {
+      this.keysMayHaveChanged = true
+      return
+    }
+    const added = Object.keys(JSON.parse(after) as object)
+    if (added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
+    else if (before !== undefined && before !== after) {
+      const kept = new Set(added)
+      if (Object.keys(JSON.parse(before) as object).some((key) => !kept.has(key))) this.keysMayHaveChanged = true
+    }
   }
 
   /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
@@ -471,6 +497,7 @@ export class DocumentIndex {
       return false
     }
     const record = { ...buildDocumentRecord(relPath, state, contentHash), read_ns: readNs }
+    this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
          (path, parent, name, stem, depth, title, body, frontmatter, content_hash, mtime_ns, size, read_ns)
@@ -482,7 +509,11 @@ export class DocumentIndex {
 
   /** Recreates the `documents` view when the set of front-matter keys changed. */
   private refreshView(): void {
-    const keys = viewColumnKeys(frontMatterKeys(this.db))
+    if (!this.keysMayHaveChanged) return
+    const distinct = frontMatterKeys(this.db)
+    this.knownKeys = new Set(distinct)
+    this.keysMayHaveChanged = false
+    const keys = viewColumnKeys(distinct)
     if (keys.length === this.viewKeys.length && keys.every((key, i) => key === this.viewKeys[i])) return
     this.viewKeys = keys
     replaceDocumentsView(this.db, keys)
