@@ -11,9 +11,8 @@
  *   less). Module loading is not counted. Peak RSS is the child's `maxRSS`.
  * - cold: no `.insitu/` (removed before the run; the project's files are in the OS page cache,
  *   as after a checkout); warm: the snapshot the previous run left; no cache: `cache: false`.
- * - The project is generated once per size, then left alone for more than the index's racy
- *   window (2 s), as real files are; each row is the median of RUNS runs (min–max), the three
- *   modes interleaved.
+ * - The project is generated once per size (its files dated in the past, as real files are);
+ *   each row is the median of RUNS runs (min–max), the three modes interleaved.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -77,8 +76,7 @@ async function main(): Promise<void> {
   for (const documents of sizes.length > 0 ? sizes : [1000, 10_000]) {
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-bench-start-')))
     try {
-      generateProject(root, { documents })
-      await new Promise((resolve) => setTimeout(resolve, 2500)) // past the racy window
+      generateProject(root, { documents }) // files dated 2026-01-01: past the index's racy window
       measure(root, 'warm') // warm-up: disk cache, tsx cache
       const samples: Record<Mode, Sample[]> = { cold: [], warm: [], 'no cache': [] }
       for (let run = 0; run < RUNS; run++) {
