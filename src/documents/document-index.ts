@@ -14,7 +14,7 @@
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
  *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
- *   now (when rows changed). A state folder this class creates gets a `.gitignore` of `*`.
+ *   now (when rows changed). The state folder is made by `ensureStateFolder` (state-folder.ts).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row
  *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same
@@ -62,6 +62,7 @@ import {
 import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } from './project-files.js'
 import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { prepareReadOnly, runReadOnly } from './read-only-sql.js'
+import { ensureStateFolder } from './state-folder.js'
 
 export interface DocumentIndexOptions {
   /** Absolute project root. */
@@ -235,11 +236,7 @@ export class DocumentIndex {
     const folder = path.dirname(this.statePath)
     const temporary = `${this.statePath}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
     try {
-      if (!fs.existsSync(folder)) {
-        fs.mkdirSync(folder, { recursive: true })
-        // A folder of our own making: keep it out of git without asking (as pytest's cache does).
-        if (path.resolve(folder) !== this.root) fs.writeFileSync(path.join(folder, '.gitignore'), '# created by insitu\n*\n')
-      }
+      ensureStateFolder(folder, this.root)
       this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values ('cache_key', ?)`).run(this.cacheKey)
       fs.writeFileSync(temporary, this.db.serialize())
       fs.renameSync(temporary, this.statePath)
