@@ -15,7 +15,10 @@
  *     then the regions `open` (sql, open_tasks through open.md.j2), `mix` (sql, status_mix as a
  *     table), `layout` (tree, depth 1) and `snippet` (include of snippets/example.ts), with
  *     prose around them. Every region body is empty on disk (stale until rendered or synced).
- * - Deterministic: the same `documents` always gives the same bytes.
+ * - Deterministic: the same `documents` always gives the same bytes. Every file written gets
+ *   the modification time `GENERATED_MTIME` (2026-01-01), as files of a real project are old:
+ *   a start right after generating then trusts their stat (the index re-reads a file read
+ *   within 2 s of its mtime at the next start).
  * - Returns the paths (project-relative POSIX) a benchmark edits: the README, the included
  *   snippet, and every task document in order.
  */
@@ -128,6 +131,9 @@ const SNIPPET = `export function greet(name: string): string {
 }
 `
 
+/** The modification time of every generated file (seconds since the epoch): 2026-01-01T00:00:00Z. */
+export const GENERATED_MTIME = 1_767_225_600
+
 export function taskPath(i: number, documents: number): string {
   const width = Math.max(4, String(documents).length)
   return `tasks/t${String(i).padStart(width, '0')}.md`
@@ -139,6 +145,7 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
     const file = path.join(root, rel)
     fs.mkdirSync(path.dirname(file), { recursive: true })
     fs.writeFileSync(file, text)
+    fs.utimesSync(file, GENERATED_MTIME, GENERATED_MTIME)
   }
   write('insitu.toml', 'version = 1\n')
   for (const [name, sql] of Object.entries(MODELS)) write(`insitu/models/${name}`, sql)
@@ -149,7 +156,9 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
   const tasks: string[] = []
   for (let i = 1; i <= options.documents; i++) {
     const rel = taskPath(i, options.documents)
-    fs.writeFileSync(path.join(root, rel), taskDocument(i))
+    const file = path.join(root, rel)
+    fs.writeFileSync(file, taskDocument(i))
+    fs.utimesSync(file, GENERATED_MTIME, GENERATED_MTIME)
     tasks.push(rel)
   }
   return { root, readme: 'README.md', snippet: 'snippets/example.ts', tasks }

@@ -5,7 +5,9 @@
  * Contract:
  * - `InsituEngine.create(options)` loads `insitu.toml` (see `readProjectConfig`; defaults when
  *   there is none), builds the document index, and starts the host with the builtins and the
- *   scheme resolvers plugged into `host.resource.get`.
+ *   scheme resolvers plugged into `host.resource.get`. With `cache` (default) the index starts
+ *   from its snapshot in `paths.state`, keyed by this package's version (document-index.ts);
+ *   events on that file and its temporary files are ignored by `affected()`.
  * - `renderDocument(path, text, query?)` regenerates a managed document (see render-document.ts);
  *   `transformModule(path, code, rule, query?)` runs a transform on a whole module with the
  *   rule's options plus `content`. Both record the result's dependencies for `affected()` under
@@ -59,6 +61,7 @@ import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent } from './dependency-graph.js'
 import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
+import { pluginVersion } from './dependency-fingerprints.js'
 import type { JobMemo, JobStats } from './job-memo.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
@@ -73,12 +76,14 @@ export interface EngineOptions {
   exclude?: readonly string[]
   /**
    * Keep a persistent cache in the project's state folder (the folder of `paths.state`,
-   * `.insitu/`): job results in `jobs.db`, each validated against the current inputs before
-   * reuse (see job-memo.ts). `false`: memory only, nothing written.
+   * `.insitu/`): the document index is stored in `paths.state` (`.insitu/index.db`) and the
+   * next start re-reads only the files whose mtime or size changed; job results in `jobs.db`,
+   * each validated against the current inputs before reuse (see job-memo.ts). `false`:
+   * everything in memory, nothing written.
    * @default true
    */
   cache?: boolean
-  /** Keep the document index in `paths.state` instead of memory. @default false */
+  /** @deprecated Use `cache` (an alias; `cache` wins when both are given). */
   persistIndex?: boolean
   /** Aborting it stops a start still waiting for extension handshakes (see `HostOptions.signal`). */
   signal?: AbortSignal
@@ -149,6 +154,8 @@ export class InsituEngine {
     /** Absolute git metadata paths (HEAD, refs, packed-refs, index), or null without a repository. */
     readonly gitPaths: readonly string[] | null,
     private readonly memo: JobMemo,
+    /** Absolute POSIX path of the index snapshot (`cache`), or null. */
+    private readonly statePath: string | null,
   ) {}
 
   /** Jobs run and reused since the engine started (regions, materializations, module transforms). */
@@ -165,12 +172,15 @@ export class InsituEngine {
     }
     const effective: ProjectConfig = { ...config, sources }
     const root = config.root
+    const statePath = (options.cache ?? options.persistIndex ?? true) ? path.join(root, config.paths.state) : undefined
     const index = new DocumentIndex({
       root,
       include: sources.include,
       exclude: sources.exclude,
       respectGitignore: sources.respect_gitignore,
-      statePath: options.persistIndex ? path.join(root, config.paths.state) : undefined,
+      statePath,
+      cacheKey: `vite-plugin-insitu ${pluginVersion()}`,
+      warn: (message) => options.logger?.warn(message),
     })
     try {
       index.rebuild()
@@ -208,10 +218,10 @@ export class InsituEngine {
         python: options.python,
         resolve: createResourceResolver({ ...resolverContext, index }),
         query: (sql, params) => index.query(sql, params),
-        cache: options.cache ?? true,
+        cache: statePath !== undefined,
         logger: options.logger,
       })
-      return new InsituEngine(effective, host, index, gitPaths, memo)
+      return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
     } catch (error) {
       index.close()
       throw error
@@ -400,7 +410,7 @@ export class InsituEngine {
     let gitChanged = false
     for (const event of events) {
       const absolute = toPosixPath(path.resolve(this.root, event.path))
-      if (this.memo.isStoreFile(absolute)) continue
+      if (this.memo.isStoreFile(absolute) || this.isStateFile(absolute)) continue
       if (this.isGitMetadata(absolute)) {
         gitChanged = true
         continue
@@ -425,6 +435,12 @@ export class InsituEngine {
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
+  }
+
+  /** The index snapshot or one of its temporary files: insitu's own writes, never an input. */
+  private isStateFile(absolutePosix: string): boolean {
+    if (this.statePath === null) return false
+    return absolutePosix === this.statePath || (absolutePosix.startsWith(`${this.statePath}.`) && absolutePosix.endsWith('.tmp'))
   }
 
   isGitMetadata(absolutePath: string): boolean {

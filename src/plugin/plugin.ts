@@ -122,7 +122,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         config: project.config,
         include: options.include,
         exclude: options.exclude,
-        persistIndex: options.persistIndex,
+        cache: options.cache,
         python: options.python,
         timeoutMs: options.timeout,
         logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },

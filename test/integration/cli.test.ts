@@ -40,6 +40,7 @@ describe('vite-plugin-insitu command line', () => {
     expect(USAGE).toMatch(/^ {2}check {3}/m)
     expect(USAGE).toMatch(/^ {2}sync {4}/m)
     expect(USAGE).toContain('--root <dir>')
+    expect(USAGE).toContain('--no-cache ')
     const version = (JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version
     expect(await cli(['--version'], { cwd: root })).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
   })
