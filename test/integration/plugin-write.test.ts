@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import { acceptedPaths, type LogEntry, loadRaw, recordingLogger, recordPayloads } from './dev-server-harness.js'
-import { copyProject, editFile, expectProcessesGone, git, GIT_DOC, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+import { copyProject, editFile, expectProcessesGone, git, GIT_DOC, readFile, removeProjects, SNIPPET_DOC, TASKS_DOC } from './plugin-project.js'
 
 const TYPIST = path.resolve(import.meta.dirname, '../fixtures/python/typist')
 const WAIT = { timeout: 10_000 }
@@ -137,6 +137,21 @@ describe('write mode: dev server', () => {
     const updates = payloads.filter((p) => p.type === 'update').flatMap((p) => p.updates.map((u) => u.acceptedPath))
     expect(updates).toEqual(['/docs/tasks.md?raw'])
     expect(messages('error')).toEqual([])
+  })
+
+  test('an included file reported while truncated is written with what follows the truncation', async () => {
+    // `fs.writeFileSync` truncates, then writes: the watcher can report the empty file and drop
+    // the write's change (its 50 ms throttle). Here Vite's watcher stops watching the file and
+    // the test reports the truncation itself, so the write that follows has no event at all.
+    await openWrittenApp()
+    const file = path.join(root, 'snippets/x.txt')
+    await server?.watcher.unwatch(file)
+    fs.writeFileSync(file, '')
+    server?.watcher.emit('change', file)
+    setTimeout(() => fs.writeFileSync(file, 'written after the truncation\n'), 30)
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/snippet.md?raw'])
+    expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(['written after the truncation']))
+    expect(await loadRaw(client(), '/docs/snippet.md?raw')).toBe(SNIPPET_DOC(['written after the truncation']))
   })
 
   test("a user's edit of a managed document is kept, and regenerated around", async () => {
