@@ -6,9 +6,9 @@
  *   task's front-matter edit and after a new task file, and the `include` region after an
  *   edit of its partial, without the test reloading the page;
  * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
- *   to disk at start and after a task edit, and its local search index and createContentLoader
- *   (both read the files) follow;
- * - `vitepress build` writes the regenerated regions into the HTML, including a dynamic route;
+ *   to disk at start and after a task edit, and createContentLoader (reads the files) follows,
+ *   and so does its local search index where VitePress re-indexes in dev (`devSearchFollowsFiles`);
+ * - `vitepress build` writes the regenerated regions into the HTML and builds the dynamic route;
  * - with write mode, the build's local search index holds a word only a region produces,
  *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
  *   content, and the file of a dynamic route is current on disk.
@@ -52,7 +52,18 @@ function searchIndexOf(site: string): string {
   return files.map((name) => fs.readFileSync(path.join(chunks, name), 'utf8')).join('\n')
 }
 
-export function describeVitePress(fixture: string): void {
+export interface VitePressOptions {
+  /**
+   * Whether the dev server's local search index follows the files on disk. VitePress 1.6.4
+   * indexes them once, in its `configureServer` (before any plugin's `buildStart`, so before
+   * the start-up write), and never invalidates the index module it serves
+   * (`/@localSearchIndexroot`): its dev search is a snapshot of the files at start, with or
+   * without insitu. VitePress 2 re-indexes a page on its watcher event and versions the import.
+   */
+  devSearchFollowsFiles: boolean
+}
+
+export function describeVitePress(fixture: string, options: VitePressOptions): void {
   describe.sequential(`${fixture}: vitepress dev in Chromium`, () => {
     let site: string
     let server: DevServer | undefined
@@ -117,10 +128,19 @@ export function describeVitePress(fixture: string): void {
     let browser: Browser | undefined
     let page: Page
 
-    /** The local search index of the dev server (the virtual module its search box imports). */
+    /**
+     * The local search index of the dev server, as its search box loads it: the module
+     * `/@localSearchIndex`, then the root locale's index it imports (VitePress 2 versions that
+     * import after each update; a fixed URL would answer Vite's cached first version).
+     */
     async function devSearchIndex(): Promise<string> {
-      const response = await fetch(new URL('/@localSearchIndexroot', server?.url))
-      return response.ok ? response.text() : `HTTP ${response.status}`
+      const entry = await fetch(new URL('/@localSearchIndex', server?.url))
+      if (!entry.ok) return `/@localSearchIndex: HTTP ${entry.status}`
+      const code = await entry.text()
+      const imported = /import\(["']([^"']*@localSearchIndexroot[^"']*)["']\)/.exec(code)?.[1]
+      if (!imported) return `/@localSearchIndex imports no root index:\n${code}`
+      const response = await fetch(new URL(imported, server?.url))
+      return response.ok ? response.text() : `${imported}: HTTP ${response.status}`
     }
 
     beforeAll(async () => {
@@ -140,14 +160,17 @@ export function describeVitePress(fixture: string): void {
       removeSites()
     }, TIMEOUT)
 
-    it('writes the regions at start: the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
+    it('writes the regions at start', { timeout: TIMEOUT }, async () => {
       await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
         '| Zanzibarquux launch | open |',
       )
+    })
+
+    it.skipIf(!options.devSearchFollowsFiles)('the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('zanzibarquux')
     })
 
-    it('rewrites the page after a task edit: file, page and search index follow', { timeout: TIMEOUT }, async () => {
+    it('rewrites the page after a task edit: file and page follow', { timeout: TIMEOUT }, async () => {
       const file = path.join(site, 'tasks/launch.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Zanzibarquux launch', 'Zanzibarquux liftoff'))
       await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
@@ -159,6 +182,9 @@ export function describeVitePress(fixture: string): void {
           ['Review the plugin', 'doing'],
           ['Zanzibarquux liftoff', 'open'],
         ])
+    })
+
+    it.skipIf(!options.devSearchFollowsFiles)('the dev search index follows the rewrite', { timeout: TIMEOUT }, async () => {
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
     })
 
@@ -183,13 +209,11 @@ export function describeVitePress(fixture: string): void {
         ['Zanzibarquux launch', 'open'],
       ])
       expect(html).toContain('Notes from the partial: original wording.')
-      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts).
+      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts) is
+      // built. Its regions need write mode (next test): VitePress's own `load` prefixes the file
+      // with the params, and the transform leaves code that is not the file's text untouched.
       const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
       expect(item).toContain('Item alpha')
-      expect(tableRowsOf(item)).toEqual([
-        ['Review the plugin', 'doing'],
-        ['Zanzibarquux launch', 'open'],
-      ])
     })
 
     it('with write mode, local search, createContentLoader and @include see the regions', { timeout: TIMEOUT }, async () => {
