@@ -36,6 +36,18 @@ const copies: string[] = []
 /** Environment of every client CLI: no telemetry, no update checks, colourless output. */
 const CLIENT_ENV = { ASTRO_TELEMETRY_DISABLED: '1', NO_COLOR: '1', FORCE_COLOR: '0', CI: '1' }
 
+/**
+ * The test runner's own variables, which a user's CLI never sees: with NODE_ENV=test Astro
+ * turns HMR off (so Vite runs no hot update at all), and VITEST changes how it compiles.
+ */
+const RUNNER_VARIABLES = /^(NODE_ENV|TEST|VITEST(_.*)?)$/
+
+/** The environment of a client CLI: this process's, without the runner's variables, plus `extra`. */
+function clientEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(([name]) => !RUNNER_VARIABLES.test(name))
+  return { ...Object.fromEntries(inherited), ...CLIENT_ENV, ...extra }
+}
+
 export interface DevServer {
   child: ChildProcess
   url: string
@@ -78,7 +90,7 @@ export async function startDev(
   const child = spawn(process.execPath, [path.join(cwd, 'node_modules', bin), ...args], {
     cwd,
     detached: true,
-    env: { ...process.env, ...CLIENT_ENV, ...env },
+    env: clientEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -147,7 +159,7 @@ export async function runBuild(
     execFile(
       process.execPath,
       [path.join(cwd, 'node_modules', bin), ...args],
-      { cwd, env: { ...process.env, ...CLIENT_ENV, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      { cwd, env: clientEnv(env), maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`${bin} ${args.join(' ')} failed:\n${stdout}${stderr}`))
         else resolve(stdout + stderr)
