@@ -1,14 +1,16 @@
-// The real-client suites (VitePress 1 and 2, Astro 5) on real installs: `npx vitest run --config test/clients/vitest.config.ts`.
-// Held out of `npm test` until the plugin's `write` option lands (issue 8); setup.ts installs each site once per lockfile.
+// Only the real-client suites (VitePress 1 and 2, Astro 5), which `npm test` runs too, with the
+// same settings: `npx vitest run --config test/clients/vitest.config.ts` (one file: add its path).
+// setup.ts builds dist/ and installs each fixture site once per lockfile.
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     root: new URL('../..', import.meta.url).pathname,
     include: ['test/clients/*.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 300_000,
-    pool: 'forks',
+    exclude: ['**/node_modules/**'],
     globalSetup: ['test/clients/setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
   },
 })
