@@ -10,6 +10,9 @@
  * `runBuild` runs a CLI to completion and throws its output when it fails. `removeSites()`
  * deletes every copy. `launchChromium()` starts the house headless Chromium. `tableRowsOf(html)`
  * reads the cells of the first table of an HTML text (header row excluded).
+ * `useDevSession(options)`, called in a `describe`, declares its hooks: before all, a copy of
+ * the fixture, its dev server and a Chromium page (then `ready`); after all, the browser
+ * closed, the server's processes ended and the copies deleted.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -17,7 +20,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
@@ -179,4 +183,44 @@ export function tableRowsOf(html: string): string[][] {
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
     [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
   )
+}
+
+/** A fixture site's dev server seen by Chromium; the fields are set once the before-all hook ran. */
+export interface DevSession {
+  site: string
+  server: DevServer
+  page: Page
+}
+
+export interface DevSessionOptions {
+  fixture: string
+  /** The CLI, relative to the site's node_modules (`astro/astro.js`). */
+  bin: string
+  /** The CLI's arguments, given the free port it must listen on. */
+  args: (port: number) => string[]
+  /** Added to the CLI's environment (`{ INSITU_WRITE: '1' }`). */
+  env?: Record<string, string>
+  /** Timeout of each of the two hooks. */
+  timeout: number
+  /** What to wait for once the page is open (the first page shown). */
+  ready?: (session: DevSession) => Promise<void>
+}
+
+export function useDevSession(options: DevSessionOptions): DevSession {
+  const session = {} as DevSession
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    session.site = copySite(options.fixture)
+    const port = await freePort()
+    session.server = await startDev(session.site, options.bin, options.args(port), `http://localhost:${port}/`, options.env)
+    browser = await launchChromium()
+    session.page = await browser.newPage()
+    await options.ready?.(session)
+  }, options.timeout)
+  afterAll(async () => {
+    await browser?.close()
+    await stopDev(session.server)
+    removeSites()
+  }, options.timeout)
+  return session
 }

@@ -15,19 +15,9 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  copySite,
-  type DevServer,
-  freePort,
-  launchChromium,
-  removeSites,
-  runBuild,
-  startDev,
-  stopDev,
-  tableRowsOf,
-} from './client-site.js'
+import type { Page } from 'playwright-core'
+import { afterAll, describe, expect, it } from 'vitest'
+import { copySite, type DevSession, removeSites, runBuild, tableRowsOf, useDevSession } from './client-site.js'
 
 const BIN = 'vitepress/bin/vitepress.js'
 const TIMEOUT = 60_000
@@ -43,6 +33,17 @@ async function openTaskRows(page: Page): Promise<string[][]> {
     .evaluateAll((rows) =>
       rows.map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').trim())),
     )
+}
+
+/** The dev CLI's arguments: the site in the current folder, on exactly `port`. */
+function devArgs(port: number): string[] {
+  return ['dev', '.', '--port', String(port), '--strictPort']
+}
+
+/** Opens the home page and waits for its first table (the open-task region). */
+async function firstTableShown({ page, server }: DevSession): Promise<void> {
+  await page.goto(server.url)
+  await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
 }
 
 function searchIndexOf(site: string): string {
@@ -65,45 +66,26 @@ export interface VitePressOptions {
 
 export function describeVitePress(fixture: string, options: VitePressOptions): void {
   describe.sequential(`${fixture}: vitepress dev in Chromium`, () => {
-    let site: string
-    let server: DevServer | undefined
-    let browser: Browser | undefined
-    let page: Page
-
-    beforeAll(async () => {
-      site = copySite(fixture)
-      const port = await freePort()
-      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], `http://localhost:${port}/`)
-      browser = await launchChromium()
-      page = await browser.newPage()
-      await page.goto(server.url)
-      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
-    }, TIMEOUT)
-
-    afterAll(async () => {
-      await browser?.close()
-      await stopDev(server)
-      removeSites()
-    }, TIMEOUT)
+    const dev = useDevSession({ fixture, bin: BIN, args: devArgs, timeout: TIMEOUT, ready: firstTableShown })
 
     it('shows the open tasks of the SQL model', { timeout: TIMEOUT }, async () => {
-      expect(await openTaskRows(page)).toEqual([
+      expect(await openTaskRows(dev.page)).toEqual([
         ['Review the plugin', 'doing'],
         ['Zanzibarquux launch', 'open'],
       ])
-      expect(await page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
+      expect(await dev.page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
     })
 
     it('updates the table after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
-      const file = path.join(site, 'tasks/review.md')
+      const file = path.join(dev.site, 'tasks/review.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
-      await expect.poll(() => openTaskRows(page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
+      await expect.poll(() => openTaskRows(dev.page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
     })
 
     it('updates the table after a new task file', { timeout: TIMEOUT }, async () => {
-      fs.writeFileSync(path.join(site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
+      fs.writeFileSync(path.join(dev.site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
       await expect
-        .poll(() => openTaskRows(page), { timeout: POLL })
+        .poll(() => openTaskRows(dev.page), { timeout: POLL })
         .toEqual([
           ['Quokka parade', 'open'],
           ['Zanzibarquux launch', 'open'],
@@ -111,11 +93,11 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
     })
 
     it('updates the include region after an edit of its partial', { timeout: TIMEOUT }, async () => {
-      fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
+      fs.writeFileSync(path.join(dev.site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
       await expect
-        .poll(() => page.locator('.vp-doc').innerText(), { timeout: POLL })
+        .poll(() => dev.page.locator('.vp-doc').innerText(), { timeout: POLL })
         .toContain('Notes from the partial: revised wording.')
-      expect(await openTaskRows(page)).toEqual([
+      expect(await openTaskRows(dev.page)).toEqual([
         ['Quokka parade', 'open'],
         ['Zanzibarquux launch', 'open'],
       ])
@@ -123,10 +105,7 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
   })
 
   describe.sequential(`${fixture}: vitepress dev, write mode`, () => {
-    let site: string
-    let server: DevServer | undefined
-    let browser: Browser | undefined
-    let page: Page
+    const dev = useDevSession({ fixture, bin: BIN, args: devArgs, env: { INSITU_WRITE: '1' }, timeout: TIMEOUT, ready: firstTableShown })
 
     /**
      * The local search index of the dev server, as its search box loads it: the module
@@ -134,34 +113,17 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
      * import after each update; a fixed URL would answer Vite's cached first version).
      */
     async function devSearchIndex(): Promise<string> {
-      const entry = await fetch(new URL('/@localSearchIndex', server?.url))
+      const entry = await fetch(new URL('/@localSearchIndex', dev.server.url))
       if (!entry.ok) return `/@localSearchIndex: HTTP ${entry.status}`
       const code = await entry.text()
       const imported = /import\(["']([^"']*@localSearchIndexroot[^"']*)["']\)/.exec(code)?.[1]
       if (!imported) return `/@localSearchIndex imports no root index:\n${code}`
-      const response = await fetch(new URL(imported, server?.url))
+      const response = await fetch(new URL(imported, dev.server.url))
       return response.ok ? response.text() : `${imported}: HTTP ${response.status}`
     }
 
-    beforeAll(async () => {
-      site = copySite(fixture)
-      const port = await freePort()
-      const url = `http://localhost:${port}/`
-      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], url, { INSITU_WRITE: '1' })
-      browser = await launchChromium()
-      page = await browser.newPage()
-      await page.goto(server.url)
-      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
-    }, TIMEOUT)
-
-    afterAll(async () => {
-      await browser?.close()
-      await stopDev(server)
-      removeSites()
-    }, TIMEOUT)
-
     it('writes the regions at start', { timeout: TIMEOUT }, async () => {
-      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+      await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
         '| Zanzibarquux launch | open |',
       )
     })
@@ -171,13 +133,13 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
     })
 
     it('rewrites the page after a task edit: file and page follow', { timeout: TIMEOUT }, async () => {
-      const file = path.join(site, 'tasks/launch.md')
+      const file = path.join(dev.site, 'tasks/launch.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Zanzibarquux launch', 'Zanzibarquux liftoff'))
-      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+      await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
         '| Zanzibarquux liftoff | open |',
       )
       await expect
-        .poll(() => openTaskRows(page), { timeout: POLL })
+        .poll(() => openTaskRows(dev.page), { timeout: POLL })
         .toEqual([
           ['Review the plugin', 'doing'],
           ['Zanzibarquux liftoff', 'open'],
@@ -190,8 +152,8 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
 
     it('createContentLoader (home.data.ts) sees the rewritten file', { timeout: TIMEOUT }, async () => {
       const loaderTitles = async () => {
-        await page.goto(new URL('/loader', server?.url).href)
-        return page.locator('#loader-titles').innerText()
+        await dev.page.goto(new URL('/loader', dev.server.url).href)
+        return dev.page.locator('#loader-titles').innerText()
       }
       await expect.poll(loaderTitles, { timeout: POLL }).toBe('Zanzibarquux liftoff')
     })
