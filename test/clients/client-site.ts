@@ -12,7 +12,8 @@
  * reads the cells of the first table of an HTML text (header row excluded).
  * `useDevSession(options)`, called in a `describe`, declares its hooks: before all, a copy of
  * the fixture, its dev server and a Chromium page (then `ready`); after all, the browser
- * closed, the server's processes ended and the copies deleted.
+ * closed, the server's processes ended and the copies deleted. A failed test prints the dev
+ * server's output.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -21,7 +22,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, beforeEach } from 'vitest'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
@@ -217,6 +218,10 @@ export function useDevSession(options: DevSessionOptions): DevSession {
     session.page = await browser.newPage()
     await options.ready?.(session)
   }, options.timeout)
+  // A failed test shows what the dev server printed (its errors, its reloads).
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.error(`${options.fixture} dev server output:\n${session.server?.output() ?? '(not started)'}`))
+  })
   afterAll(async () => {
     await browser?.close()
     await stopDev(session.server)
