@@ -10,19 +10,18 @@
  *   counts each request body once, 1 MB = 10^6 bytes).
  * - After a warm-up, every (row, client) is measured RUNS times, alternating which client goes
  *   first; the reported value is the median of the runs.
- * - Writes bench/RESULTS.md (machine line, table, how to reproduce) and prints the table.
+ * - Rewrites its section of bench/RESULTS.md (`rpc`: machine line and table) and prints it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node'
 import { RpcPeer } from '../src/protocol/peer.js'
+import { writeSection } from './results-file.js'
 
 const ECHO_SERVER = fileURLToPath(new URL('./echo-server.mjs', import.meta.url))
-const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 const RUNS = 7
 
 // A full collection before every measurement, so neither client pays for the other's garbage.
@@ -168,7 +167,7 @@ async function main(): Promise<void> {
 
   for (const client of clients) await client.close()
   const markdown = renderResults(rows)
-  writeFileSync(RESULTS, markdown)
+  writeSection('rpc', markdown)
   console.log(markdown)
 }
 
@@ -199,15 +198,8 @@ function renderResults(rows: Row[]): string {
   const cpus = os.cpus()
   const cpu = cpus[0]?.model.trim() ?? 'unknown CPU'
   const lines = [
-    '# Benchmark: RpcPeer vs vscode-jsonrpc',
-    '',
     `Machine: Node ${process.version}, ${cpu} (${cpus.length} logical CPUs), ${os.platform()} ${os.release()}, ${new Date().toISOString()}`,
-    '',
-    'Both clients talk JSON-RPC 2.0 with `Content-Length` framing over the stdin/stdout pipes of',
-    'their own child process running the same echo server (`bench/echo-server.mjs`, plain Node, no',
-    'dependencies). Request bodies are about the size in the row (`{"data":"xxx…"}` params).',
-    `Each cell is the median of ${RUNS} runs (min–max in parentheses), the two clients alternating`,
-    'in one process after a warm-up, with a full garbage collection before every run.',
+    `Each cell is the median of ${RUNS} runs (min–max in parentheses).`,
     '',
     '| row | ours | vscode-jsonrpc | ours / vscode-jsonrpc |',
     '| --- | --- | --- | --- |',
@@ -215,17 +207,6 @@ function renderResults(rows: Row[]): string {
       const what = row.kind === 'latency' ? `latency, ${row.label} (median per request, ${row.count} requests)` : `throughput, ${row.label}`
       return `| ${what} | ${formatCell(row, row.ours)} | ${formatCell(row, row.theirs)} | ${ratio(row).toFixed(2)}× |`
     }),
-    '',
-    'The ratio is greater than 1 when ours is better: for latency rows it is',
-    'vscode-jsonrpc time / our time; for throughput rows it is our rate / vscode-jsonrpc rate.',
-    'MB/s counts each request body once (1 MB = 10^6 bytes); every message also travels back.',
-    '',
-    '## Reproduce',
-    '',
-    '```sh',
-    'npm run bench    # tsx bench/run.ts; rewrites bench/RESULTS.md',
-    '```',
-    '',
   ]
   return lines.join('\n')
 }

@@ -50,6 +50,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import nunjucks from 'nunjucks'
+import { readConfinedFile } from '../documents/confined-files.js'
 import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
@@ -277,7 +278,11 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
     if (located.builtin !== undefined) {
       return { src: normalizeJinjaSource(located.builtin), path: name, noCache: false }
     }
-    const source = fs.readFileSync(located.file, 'utf8')
+    // Read through a descriptor verified to lie inside the directory (no check-then-read race).
+    const read = readConfinedFile(fs.realpathSync(this.directory!), located.file)
+    if (read.kind === 'outside') throw new Error(`template escapes templates directory: ${name}`)
+    if (read.kind !== 'file') throw new Error(`template not found: ${name}`)
+    const source = read.bytes.toString('utf8')
     this.loaded.add(located.file)
     return { src: normalizeJinjaSource(source), path: located.file, noCache: true }
   }

@@ -90,9 +90,25 @@ export function readConfinedFile(realRoot: string, absolute: string): ConfinedFi
     const stat = fs.fstatSync(fd, { bigint: true })
     if (stat.isDirectory()) return { kind: 'directory' }
     if (!stat.isFile()) return { kind: 'other' }
-    return { kind: 'file', bytes: fs.readFileSync(fd), stat }
+    return { kind: 'file', bytes: readToEnd(fd, Number(stat.size)), stat }
   } finally {
     fs.closeSync(fd)
+  }
+}
+
+/** Everything from `fd` to its end, `expected` bytes sized up front (`readFileSync(fd)` would stat it again). */
+function readToEnd(fd: number, expected: number): Buffer {
+  let buffer = Buffer.allocUnsafe(expected + 1)
+  let length = 0
+  for (;;) {
+    if (length === buffer.length) {
+      const larger = Buffer.allocUnsafe(buffer.length * 2)
+      buffer.copy(larger, 0, 0, length)
+      buffer = larger
+    }
+    const read = fs.readSync(fd, buffer, length, buffer.length - length, null)
+    if (read === 0) return buffer.subarray(0, length)
+    length += read
   }
 }
 

@@ -3,9 +3,25 @@
  *
  * Contract:
  * - In: the project root, `sources.include` / `sources.exclude` (gitignore patterns),
- *   `sources.respect_gitignore`, and optionally an absolute `statePath` (a file database,
- *   created with its folder; otherwise `:memory:`). A file database is a cache: an unreadable
- *   file or another schema version is replaced.
+ *   `sources.respect_gitignore`, and optionally an absolute `statePath` (the persistent cache).
+ * - The database always lives in memory, private to this instance (two processes never share
+ *   rows, locks or change detection). With `statePath` it starts from the snapshot stored there
+ *   (written by an earlier instance, any process) and writes a new snapshot after `rebuild()`
+ *   and at `close()` when rows changed: the whole database, to a temporary file in the same
+ *   folder renamed over `statePath`, so a reader sees an old or a new snapshot, never a torn one
+ *   (the last writer wins; any snapshot is a valid start, see reconciling below). A snapshot
+ *   written with another `cacheKey` (plugin version) or schema version is ignored silently; a
+ *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
+ *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
+ *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
+ *   now (when rows changed). The state folder is made by `ensureStateFolder` (state-folder.ts).
+ * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
+ *   without reading the file when the file's mtime (ns) and size equal the row's and the row
+ *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same
+ *   mtime tick as the read, on a coarse-timestamp filesystem, is read again; so is one with a
+ *   future mtime). Like make and git, it does not see a file rewritten with the same size and
+ *   its old mtime restored. A changed stat re-reads and re-hashes the file; identical bytes
+ *   only update the stored stat. A file event (`refresh`) always re-reads its file.
  * - `entries` holds every file and folder `listProjectEntries` walks (excluded and gitignored
  *   paths never appear); `_documents` holds the files among them that `isDocument` accepts;
  *   the `documents` view is described in `index-schema.ts` (it is recreated only when the set of
@@ -34,10 +50,19 @@ import {
   sameProjection,
 } from './document-record.js'
 import { errorCode, isMissing } from './fs-errors.js'
-import { ensureSchema, frontMatterKeys, replaceDocumentsView, viewColumnKeys } from './index-schema.js'
+import {
+  ensureSchema,
+  frontMatterKeys,
+  META_TABLE,
+  replaceDocumentsView,
+  SCHEMA_VERSION,
+  viewColumnKeys,
+  viewKeysOf,
+} from './index-schema.js'
 import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } from './project-files.js'
 import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { prepareReadOnly, runReadOnly } from './read-only-sql.js'
+import { ensureStateFolder } from './state-folder.js'
 
 export interface DocumentIndexOptions {
   /** Absolute project root. */
@@ -48,9 +73,16 @@ export interface DocumentIndexOptions {
   exclude: readonly string[]
   /** `sources.respect_gitignore`. */
   respectGitignore: boolean
-  /** Absolute path of the database file (`paths.state`); `:memory:` when omitted. */
+  /** Absolute path of the persistent snapshot (`paths.state`); in memory only when omitted. */
   statePath?: string
+  /** What a snapshot must have been written with to be used (e.g. the plugin's version). @default '' */
+  cacheKey?: string
+  /** Told (once per problem) when a state file is unusable or cannot be written. */
+  warn?: (message: string) => void
 }
+
+/** How long after its mtime a file must have been read for its stat to vouch for the row (2 s: FAT). */
+export const RACY_WINDOW_NS = 2_000_000_000n
 
 /** What a refresh changed in the queryable projection. */
 export interface ProjectionChange {
@@ -75,11 +107,14 @@ export interface DocumentEvent {
 
 type EntryKind = 'file' | 'directory'
 
-interface StoredDocument extends DocumentProjection {
+interface StoredStat {
   content_hash: string
   mtime_ns: bigint
-  size: number
+  size: bigint
+  read_ns: bigint
 }
+
+type StoredDocument = DocumentProjection & StoredStat
 
 export class DocumentIndex {
   readonly root: string
@@ -90,15 +125,42 @@ export class DocumentIndex {
   private readonly statements = new Map<string, Database.Statement>()
   private viewKeys: string[] = []
   private closed = false
+  private readonly statePath: string | undefined
+  private readonly cacheKey: string
+  private readonly warn: (message: string) => void
+  /** `total_changes()` when the rows last matched the snapshot on disk (-1: no snapshot yet). */
+  private persistedChanges = -1
+  /**
+   * The distinct front-matter keys of all documents when the view was last checked (undefined:
+   * not known), and whether a change since may have added or removed one: the view is only
+   * recomputed then (scanning every document's keys costs milliseconds at 10,000 documents).
+   */
+  private knownKeys: Set<string> | undefined
+  private keysMayHaveChanged = false
+  /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
+  private realRoot: string | undefined
 
   constructor(options: DocumentIndexOptions) {
     this.root = path.resolve(options.root)
     this.includes = createPathMatcher(options.include)
     this.excludes = createPathMatcher(options.exclude)
     this.walkOptions = { exclude: options.exclude, respectGitignore: options.respectGitignore }
-    this.db = openDatabase(options.statePath)
-    this.viewKeys = viewColumnKeys(frontMatterKeys(this.db))
-    replaceDocumentsView(this.db, this.viewKeys)
+    this.statePath = options.statePath
+    this.cacheKey = options.cacheKey ?? ''
+    this.warn = options.warn ?? (() => {})
+    const snapshot = this.loadSnapshot()
+    this.db = snapshot ?? new Database(':memory:')
+    if (snapshot) this.persistedChanges = this.totalChanges()
+    ensureSchema(this.db)
+    const stored = snapshot ? viewKeysOf(this.db) : undefined
+    if (stored) {
+      this.viewKeys = stored
+    } else {
+      const distinct = frontMatterKeys(this.db)
+      this.knownKeys = new Set(distinct)
+      this.viewKeys = viewColumnKeys(distinct)
+      replaceDocumentsView(this.db, this.viewKeys)
+    }
   }
 
   /** Whether `relPath` is a managed document: `include` matches it and `exclude` does not. */
@@ -109,7 +171,8 @@ export class DocumentIndex {
   /** Full scan: reconciles `entries` and `_documents` with the disk. */
   rebuild(): void {
     this.assertOpen()
-    this.db.transaction(() => this.reconcileAll())()
+    this.withRealRoot(() => this.db.transaction(() => this.reconcileAll())())
+    this.persist()
   }
 
   refresh(events: readonly DocumentEvent[]): ProjectionChange {
@@ -118,7 +181,7 @@ export class DocumentIndex {
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
     )
-    const { entriesChanged, documentsChanged } = this.db.transaction((): Changes => {
+    const { entriesChanged, documentsChanged } = this.withRealRoot(() => this.db.transaction((): Changes => {
       if (paths.some((p) => p === '' || (this.walkOptions.respectGitignore && isIgnoreRulesFile(p)))) {
         return this.reconcileAll()
       }
@@ -131,7 +194,7 @@ export class DocumentIndex {
       }
       if (documents) this.refreshView()
       return { entriesChanged: entries, documentsChanged: documents }
-    })()
+    })())
     return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged }
   }
 
@@ -159,8 +222,86 @@ export class DocumentIndex {
 
   close(): void {
     if (this.closed) return
+    this.persist()
     this.closed = true
     this.db.close()
+  }
+
+  /** Writes the snapshot when the rows changed since the last one (see the header). */
+  persist(): void {
+    this.assertOpen()
+    if (this.statePath === undefined || this.writeFailed) return
+    const changes = this.totalChanges()
+    if (changes === this.persistedChanges) return
+    const folder = path.dirname(this.statePath)
+    const temporary = `${this.statePath}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
+    try {
+      ensureStateFolder(folder, this.root)
+      this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values ('cache_key', ?)`).run(this.cacheKey)
+      fs.writeFileSync(temporary, this.db.serialize())
+      fs.renameSync(temporary, this.statePath)
+      this.persistedChanges = this.totalChanges()
+    } catch (error) {
+      try {
+        fs.rmSync(temporary, { force: true })
+      } catch {
+        // nothing was created
+      }
+      this.writeFailed = true
+      this.warnOnce(`insitu: cannot write the index cache ${this.displayPath()} (${errorCode(error) ?? messageOf(error)}); it stays in memory`)
+    }
+  }
+
+  private readonly warned = new Set<string>()
+  /** A snapshot could not be written (warned): this instance stops trying. */
+  private writeFailed = false
+
+  private warnOnce(message: string): void {
+    if (this.warned.has(message)) return
+    this.warned.add(message)
+    this.warn(message)
+  }
+
+  private totalChanges(): number {
+    return (this.db.prepare('select total_changes() as n').get() as { n: number }).n
+  }
+
+  private displayPath(): string {
+    const statePath = this.statePath as string
+    return isInsideFolder(this.root, statePath) ? path.relative(this.root, statePath).split(path.sep).join('/') : statePath
+  }
+
+  /** The snapshot at `statePath` as an in-memory database, or undefined (none, stale, unusable). */
+  private loadSnapshot(): Database.Database | undefined {
+    if (this.statePath === undefined) return undefined
+    let bytes: Buffer
+    try {
+      bytes = fs.readFileSync(this.statePath)
+    } catch (error) {
+      if (!isMissing(error)) this.warnOnce(`insitu: cannot read the index cache ${this.displayPath()} (${messageOf(error)}); rebuilding it`)
+      return undefined
+    }
+    let db: Database.Database | undefined
+    try {
+      db = new Database(bytes)
+      const verdict = snapshotVerdict(db, this.cacheKey)
+      if (verdict === 'usable') return db
+      db.close()
+      if (verdict === 'foreign') this.warnOnce(`insitu: ${this.displayPath()} is not an insitu index cache; rebuilding it`)
+    } catch (error) {
+      db?.close()
+      this.warnOnce(`insitu: ${this.displayPath()} is not an insitu index cache (${messageOf(error)}); rebuilding it`)
+    }
+    return undefined
+  }
+
+  private withRealRoot<T>(run: () => T): T {
+    this.realRoot = fs.realpathSync(this.root)
+    try {
+      return run()
+    } finally {
+      this.realRoot = undefined
+    }
   }
 
   /** Prepared once per SQL text (the index's own statements only). */
@@ -241,21 +382,38 @@ export class DocumentIndex {
       if (kind === stored.kind) wanted.delete(stored.path)
       else changed = this.deleteEntry(stored.path) || changed
     }
-    for (const [relPath, kind] of wanted) changed = this.putEntry(relPath, kind) || changed
-    const documents = new Set(listing.filter((e) => e.kind === 'file' && this.isDocument(e.path)).map((e) => e.path))
-    for (const stored of this.rowsUnder('_documents', prefix) as { path: string }[]) {
-      if (!documents.has(stored.path)) documentsChanged = this.deleteDocument(stored.path) || documentsChanged
+    for (const [relPath, kind] of wanted) {
+      this.insertEntry(relPath, kind)
+      changed = true
     }
-    for (const relPath of documents) documentsChanged = this.upsertDocument(relPath) || documentsChanged
+    // A listed path is never excluded (the walk skips those): `include` alone decides.
+    const documents = new Set(listing.filter((e) => e.kind === 'file' && this.includes(e.path, false)).map((e) => e.path))
+    const stats = new Map<string, StoredStat>()
+    for (const stored of this.rowsUnder('_documents', prefix) as ({ path: string } & StoredStat)[]) {
+      if (!documents.has(stored.path)) documentsChanged = this.deleteDocument(stored.path) || documentsChanged
+      else stats.set(stored.path, stored)
+    }
+    for (const relPath of documents) {
+      const stored = stats.get(relPath)
+      if (stored && this.statVouchesFor(relPath, stored)) continue
+      documentsChanged = this.upsertDocument(relPath, stored !== undefined) || documentsChanged
+    }
     return { entriesChanged: changed, documentsChanged }
   }
 
+  /** Whether the file's stat shows it unchanged since `stored` was read (see the header). */
+  private statVouchesFor(relPath: string, stored: StoredStat): boolean {
+    if (stored.mtime_ns + RACY_WINDOW_NS > stored.read_ns) return false
+    const stat = fs.statSync(path.join(this.root, relPath), { bigint: true, throwIfNoEntry: false })
+    return stat !== undefined && stat.isFile() && stat.mtimeNs === stored.mtime_ns && stat.size === stored.size
+  }
+
   private rowsUnder(table: 'entries' | '_documents', prefix: string): unknown[] {
-    const columns = table === 'entries' ? 'path, kind' : 'path'
-    if (prefix === '') return this.statement(`select ${columns} from ${table}`).all()
+    const columns = table === 'entries' ? 'path, kind' : 'path, content_hash, mtime_ns, size, read_ns'
+    if (prefix === '') return this.statement(`select ${columns} from ${table}`).safeIntegers(table === '_documents').all()
     // `path` in [prefix, prefix with its trailing '/' bumped to '0'): exactly the paths below it.
     const below = this.statement(`select ${columns} from ${table} where path >= ? and path < ?`)
-    return below.all(prefix, `${prefix.slice(0, -1)}0`)
+    return below.safeIntegers(table === '_documents').all(prefix, `${prefix.slice(0, -1)}0`)
   }
 
   /** Removes `relPath` and everything below it (`relPath` ending in `/`: only below it). */
@@ -265,6 +423,7 @@ export class DocumentIndex {
     let removed = 0
     if (!relPath.endsWith('/')) removed += this.statement(`delete from ${table} where path = ?`).run(base).changes
     removed += this.statement(`delete from ${table} where path >= ? and path < ?`).run(`${base}/`, `${base}0`).changes
+    if (documents && removed > 0) this.keysMayHaveChanged = true
     return removed > 0
   }
 
@@ -282,10 +441,14 @@ export class DocumentIndex {
   private putEntry(relPath: string, kind: EntryKind): boolean {
     const current = this.statement('select kind from entries where path = ?').get(relPath) as { kind: string } | undefined
     if (current?.kind === kind) return false
+    this.insertEntry(relPath, kind)
+    return true
+  }
+
+  private insertEntry(relPath: string, kind: EntryKind): void {
     const { parent, name, depth } = pathColumns(relPath)
     const insert = this.statement('insert or replace into entries (path, parent, name, kind, depth) values (?, ?, ?, ?, ?)')
     insert.run(relPath, parent, name, kind, depth)
-    return true
   }
 
   private deleteEntry(relPath: string): boolean {
@@ -293,30 +456,49 @@ export class DocumentIndex {
   }
 
   private deleteDocument(relPath: string): boolean {
-    return this.statement('delete from _documents where path = ?').run(relPath).changes > 0
+    const deleted = this.statement('delete from _documents where path = ?').run(relPath).changes > 0
+    if (deleted) this.keysMayHaveChanged = true // it may have been the last document with a key
+    return deleted
+  }
+
+  /** Notes whether a document going from `before` to `after` front matter may change the set of keys. */
+  private noteKeys(before: string | undefined, after: string): void {
+    if (this.keysMayHaveChanged || this.knownKeys === undefined) {
+      this.keysMayHaveChanged = true
+      return
+    }
+    const added = Object.keys(JSON.parse(after) as object)
+    if (added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
+    else if (before !== undefined && before !== after) {
+      const kept = new Set(added)
+      if (Object.keys(JSON.parse(before) as object).some((key) => !kept.has(key))) this.keysMayHaveChanged = true
+    }
   }
 
   /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
-  private upsertDocument(relPath: string): boolean {
-    const state = readFileState(fs.realpathSync(this.root), path.join(this.root, relPath))
+  /** `mayBeStored: false`: the caller knows the path has no row yet (skips looking it up). */
+  private upsertDocument(relPath: string, mayBeStored = true): boolean {
+    const readNs = BigInt(Date.now()) * 1_000_000n
+    const state = readFileState(this.realRoot ?? fs.realpathSync(this.root), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
     const contentHash = hashContent(state.bytes)
     const select = this.statement(
-      'select path, title, body, frontmatter, content_hash, mtime_ns, size from _documents where path = ?',
+      'select path, title, body, frontmatter, content_hash, mtime_ns, size, read_ns from _documents where path = ?',
     ).safeIntegers(true)
-    const stored = select.get(relPath) as StoredDocument | undefined
+    const stored = mayBeStored ? (select.get(relPath) as StoredDocument | undefined) : undefined
     if (stored && stored.content_hash === contentHash) {
-      if (stored.mtime_ns !== state.mtimeNs || Number(stored.size) !== state.size) {
-        const touch = this.statement('update _documents set mtime_ns = ?, size = ? where path = ?')
-        touch.run(state.mtimeNs, state.size, relPath)
+      if (stored.mtime_ns !== state.mtimeNs || stored.size !== BigInt(state.size) || stored.read_ns < readNs) {
+        const touch = this.statement('update _documents set mtime_ns = ?, size = ?, read_ns = ? where path = ?')
+        touch.run(state.mtimeNs, state.size, readNs, relPath)
       }
       return false
     }
-    const record = buildDocumentRecord(relPath, state, contentHash)
+    const record = { ...buildDocumentRecord(relPath, state, contentHash), read_ns: readNs }
+    this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
-         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, mtime_ns, size)
-       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @mtime_ns, @size)`,
+         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, mtime_ns, size, read_ns)
+       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @mtime_ns, @size, @read_ns)`,
     )
     upsert.run(record)
     return !stored || !sameProjection(stored, record)
@@ -324,7 +506,11 @@ export class DocumentIndex {
 
   /** Recreates the `documents` view when the set of front-matter keys changed. */
   private refreshView(): void {
-    const keys = viewColumnKeys(frontMatterKeys(this.db))
+    if (!this.keysMayHaveChanged) return
+    const distinct = frontMatterKeys(this.db)
+    this.knownKeys = new Set(distinct)
+    this.keysMayHaveChanged = false
+    const keys = viewColumnKeys(distinct)
     if (keys.length === this.viewKeys.length && keys.every((key, i) => key === this.viewKeys[i])) return
     this.viewKeys = keys
     replaceDocumentsView(this.db, keys)
@@ -335,23 +521,23 @@ function isIgnoreRulesFile(relPath: string): boolean {
   return relPath === '.gitignore' || relPath.endsWith('/.gitignore') || relPath === '.git/info/exclude'
 }
 
-function openDatabase(statePath: string | undefined): Database.Database {
-  if (statePath === undefined) {
-    const db = new Database(':memory:')
-    ensureSchema(db)
-    return db
-  }
-  fs.mkdirSync(path.dirname(statePath), { recursive: true })
-  let db = new Database(statePath)
-  try {
-    ensureSchema(db)
-  } catch (error) {
-    const code = errorCode(error)
-    if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw error
-    db.close()
-    for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(statePath + suffix, { force: true })
-    db = new Database(statePath)
-    ensureSchema(db)
-  }
-  return db
+/**
+ * Whether a loaded snapshot can be used: `usable` (this schema and cache key), `stale` (an
+ * insitu index of another version: dropped silently) or `foreign` (anything else). A file that
+ * is not SQLite, or corrupt, throws on the first read.
+ */
+function snapshotVerdict(db: Database.Database, cacheKey: string): 'usable' | 'stale' | 'foreign' {
+  const integrity = db.pragma('quick_check', { simple: true })
+  if (integrity !== 'ok') throw new Error('integrity check failed')
+  const tables = new Set(
+    (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name),
+  )
+  if (!tables.has('_documents') || !tables.has('entries')) return 'foreign'
+  if (db.pragma('user_version', { simple: true }) !== SCHEMA_VERSION || !tables.has(META_TABLE)) return 'stale'
+  const key = db.prepare(`select value from ${META_TABLE} where key = 'cache_key'`).get() as { value: string } | undefined
+  return key?.value === cacheKey ? 'usable' : 'stale'
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

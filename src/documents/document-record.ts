@@ -53,8 +53,14 @@ export function pathColumns(relPath: string): PathColumns {
     parent: slash === -1 ? '' : relPath.slice(0, slash),
     name,
     stem: dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name,
-    depth: relPath.split('/').length - 1,
+    depth: countSlashes(relPath),
   }
+}
+
+function countSlashes(relPath: string): number {
+  let count = 0
+  for (let i = relPath.indexOf('/'); i !== -1; i = relPath.indexOf('/', i + 1)) count++
+  return count
 }
 
 export function hashContent(bytes: Buffer): string {

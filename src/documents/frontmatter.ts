@@ -11,7 +11,8 @@
  *   that line and the whitespace-only lines right after it (as Python's offset does). Empty or
  *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML syntax
  *   error → `invalid YAML front matter at line <n>: <reason>` (n counted in the whole document).
- *   YAML 1.2 core schema (dates stay strings), duplicate keys rejected.
+ *   YAML 1.2 core schema (dates stay strings), duplicate keys rejected. Flat mappings of plain
+ *   values take a fast path with the same result (`simple-yaml.ts`).
  * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
  *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
  *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
@@ -31,6 +32,7 @@ import { isObject } from '../protocol/object-guards.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
+import { parseSimpleMapping } from './simple-yaml.js'
 
 export interface FrontMatter {
   /** the parsed mapping; `null` when the document has no front matter */
@@ -72,10 +74,7 @@ const GENERATED = '/generated/'
 export function splitFrontMatter(text: string): FrontMatter {
   const fence = locateFrontMatter(text)
   if (fence === null) return { data: null, raw: null, body: text, bodyStartLine: 1, bodyOffset: 0 }
-  const document = parseYaml(fence.raw)
-  const contents = document.contents
-  if (contents !== null && !isMap(contents)) throw new FrontMatterError('YAML front matter must be a mapping', 1)
-  const data = contents === null ? {} : (contents.toJS(document) as Record<string, unknown>)
+  const data = parseSimpleMapping(fence.raw) ?? parseMapping(fence.raw)
   return {
     data,
     raw: fence.raw,
@@ -224,6 +223,14 @@ function locateFrontMatter(text: string): FrontMatterFence | null {
     line++
   }
   return null
+}
+
+/** The front matter's mapping, parsed with `yaml` (what `parseSimpleMapping` declines). */
+function parseMapping(raw: string): Record<string, unknown> {
+  const document = parseYaml(raw)
+  const contents = document.contents
+  if (contents !== null && !isMap(contents)) throw new FrontMatterError('YAML front matter must be a mapping', 1)
+  return contents === null ? {} : (contents.toJS(document) as Record<string, unknown>)
 }
 
 function parseYaml(raw: string): Document.Parsed {

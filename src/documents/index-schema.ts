@@ -2,10 +2,13 @@
  * SQLite schema of the document index (SPEC §7) and the `documents` view.
  *
  * Contract:
- * - `ensureSchema(db)`: creates `_documents`, `entries` (and their parent indexes) when missing.
- *   A database whose `user_version` is not `SCHEMA_VERSION` (another tool's file, an older
- *   layout) has its `_documents`, `entries` and `documents` objects dropped and recreated: the
- *   index is a cache, never a source of truth.
+ * - `ensureSchema(db)`: creates `_documents`, `entries` (and their parent indexes) and
+ *   `_insitu_meta` (key/value: what wrote a persisted index) when missing. A database whose
+ *   `user_version` is not `SCHEMA_VERSION` (another tool's file, an older layout) has those
+ *   objects and `documents` dropped and recreated: the index is a cache, never a source of truth.
+ * - `_documents.read_ns`: when the row's file was read (wall clock, ns): with `mtime_ns`, it
+ *   says whether the stat (mtime and size) can vouch for the row (see document-index.ts).
+ * - `viewKeysOf(db)`: the front-matter keys the existing `documents` view has columns for.
  * - `documentsViewSql(keys)`: the view exposes the fixed columns `DOCUMENT_VIEW_COLUMNS`
  *   (`path, parent, name, stem, depth, title, body, frontmatter`; `content_hash`, `mtime_ns` and
  *   `size` stay internal so that touching a file never changes what queries see) plus one column
@@ -17,7 +20,14 @@
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from './code-point-order.js'
 
-export const SCHEMA_VERSION = 1
+/**
+ * Bump when the layout changes or when a row is derived differently from the same file (body
+ * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
+ */
+export const SCHEMA_VERSION = 2
+
+/** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
+export const META_TABLE = '_insitu_meta'
 
 export const DOCUMENT_VIEW_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title', 'body', 'frontmatter'] as const
 
@@ -33,7 +43,8 @@ create table if not exists _documents (
   frontmatter text not null,
   content_hash text not null,
   mtime_ns integer not null,
-  size integer not null
+  size integer not null,
+  read_ns integer not null
 );
 create index if not exists _documents_parent on _documents(parent);
 create table if not exists entries (
@@ -44,12 +55,13 @@ create table if not exists entries (
   depth integer not null
 );
 create index if not exists entries_parent on entries(parent);
+create table if not exists _insitu_meta (key text primary key, value text not null);
 `
 
 export function ensureSchema(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number
   if (version !== SCHEMA_VERSION) {
-    for (const name of ['documents', '_documents', 'entries']) dropObject(db, name)
+    for (const name of ['documents', '_documents', 'entries', META_TABLE]) dropObject(db, name)
   }
   db.exec(CREATE_TABLES)
   if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
@@ -67,6 +79,13 @@ export function frontMatterKeys(db: Database.Database): string[] {
     .prepare("select distinct j.key as key from _documents d, json_each(d.frontmatter) j where json_type(d.frontmatter) = 'object'")
     .all() as { key: string }[]
   return rows.map((row) => String(row.key))
+}
+
+export function viewKeysOf(db: Database.Database): string[] | undefined {
+  const columns = db.prepare("select name from pragma_table_info('documents')").all() as { name: string }[]
+  if (columns.length === 0) return undefined
+  // The view is always the fixed columns, then one column per key (`documentsViewSql`).
+  return columns.slice(DOCUMENT_VIEW_COLUMNS.length).map((column) => column.name)
 }
 
 export function viewColumnKeys(keys: Iterable<string>): string[] {

@@ -76,10 +76,26 @@ interface ExcludeMatcher {
   directory(relPath: string): boolean
 }
 
+/**
+ * Whether every pattern is `X/**` with at most a leading `**` segment in `X`: then a path is
+ * excluded exactly when one of its folders matches an implied folder pattern, and the walk,
+ * which never enters such a folder, need not test the paths it meets (the default `exclude`).
+ */
+function onlyFolderPatterns(patterns: readonly string[]): boolean {
+  return patterns.every((pattern) => {
+    if (pattern.startsWith('!') || !pattern.endsWith('/**') || pattern.length <= 3 || pattern.includes('\\')) return false
+    return pattern
+      .slice(0, -3)
+      .split('/')
+      .every((segment, i) => segment !== '' && (i === 0 || !segment.includes('**')))
+  })
+}
+
 function createExcludeMatcher(patterns: readonly string[]): ExcludeMatcher {
-  const matches = createPathMatcher(patterns)
   const implied = impliedFolderPatterns(patterns)
   const impliedMatches = implied.length > 0 ? createPathMatcher(implied) : () => false
+  if (onlyFolderPatterns(patterns)) return { file: () => false, directory: (relPath) => impliedMatches(relPath, true) }
+  const matches = createPathMatcher(patterns)
   return {
     file: (relPath) => matches(relPath, false),
     directory: (relPath) => matches(relPath, true) || impliedMatches(relPath, true),

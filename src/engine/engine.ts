@@ -5,7 +5,9 @@
  * Contract:
  * - `InsituEngine.create(options)` loads `insitu.toml` (see `readProjectConfig`; defaults when
  *   there is none), builds the document index, and starts the host with the builtins and the
- *   scheme resolvers plugged into `host.resource.get`.
+ *   scheme resolvers plugged into `host.resource.get`. With `cache` (default) the index starts
+ *   from its snapshot in `paths.state`, keyed by this package's version (document-index.ts);
+ *   events on that file and its temporary files are ignored by `affected()`.
  * - `renderDocument(path, text, query?)` regenerates a managed document (see render-document.ts);
  *   `transformModule(path, code, rule, query?)` runs a transform on a whole module with the
  *   rule's options plus `content`. Both record the result's dependencies for `affected()` under
@@ -16,12 +18,25 @@
  *   for its own output text (regeneration is idempotent), so rendering a file the plugin just
  *   wrote back runs no job. A change that arrives while a job runs and touches what it read
  *   makes it run again, so a result never misses an edit.
+ * - Below the owner cache, every job (region, materialization, module transform) goes through
+ *   the job memo (job-memo.ts, its invalidation rules in its header): a render re-runs only
+ *   the jobs whose inputs changed and splices the others' memoized output (`JobResult.reused`),
+ *   so a prose edit runs no job. A render that reused every job on an unchanged input returns
+ *   the previous result object itself (early cutoff); `DocumentResult.outputHash` hashes the
+ *   output. `stats` counts jobs run and reused since the start. With `cache` (default) job
+ *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written on `close()`.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
- *   changes, clears the cache of every owner whose result may change, and returns those
- *   owners (`ownerFile(owner)` is the owner's project-relative file).
+ *   changes, marks every owner whose result may change (and the jobs whose dependencies the
+ *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
+ *   project-relative file). Events on the job store's own files are ignored. Owners `except`
+ *   accepts are neither marked nor returned (a document's own owners when the event is the
+ *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff.
+ * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
+ *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
+ *   cache, and why `affected()` selected it: the file events or the git change.
  * - `abort(reason)` makes every job in flight and every later one reject with `reason` at
  *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
- *   extensions and closes the index; idempotent.
+ *   extensions, writes the job store and closes the index; idempotent.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -44,7 +59,11 @@ import type { Diagnostic } from '../protocol/schemas.js'
 import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
 import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent } from './dependency-graph.js'
-import { type DocumentResult, describeFailure, locationOf, renderDocument } from './render-document.js'
+import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
+import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
+import { pluginVersion } from './dependency-fingerprints.js'
+import type { JobMemo, JobStats } from './job-memo.js'
+import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
 export interface EngineOptions {
   /** Folder to start looking for `insitu.toml` from (or the project root when there is none). */
@@ -55,8 +74,19 @@ export interface EngineOptions {
   include?: readonly string[]
   /** Override `[sources] exclude`. */
   exclude?: readonly string[]
-  /** Keep the document index in `paths.state` instead of memory. @default false */
+  /**
+   * Keep a persistent cache in the project's state folder (the folder of `paths.state`,
+   * `.insitu/`): the document index is stored in `paths.state` (`.insitu/index.db`) and the
+   * next start re-reads only the files whose mtime or size changed; job results in `jobs.db`,
+   * each validated against the current inputs before reuse (see job-memo.ts). `false`:
+   * everything in memory, nothing written.
+   * @default true
+   */
+  cache?: boolean
+  /** @deprecated Use `cache` (an alias; `cache` wins when both are given). */
   persistIndex?: boolean
+  /** Aborting it stops a start still waiting for extension handshakes (see `HostOptions.signal`). */
+  signal?: AbortSignal
   python?: string
   timeoutMs?: number
   logger?: HostLogger
@@ -92,14 +122,18 @@ interface ChangeLog {
   git: boolean
 }
 
+const NO_PROJECTION_CHANGE = { documents: false, entries: false, git: false }
+
 /** How many times a job re-runs because its inputs changed while it ran. */
 const MAX_RERUNS = 2
 
 interface Cached<T> {
   hash: string
   result: T
-  /** Hash of the result's own text (documents): rendering it again gives the same text. */
-  outputHash?: string
+  /** A dependency changed: render again (the result is kept for the early cutoff). */
+  stale: boolean
+  /** `processEpoch()` when it was computed. */
+  processes: string
 }
 
 export class InsituEngine {
@@ -109,6 +143,7 @@ export class InsituEngine {
   private readonly inFlight = new Set<ChangeLog>()
   /** Hash of the text each document owner was last rendered to (kept across invalidation, for early cutoff). */
   private readonly lastOutputs = new Map<string, string>()
+  readonly runRecords = new RunRecords()
   private closing: Promise<void> | undefined
   private aborted: Error | undefined
 
@@ -118,7 +153,15 @@ export class InsituEngine {
     readonly index: DocumentIndex,
     /** Absolute git metadata paths (HEAD, refs, packed-refs, index), or null without a repository. */
     readonly gitPaths: readonly string[] | null,
+    private readonly memo: JobMemo,
+    /** Absolute POSIX path of the index snapshot (`cache`), or null. */
+    private readonly statePath: string | null,
   ) {}
+
+  /** Jobs run and reused since the engine started (regions, materializations, module transforms). */
+  get stats(): Readonly<JobStats> {
+    return this.memo.stats
+  }
 
   static async create(options: EngineOptions): Promise<InsituEngine> {
     const config = options.config ?? readProjectConfig(options.root)
@@ -129,27 +172,30 @@ export class InsituEngine {
     }
     const effective: ProjectConfig = { ...config, sources }
     const root = config.root
+    const statePath = (options.cache ?? options.persistIndex ?? true) ? path.join(root, config.paths.state) : undefined
     const index = new DocumentIndex({
       root,
       include: sources.include,
       exclude: sources.exclude,
       respectGitignore: sources.respect_gitignore,
-      statePath: options.persistIndex ? path.join(root, config.paths.state) : undefined,
+      statePath,
+      cacheKey: `vite-plugin-insitu ${pluginVersion()}`,
+      warn: (message) => options.logger?.warn(message),
     })
     try {
       index.rebuild()
       const models = loadSqlModels(root, config.paths.models)
-      const resolve = createResourceResolver({
-        root,
-        exclude: sources.exclude,
-        respectGitignore: sources.respect_gitignore,
-        index,
-        models,
-      })
+      const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
+      // Jobs read through recording views: the memo fingerprints what each job saw.
+      let memo: JobMemo | undefined
+      const recordingIndex = recordQueries(index, (sql, params, rows) => memo?.recordQuery(sql, params, rows))
+      const resolve = recordReads(createResourceResolver({ ...resolverContext, index: recordingIndex }), (identifier, location, read) =>
+        memo?.recordRead(identifier, location, read),
+      )
       const builtins = createBuiltins({
         root,
         templatesDir: path.join(root, config.paths.templates),
-        index,
+        index: recordingIndex,
         models: () => models,
       })
       const [host, gitPaths] = await Promise.all([
@@ -161,10 +207,21 @@ export class InsituEngine {
           timeoutMs: options.timeoutMs,
           logger: options.logger,
           enableExtension: options.enableExtension,
+          onExtensionInvoke: (name) => memo?.recordExtension(name),
+          signal: options.signal,
         }),
         gitMetadataPaths(root).catch(() => null),
       ])
-      return new InsituEngine(effective, host, index, gitPaths)
+      memo = createJobMemo({
+        config: effective,
+        host,
+        python: options.python,
+        resolve: createResourceResolver({ ...resolverContext, index }),
+        query: (sql, params) => index.query(sql, params),
+        cache: statePath !== undefined,
+        logger: options.logger,
+      })
+      return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
     } catch (error) {
       index.close()
       throw error
@@ -185,22 +242,44 @@ export class InsituEngine {
     return relative !== null && this.index.isDocument(relative)
   }
 
-  async renderDocument(file: string, text: string, query = ''): Promise<DocumentResult> {
+  /**
+   * `prefetch`: rendered ahead of any request (the dev server's early cutoff, a write-back), so
+   * the next request served from the cache delivers this run: the run records keep its reason.
+   */
+  async renderDocument(file: string, text: string, query = '', options: { prefetch?: boolean } = {}): Promise<DocumentResult> {
     const relPath = this.requireRelative(file)
     const owner = ownerOf(relPath, query)
     const hash = hashText(text)
     const cached = this.documentCache.get(owner)
-    if (cached?.hash === hash) return cached.result
-    if (cached?.outputHash === hash) return unchangedResult(cached.result)
+    const processes = this.processEpoch()
+    if (cached && !cached.stale && cached.processes === processes) {
+      const hit = cached.hash === hash ? cached.result : cached.result.outputHash === hash ? unchangedResult(cached.result) : null
+      if (hit) {
+        if (!options.prefetch) this.runRecords.cached(owner)
+        return hit
+      }
+    }
+    const startedAt = RunRecords.now()
+    // Another text of a document rendered before (written back, or no watcher told us): jobs
+    // that read the document itself must not be served unchecked.
+    if (cached && cached.hash !== hash) this.memo.noteChanges([{ type: 'update', path: relPath }], NO_PROJECTION_CHANGE)
     const result = await this.runTracked(owner, async () => {
-      const rendered = await renderDocument(this.host, relPath, text)
+      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke))
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
-    const outputHash = hashText(result.value.text)
-    this.lastOutputs.set(owner, outputHash)
+    let rendered = result.value
+    rendered.outputHash = hashText(rendered.text)
+    // Early cutoff: every job reused on the same input gives the very same result object.
+    if (cached?.hash === hash && cached.result.text === rendered.text && rendered.jobs.every((j) => j.reused)) {
+      rendered = cached.result
+    }
+    this.lastOutputs.set(owner, rendered.outputHash!)
+    const provider = (kind: string) => providerOf(this.host, kind)
+    this.runRecords.ran(owner, documentRun(relPath, startedAt, hash, rendered.outputHash!, rendered, provider), options.prefetch)
     // A failure may be transient (a crash, a timeout): never serve it again from the cache.
-    if (result.cacheable) this.documentCache.set(owner, { hash, result: result.value, outputHash })
-    return result.value
+    if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false, processes })
+    else this.documentCache.delete(owner)
+    return rendered
   }
 
   async transformModule(file: string, code: string, rule: ModuleRule, query = ''): Promise<ModuleResult> {
@@ -208,27 +287,43 @@ export class InsituEngine {
     const owner = ownerOf(relPath, query)
     const hash = hashText(`${rule.transform}\u0000${JSON.stringify(rule.options ?? {})}\u0000${code}`)
     const cached = this.moduleCache.get(owner)
-    if (cached && cached.hash === hash) return cached.result
+    const processes = this.processEpoch()
+    if (cached && !cached.stale && cached.processes === processes && cached.hash === hash) {
+      this.runRecords.cached(owner)
+      return cached.result
+    }
     this.moduleCache.delete(owner)
+    const startedAt = RunRecords.now()
+    const record = (outcome: Parameters<typeof moduleRun>[4]) =>
+      this.runRecords.ran(owner, moduleRun(relPath, startedAt, hash, rule.transform, outcome, (kind) => providerOf(this.host, kind), hashText))
+    const options = { ...rule.options, content: code }
+    const location = locationOf(relPath)
+    const job = { target: 'module' as const, kind: rule.transform, provider: providerOf(this.host, rule.transform), options, location }
     const result = await this.runTracked(owner, async () => {
       let invocation
       try {
-        invocation = await this.host.transform(rule.transform, { ...rule.options, content: code }, locationOf(relPath))
-        if (invocation.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+        ;({ outcome: invocation } = await this.memo.run(job, async () => {
+          const transformed = await this.host.transform(rule.transform, options, location)
+          if (transformed.content === null) throw new Error(`transform ${rule.transform} returned no content`)
+          return transformed
+        }))
       } catch (error) {
         // What it read before failing is still watched: creating a missing input re-runs it.
         this.graph.set(owner, errorDependencies(error))
-        throw new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+        const failure = new Error(describeFailure(this.host, rule.transform, relPath, error), { cause: error })
+        if (!this.aborted) record({ error: failure })
+        throw failure
       }
       const module: ModuleResult = {
         path: relPath,
-        code: invocation.content,
+        code: invocation.content ?? '',
         dependencies: invocation.dependencies,
         diagnostics: invocation.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath })),
       }
       return { result: module, dependencies: module.dependencies, failed: false }
     })
-    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value })
+    record(result.value)
+    if (result.cacheable) this.moduleCache.set(owner, { hash, result: result.value, stale: false, processes })
     return result.value
   }
 
@@ -268,16 +363,20 @@ export class InsituEngine {
   }
 
   /**
-   * Hash (`textHash`) of the text a document owner was last rendered to, or undefined when it
+   * Hash (`hashText`) of the text a document owner was last rendered to, or undefined when it
    * never was. Survives `affected()`: compare a fresh render with it to skip an update (early cutoff).
    */
   lastOutputHash(owner: string): string | undefined {
     return this.lastOutputs.get(owner)
   }
 
-  /** Forget an owner's cached result (its dependencies stay until it is rendered again). */
+  /**
+   * Forget an owner's cached result (its dependencies stay until it is rendered again). Its
+   * jobs stay in the job memo, which judges them by their own dependencies.
+   */
   invalidate(owner: string): void {
-    this.documentCache.delete(owner)
+    const document = this.documentCache.get(owner)
+    if (document) document.stale = true
     this.moduleCache.delete(owner)
   }
 
@@ -286,9 +385,15 @@ export class InsituEngine {
     const relPath = this.relativePath(file)
     if (relPath === null) return
     const ofFile = (owner: string) => ownerFile(owner) === relPath
-    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) if (ofFile(owner)) this.invalidate(owner)
+    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) {
+      if (ofFile(owner)) {
+        this.documentCache.delete(owner)
+        this.moduleCache.delete(owner)
+      }
+    }
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
     for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
+    for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
   }
 
   /**
@@ -305,6 +410,7 @@ export class InsituEngine {
     let gitChanged = false
     for (const event of events) {
       const absolute = toPosixPath(path.resolve(this.root, event.path))
+      if (this.memo.isStoreFile(absolute) || this.isStateFile(absolute)) continue
       if (this.isGitMetadata(absolute)) {
         gitChanged = true
         continue
@@ -322,10 +428,19 @@ export class InsituEngine {
       log.entries ||= entriesChanged
       log.git ||= gitChanged
     }
-    const owners = this.graph.affected(projectEvents, { documents: documentsChanged, entries: entriesChanged, git: gitChanged })
+    const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
+    this.memo.noteChanges(projectEvents, changes)
+    const owners = this.graph.affected(projectEvents, changes)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
+    this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
+  }
+
+  /** The index snapshot or one of its temporary files: insitu's own writes, never an input. */
+  private isStateFile(absolutePosix: string): boolean {
+    if (this.statePath === null) return false
+    return absolutePosix === this.statePath || (absolutePosix.startsWith(`${this.statePath}.`) && absolutePosix.endsWith('.tmp'))
   }
 
   isGitMetadata(absolutePath: string): boolean {
@@ -347,8 +462,16 @@ export class InsituEngine {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.host.close().finally(() => this.index.close())
+    this.closing ??= this.host.close().finally(() => {
+      this.memo.close()
+      this.index.close()
+    })
     return this.closing
+  }
+
+  /** The extension processes running now: a restarted one makes every cached result suspect. */
+  private processEpoch(): string {
+    return JSON.stringify([...this.host.pids()])
   }
 
   private requireRelative(file: string): string {
@@ -379,6 +502,12 @@ export function ownerOf(relPath: string, query = ''): string {
 export function ownerFile(owner: string): string {
   const query = owner.indexOf('?')
   return query < 0 ? owner : owner.slice(0, query)
+}
+
+/** The query of an owner key, without `?` (`''` for a bare file). */
+export function ownerQuery(owner: string): string {
+  const query = owner.indexOf('?')
+  return query < 0 ? '' : owner.slice(query + 1)
 }
 
 /** The result of rendering a document's own output again: the same text, nothing to edit. */

@@ -15,6 +15,9 @@
  *   resource value, anything else the transform's content.
  * - The result lists, per job, its id, kind, line, content, dependencies and diagnostics,
  *   and the union of every job's dependencies (also of failed jobs, when known).
+ * - Each job goes through `runJob` (the engine's job memo): it may serve a job's outcome
+ *   without invoking anything (`reused`); the document is spliced the same way. A failure is
+ *   thrown by `runJob`, never served.
  */
 import { materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
@@ -23,6 +26,7 @@ import { errorDependencies } from '../documents/dependency-errors.js'
 import { type InsituHost, InvocationError } from '../host/host.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
+import type { JobOutcome, JobSpec } from './job-memo.js'
 
 export interface JobResult {
   id: string
@@ -36,7 +40,15 @@ export interface JobResult {
   diagnostics: Diagnostic[]
   /** Set when the job failed; the document keeps that job's previous output. */
   error: string | null
+  /** The outcome came from the job memo: nothing was invoked. */
+  reused: boolean
 }
+
+/** Runs one job, or serves its memoized outcome (`reused`). Throws when the job fails. */
+export type JobRunner = (job: JobSpec, invoke: () => Promise<JobOutcome>) => Promise<{ outcome: JobOutcome; reused: boolean }>
+
+/** Runs every job. */
+export const runEveryJob: JobRunner = async (_job, invoke) => ({ outcome: await invoke(), reused: false })
 
 /** Replace `[start, end)` of the source text with `text` (offsets in UTF-16 code units). */
 export interface TextEdit {
@@ -53,6 +65,8 @@ export interface DocumentResult {
   /** Non-overlapping edits of the source, in order: for source maps. */
   edits: TextEdit[]
   changed: boolean
+  /** SHA-1 of `text` (set by the engine): equal hashes, equal output. */
+  outputHash?: string
   jobs: JobResult[]
   dependencies: string[]
   diagnostics: Diagnostic[]
@@ -75,7 +89,12 @@ export function describeFailure(host: InsituHost, kind: string, id: string, erro
   return `${who} failed in ${id}: ${message}`
 }
 
-export async function renderDocument(host: InsituHost, relPath: string, text: string): Promise<DocumentResult> {
+export async function renderDocument(
+  host: InsituHost,
+  relPath: string,
+  text: string,
+  runJob: JobRunner = runEveryJob,
+): Promise<DocumentResult> {
   const location = locationOf(relPath)
   const failed = (message: string, line: number | null): DocumentResult => ({
     path: relPath,
@@ -110,18 +129,25 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
     kind: string,
     line: number,
     target: JobResult['target'],
+    options: Record<string, unknown>,
     invoke: () => Promise<InvocationResult & { frontMatterValue?: unknown }>,
   ): Promise<JobResult> => {
     const job = { id, kind, line, target }
+    const spec: JobSpec = { target, kind, provider: providerOf(host, kind), options, location }
     try {
-      const result = await invoke()
+      const { outcome, reused } = await runJob(spec, async () => {
+        const result = await invoke()
+        const value = result.frontMatterValue !== undefined ? result.frontMatterValue : result.value
+        return { content: result.content, value, dependencies: result.dependencies, diagnostics: result.diagnostics }
+      })
       return {
         ...job,
-        content: result.content,
-        value: result.frontMatterValue !== undefined ? result.frontMatterValue : result.value,
-        dependencies: result.dependencies,
-        diagnostics: result.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath, line: d.line ?? line })),
+        content: outcome.content,
+        value: outcome.value,
+        dependencies: outcome.dependencies,
+        diagnostics: outcome.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath, line: d.line ?? line })),
         error: null,
+        reused,
       }
     } catch (error) {
       const message = describeFailure(host, kind, id, error)
@@ -132,16 +158,17 @@ export async function renderDocument(host: InsituHost, relPath: string, text: st
         dependencies: errorDependencies(error),
         diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/job' }],
         error: message,
+        reused: false,
       }
     }
   }
 
   const jobs = await Promise.all([
     ...regions.map((region) =>
-      run(region.id, region.kind, region.line, 'region', () => host.transform(region.kind, region.options, location)),
+      run(region.id, region.kind, region.line, 'region', region.options, () => host.transform(region.kind, region.options, location)),
     ),
     ...materializations.map((job) =>
-      run(job.id, job.kind, job.line, 'frontmatter', () => materializeFrontMatter(host, job.kind, job.options, location)),
+      run(job.id, job.kind, job.line, 'frontmatter', job.options, () => materializeFrontMatter(host, job.kind, job.options, location)),
     ),
   ])
 
@@ -188,6 +215,11 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
     cursor = edit.end
   }
   return output + text.slice(cursor)
+}
+
+/** The owner of a capability's base provider, as job memo keys name it. */
+export function providerOf(host: InsituHost, kind: string): string {
+  return host.ownerOf('transform', kind) ?? host.ownerOf('resource', kind) ?? ''
 }
 
 /** A front-matter job's value, as the Python implementation computes it. */

@@ -14,6 +14,8 @@
  * - `readResource()` is the `host.resource.get` path: the permission check (only for reads
  *   made by an extension), the trace and cycle check, then `resource:` through the registry
  *   and every other scheme through the caller's `resolve`.
+ * - `onExtensionInvoke(name)` hears every request to an extension's capability (the engine's
+ *   job memo records which extensions a job involved).
  * - `abortInFlight(reason)` fails every pending extension request with `reason` at once, and
  *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
@@ -31,7 +33,7 @@ import { splitQuery } from '../resources/identifiers.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import type { ProjectConfig } from './config.js'
 import { type DiscoveredExtension, type DiscoveryOptions, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
-import { ExtensionProcess, type HostLogger } from './process.js'
+import { ExtensionProcess, type HostLogger, untilAborted } from './process.js'
 import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
 
 /** What `HostOptions.resolve` is: resolves every scheme except `resource:` (which the host serves itself). */
@@ -75,6 +77,13 @@ export interface HostOptions {
   enableExtension?: DiscoveryOptions['enabled']
   /** Start extension processes in `start()` (else on first use). @default true */
   eager?: boolean
+  /**
+   * Aborting it makes a `start()` still waiting for handshakes stop the processes it started
+   * and reject with the signal's reason (e.g. the dev server closes while an extension hangs).
+   */
+  signal?: AbortSignal
+  /** Called with the extension's name before each request to one of its capabilities. */
+  onExtensionInvoke?: (extension: string) => void
 }
 
 /** An extension's invocation failed: `<node> (<extension>): <reason>`. */
@@ -145,8 +154,14 @@ export class InsituHost {
     )
     for (const e of extensions) host.processes.set(e.manifest.name, host.createProcess(e.manifest))
     if (options.eager ?? true) {
-      for (const layer of layers) {
-        await Promise.all(layer.map((manifest) => host.startExtension(manifest)))
+      try {
+        for (const layer of layers) {
+          const started = Promise.all(layer.map((manifest) => host.startExtension(manifest)))
+          await (options.signal ? untilAborted(started, options.signal) : started)
+        }
+      } catch (error) {
+        await host.close()
+        throw error
       }
     }
     return host
@@ -311,6 +326,7 @@ export class InsituHost {
     try {
       await this.processes.get(manifest.name)!.start()
     } catch (error) {
+      if (this.closing) return // stopped during its handshake: no news
       const failure = error as Error
       this.startErrors.set(manifest.name, failure)
       this.startFailures.push({ extension: manifest.name, error: failure })
@@ -324,6 +340,7 @@ export class InsituHost {
       ...capability,
       owner: manifest.name,
       invoke: async (request) => {
+        this.options.onExtensionInvoke?.(manifest.name)
         const startError = this.startErrors.get(manifest.name)
         if (startError) throw startError
         const process = this.processes.get(manifest.name)!
@@ -406,3 +423,4 @@ function withoutOwnName(extension: string, message: string): string {
 export function unique(items: readonly string[]): string[] {
   return [...new Set(items)]
 }
+

@@ -20,7 +20,8 @@
  *   with the violation, named for the extension.
  * - `abort(reason)` fails every request in flight (or waiting for the start) with `reason` at
  *   once, and every later one; `stop()` still shuts the process down.
- * - `stop()`: `insitu.shutdown` (2 s), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
+ * - `stop()`: `insitu.shutdown` (2 s; only after a completed handshake: a process still in its
+ *   handshake is not waited for), close stdin, SIGTERM, wait 2 s, SIGKILL. Idempotent.
  *   Every live child is also SIGKILLed synchronously when this process ends (on `exit` and on
  *   a fatal signal, see process-end.ts).
  */
@@ -127,12 +128,16 @@ interface Running {
   /** Settles with the error pending requests should see once the process is gone. */
   failure: Promise<Error>
   exited: Promise<void>
+  /** The initialize handshake succeeded (only then is `insitu.shutdown` sent on stop). */
+  initialized: boolean
 }
 
 export class ExtensionProcess {
   readonly name: string
   private running: Running | undefined
   private starting: Promise<Running> | undefined
+  /** While a launch runs: its process once spawned (before the handshake), or undefined if it failed first. */
+  private spawned: Promise<Running | undefined> | undefined
   private restarts: number[] = []
   private lastFailure: Error | undefined
   /** A handshake/manifest failure: permanent, every later request fails with it (no respawn). */
@@ -188,11 +193,12 @@ export class ExtensionProcess {
   }
 
   private async shutdown(): Promise<void> {
-    const running = this.running ?? (await this.starting?.catch(() => undefined))
+    // A process still in its handshake is stopped without waiting for the handshake.
+    const running = this.running ?? (this.starting ? await this.spawned : undefined)
     if (!running) return
     const { child, peer } = running
     running.closing = true
-    if (child.exitCode === null && child.signalCode === null) {
+    if (running.initialized && child.exitCode === null && child.signalCode === null) {
       await peer.request('insitu.shutdown', null).catch(() => undefined)
     }
     peer.close()
@@ -218,11 +224,16 @@ export class ExtensionProcess {
       this.restarts.push(now)
     }
     this.running = undefined
-    this.starting = this.launch().finally(() => (this.starting = undefined))
+    let reportSpawned!: (running: Running | undefined) => void
+    this.spawned = new Promise((resolve) => (reportSpawned = resolve))
+    this.starting = this.launch(reportSpawned).finally(() => {
+      reportSpawned(undefined) // a launch that failed before its process ran
+      this.starting = undefined
+    })
     return this.starting
   }
 
-  private async launch(): Promise<Running> {
+  private async launch(reportSpawned: (running: Running) => void): Promise<Running> {
     const { manifest, command, cwd, logger } = this.options
     const [file, ...args] = command
     if (!file) throw new ExtensionStartError(`extension command cannot be empty`)
@@ -255,7 +266,7 @@ export class ExtensionProcess {
       const request = parseBoundary(ResourceGetParams, params, 'host.resource.get params')
       return this.options.onResourceGet(request)
     })
-    const running: Running = { child, peer, stderrTail, failure: undefined!, exited, closing: false }
+    const running: Running = { child, peer, stderrTail, failure: undefined!, exited, closing: false, initialized: false }
     running.failure = Promise.race([
       childError.then((error) => new ExtensionCrashError(`extension ${this.name} failed: ${error.message}`)),
       peer.closed.then(async (reason) => {
@@ -279,6 +290,7 @@ export class ExtensionProcess {
       return error
     })
     this.running = running
+    reportSpawned(running)
     let result: unknown
     try {
       result = await Promise.race([
@@ -308,6 +320,7 @@ export class ExtensionProcess {
       await this.abandon(running)
       throw error
     }
+    running.initialized = true
     return running
   }
 
@@ -418,7 +431,8 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error)
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason as Error)

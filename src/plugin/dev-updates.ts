@@ -34,7 +34,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { type AffectedResult, hashText, type InsituEngine, ownerFile } from '../engine/engine.js'
+import { type AffectedResult, hashText, type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { toPosixPath } from '../host/config.js'
 import { renderText, syncDocument, type DocumentSync } from '../sync/sync-document.js'
@@ -110,7 +110,9 @@ export class DevUpdates {
         // What each owner served before this change (rendering below records the new output).
         const before = owners.map((owner) => this.engine.lastOutputHash(owner))
         // A render that throws (an engine closing) updates the owners: transform reports it.
-        const outcome = await this.refresh(file, cause).catch((): 'failed' => 'failed')
+        // Rendered as one of its module ids, so no record appears for an id nobody requested.
+        const query = owners.length > 0 ? ownerQuery(owners[0]!) : ''
+        const outcome = await this.refresh(file, query, cause).catch((): 'failed' => 'failed')
         if (outcome === 'missing') return
         owners.forEach((owner, i) => {
           if (outcome === 'written' || outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
@@ -121,10 +123,14 @@ export class DevUpdates {
   }
 
   /** Render (write mode: sync) one document: its new output hash, or what happened instead. */
-  private async refresh(file: string, cause: { file: string | null; depth: number }): Promise<string | 'written' | 'missing' | 'failed'> {
+  private async refresh(
+    file: string,
+    query: string,
+    cause: { file: string | null; depth: number },
+  ): Promise<string | 'written' | 'missing' | 'failed'> {
     const relPath = this.engine.relativePath(file) ?? file
     if (this.options.write && cause.depth <= MAX_WRITE_CHAIN) {
-      const sync = await syncDocument(this.engine, file, { write: true })
+      const sync = await syncDocument(this.engine, file, { write: true, query })
       if (!sync) return 'missing'
       this.recordOutcome(sync, cause.depth)
       if (sync.written) return 'written'
@@ -141,7 +147,7 @@ export class DevUpdates {
     } catch {
       return 'missing'
     }
-    const rendered = await renderText(this.engine, file, text)
+    const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
     return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
   }
 

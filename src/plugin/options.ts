@@ -56,8 +56,15 @@ export interface InsituOptions {
    */
   extensions?: Record<string, boolean>
   /**
-   * Keep the document index in `paths.state` (`.insitu/index.db`) instead of memory.
-   * @default false
+   * Persistent cache in the project's state folder (the folder of insitu.toml's `paths.state`,
+   * `.insitu/`, which holds its own `.gitignore`): the document index is kept in `paths.state`
+   * (`.insitu/index.db`), so a start re-reads only the files whose mtime or size changed.
+   * `false` keeps everything in memory and writes nothing.
+   * @default true
+   */
+  cache?: boolean
+  /**
+   * @deprecated Use `cache`; this is an alias of it (`cache` wins when both are given).
    */
   persistIndex?: boolean
   /**
@@ -95,14 +102,14 @@ export interface ResolvedOptions {
   timeout: number
   python: string
   extensions: Record<string, boolean>
-  persistIndex: boolean
+  cache: boolean
   check: boolean
   write: boolean
 }
 
 export const PLUGIN_NAME = 'vite-plugin-insitu'
 
-const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'persistIndex', 'check', 'write'])
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'cache', 'persistIndex', 'check', 'write'])
 
 function fail(option: string, expected: string, value: unknown): never {
   let shown: string
@@ -143,8 +150,9 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   if (!isPlainObject(extensions) || Object.values(extensions).some((v) => typeof v !== 'boolean')) {
     fail('extensions', 'an object mapping extension names to true or false', user.extensions)
   }
-  const persistIndex = user.persistIndex ?? false
-  if (typeof persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
+  if (user.persistIndex !== undefined && typeof user.persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
+  const cache = user.cache ?? user.persistIndex ?? true
+  if (typeof cache !== 'boolean') fail('cache', 'a boolean', user.cache)
   const check = user.check ?? process.env.INSITU_CHECK === '1'
   if (typeof check !== 'boolean') fail('check', 'a boolean', user.check)
   const write = user.write ?? false
@@ -173,7 +181,7 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     timeout,
     python,
     extensions: extensions as Record<string, boolean>,
-    persistIndex,
+    cache,
     check,
     write,
   }

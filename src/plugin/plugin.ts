@@ -24,6 +24,9 @@
  *   is logged and fails every managed module, with the file:line of the problem.
  * - Dev: a change of `insitu.toml`, an extension manifest or a file inside an extension
  *   folder restarts the server (`insitu: <file> changed, restarting server`).
+ * - Dev: `/__insitu/` shows the engine's run records (inspector-page.ts); each plugin-caused
+ *   update logs one line (update-log.ts); warnings and info reach the browser console through
+ *   a client injected with `transformIndexHtml` (browser-diagnostics.ts).
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
  *   Validators run once per engine start, at `buildStart`: warnings `this.warn`, info the
  *   logger, errors fail a build and are logged by the dev server (which keeps serving).
@@ -55,6 +58,9 @@ import {
   reportValidation,
 } from './diagnostics.js'
 import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
+import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
+import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
+import { logPluginUpdates } from './update-log.js'
 import { type GitWatcher, watchGitMetadata } from './git-watcher.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
@@ -79,6 +85,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let server: ViteDevServer | undefined
   let scope: ProjectScope | undefined
   let starting: Promise<InsituEngine> | undefined
+  /** Aborts the engine start in progress (a close must not wait for a hanging handshake). */
+  let startAbort: AbortController | undefined
   let engine: InsituEngine | undefined
   let gitWatcher: GitWatcher | undefined
   let buildWatcher: BuildWatcher | undefined
@@ -114,11 +122,12 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         config: project.config,
         include: options.include,
         exclude: options.exclude,
-        persistIndex: options.persistIndex,
+        cache: options.cache,
         python: options.python,
         timeoutMs: options.timeout,
         logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
         enableExtension: (name) => options.extensions[name],
+        signal: startAbort?.signal,
       })
     } catch (error) {
       if (error instanceof ConfigError) failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
@@ -128,6 +137,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
   const start = (): Promise<InsituEngine> => {
     if (stopping) return Promise.reject(new PluginStoppedError())
+    if (!starting) startAbort = new AbortController()
     starting ??= createEngine().then(async (created) => {
       engine = created
       if (stopping) {
@@ -164,6 +174,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await running?.close()
     })().finally(() => {
       starting = undefined
+      startAbort = undefined
       engine = undefined
       devUpdates = undefined
       gitWatcher = undefined
@@ -179,6 +190,9 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     for (const { manifest } of current.host.extensions) {
       if (!isInsideFolder(dev.config.root, manifest.dir) && !isInsideFolder(current.root, manifest.dir)) dev.watcher.add(manifest.dir)
     }
+    // One line per plugin-caused update, and warnings/info to the browser (update-log.ts, browser-diagnostics.ts).
+    logPluginUpdates(current, (line) => logger.info(line))
+    connectBrowserDiagnostics(dev.ws, current)
     watchGit(current, (affected) => {
       const updates = devUpdates
       if (!updates || affected.owners.length === 0) return
@@ -355,6 +369,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     try {
       return await start()
     } catch (error) {
+      if (isClosing(error)) throw error // Vite drops the request quietly
       return context.error(engineStartError(error))
     }
   }
@@ -380,9 +395,14 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     configureServer(dev) {
       server = dev
       printErrorsOnce(dev)
+      // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
+      dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
+      dev.middlewares.use(INSPECTOR_PATH, inspectorMiddleware(() => engine))
+      answerReadyClients(dev.ws, () => engine)
       // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
       // once, then stop the extensions; the close resolves once they are gone.
       onServerClosing(dev, (reason) => {
+        startAbort?.abort(reason)
         void starting?.then((current) => current.abort(reason), () => undefined)
         return stop()
       })
@@ -403,6 +423,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       }
     },
 
+    transformIndexHtml() {
+      // Dev only: the client printing warnings and info in the browser console.
+      if (server) return [clientScriptTag()]
+    },
+
     async buildStart() {
       if (server) {
         // Dev: start in the background, so that modules insitu does not manage are served
@@ -417,7 +442,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
             })
           },
           (error: unknown) => {
-            if (!(error instanceof PluginStoppedError)) logEngineStartError(logger, error)
+            if (!(error instanceof PluginStoppedError) && !isClosing(error)) logEngineStartError(logger, error)
           },
         ).catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
         return
@@ -496,6 +521,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         try {
           result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, queryOf(id))
         } catch (error) {
+          if (isClosing(error)) throw error // Vite drops the request quietly
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
         }
         recordWatchFiles(this, current, result.dependencies)
@@ -561,6 +587,11 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       await stop()
     },
   }
+}
+
+/** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
+function isClosing(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
 }
 
 /** The query of a module id, without `?` (`''` when it has none). */

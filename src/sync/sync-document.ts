@@ -66,17 +66,22 @@ export async function renderText(
   file: string,
   text: string,
   query = '',
+  options: { prefetch?: boolean } = {},
 ): Promise<{ result: DocumentResult; text: string; edits: TextEdit[] }> {
   if (!text.startsWith(BOM)) {
-    const result = await engine.renderDocument(file, text, query)
+    const result = await engine.renderDocument(file, text, query, options)
     return { result, text: result.text, edits: result.edits }
   }
-  const result = await engine.renderDocument(file, text.slice(BOM.length), query)
+  const result = await engine.renderDocument(file, text.slice(BOM.length), query, options)
   const edits = result.edits.map((edit) => ({ ...edit, start: edit.start + BOM.length, end: edit.end + BOM.length }))
   return { result, text: BOM + result.text, edits }
 }
 
-export async function syncDocument(engine: InsituEngine, file: string, options: { write: boolean }): Promise<DocumentSync | null> {
+export async function syncDocument(
+  engine: InsituEngine,
+  file: string,
+  options: { write: boolean; /** Render as this module id's query (the engine's owner). @default '' */ query?: string },
+): Promise<DocumentSync | null> {
   const absolute = path.resolve(engine.root, file)
   const relPath = engine.relativePath(absolute)
   if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
@@ -93,7 +98,8 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
     if (!Buffer.from(source, 'utf8').equals(bytes)) {
       return unreadable(relPath, `${relPath} is not valid UTF-8: not rendered, not written`, source)
     }
-    const rendered = await renderText(engine, absolute, source)
+    // Rendered ahead of any request (see InsituEngine.renderDocument's `prefetch`).
+    const rendered = await renderText(engine, absolute, source, options.query, { prefetch: true })
     const sync: DocumentSync = {
       path: relPath,
       text: rendered.text,

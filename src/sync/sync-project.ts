@@ -6,14 +6,18 @@
  *   (`engine.index.documentPaths()`), at most `CONCURRENCY` at a time, and returns the documents
  *   that still exist, sorted by path (code point order), with counts: `stale` documents whose
  *   text is not current (with `write`: not current and not written), `written` documents, and
- *   `failed` documents (any error diagnostic).
+ *   `failed` documents (any error diagnostic). With `validate`, the project's validators run
+ *   too (after the documents: they see the written files) and their diagnostics are in
+ *   `validation`, errors counted in `validationErrors`.
  * - `formatSyncReport(report, mode)` is the text the command line prints (and `vite build`'s
  *   check mode fails with). check: per stale job `<path>:<line> region <id> is stale` (front
  *   matter: `<path>:<line> frontmatter <id> is stale`) followed by its diff indented by 4
  *   spaces; sync: `wrote <path>` per written document. Both then list every error and warning
  *   as `<path>:<line>: <severity>: <message>` and end with one summary line:
  *   check `<n> of <m> documents stale (<j> stale jobs)[, <f> failed]` or `<m> documents current[, …]`;
- *   sync `wrote <w> of <m> documents[, <f> failed]`.
+ *   sync `wrote <w> of <m> documents[, <f> failed]`; validator errors and warnings are listed
+ *   after the documents' (`<path>:<line>: …`, `validator: …` without a path) and the summary
+ *   adds `, <e> validator errors`.
  */
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -25,12 +29,18 @@ export interface ProjectSync {
   stale: number
   written: number
   failed: number
+  /** Validator diagnostics (empty unless `validate`). */
+  validation: Diagnostic[]
+  validationErrors: number
 }
 
 /** Documents rendered at once (jobs within a document already run concurrently). */
 const CONCURRENCY = 8
 
-export async function syncProject(engine: InsituEngine, options: { write: boolean }): Promise<ProjectSync> {
+export async function syncProject(
+  engine: InsituEngine,
+  options: { write: boolean; /** Run the validators too. @default false */ validate?: boolean },
+): Promise<ProjectSync> {
   const paths = engine.index.documentPaths()
   const documents: DocumentSync[] = []
   let next = 0
@@ -43,7 +53,10 @@ export async function syncProject(engine: InsituEngine, options: { write: boolea
   }
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, paths.length) }, worker))
   documents.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  const validation = options.validate ? await engine.host.validate() : []
   return {
+    validation,
+    validationErrors: validation.filter((d) => d.severity === 'error').length,
     documents,
     stale: documents.filter((d) => d.text !== d.source && !d.written).length,
     written: documents.filter((d) => d.written).length,
@@ -68,8 +81,12 @@ export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): s
       if (diagnostic.severity !== 'info') lines.push(describeDiagnostic(document.path, diagnostic))
     }
   }
+  for (const diagnostic of report.validation) {
+    if (diagnostic.severity !== 'info') lines.push(describeDiagnostic('validator', diagnostic))
+  }
   const total = report.documents.length
-  const failed = report.failed > 0 ? `, ${report.failed} failed` : ''
+  const invalid = report.validationErrors > 0 ? `, ${plural(report.validationErrors, 'validator error')}` : ''
+  const failed = `${report.failed > 0 ? `, ${report.failed} failed` : ''}${invalid}`
   if (mode === 'check') {
     const jobs = report.documents.reduce((n, d) => n + d.stale.length, 0)
     lines.push(

@@ -4,41 +4,18 @@
  * errors, a real EACCES (the command runs as user `nobody`, since permission bits do not stop
  * root), and that no extension process outlives the command.
  */
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import { createRequire } from 'node:module'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { USAGE } from '../../src/cli/main.js'
-import { copyProject, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runTypeScript, TASKS_DOC } from './plugin-project.js'
 
 const BIN = path.resolve(import.meta.dirname, '../../src/cli/bin.ts')
-const require = createRequire(import.meta.url)
-const tsxPackage = require.resolve('tsx/package.json')
-const TSX = pathToFileURL(path.join(path.dirname(tsxPackage), (require(tsxPackage) as { exports: { '.': string } }).exports['.'])).href
-const NOBODY = 65534
 
 afterEach(() => removeProjects())
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', TSX, BIN, ...args],
-      { cwd: options.cwd, uid: options.uid, gid: options.uid, env: { ...process.env, FORCE_COLOR: '0' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
+  return runTypeScript(BIN, args, options)
 }
 
 /** PIDs of live processes whose working folder is inside `root` (extensions run in their folder). */
@@ -63,6 +40,7 @@ describe('vite-plugin-insitu command line', () => {
     expect(USAGE).toMatch(/^ {2}check {3}/m)
     expect(USAGE).toMatch(/^ {2}sync {4}/m)
     expect(USAGE).toContain('--root <dir>')
+    expect(USAGE).toContain('--no-cache ')
     const version = (JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version
     expect(await cli(['--version'], { cwd: root })).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
   })
@@ -124,6 +102,32 @@ describe('vite-plugin-insitu command line', () => {
     ])
   })
 
+  it('runs the validators: an error fails the command, a warning is listed', async () => {
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    fs.writeFileSync(path.join(root, 'notes/three.md'), 'no title here\n')
+    const warned = await cli(['sync'], { cwd: root })
+    expect(warned).toEqual({
+      code: 0,
+      stdout: ['wrote docs/notes.md', 'notes/three.md:1: warning: note has no title: notes/three.md', 'wrote 1 of 9 documents', ''].join('\n'),
+      stderr: '',
+    })
+    fs.writeFileSync(path.join(root, 'notes/four.md'), '# Four\n\nFORBIDDEN\n')
+    expect((await cli(['sync'], { cwd: root })).code).toBe(1)
+    const failed = await cli(['check'], { cwd: root })
+    expect(failed).toEqual({
+      code: 1,
+      stdout: [
+        'notes/four.md:3: error: forbidden word in notes/four.md',
+        'notes/three.md:1: warning: note has no title: notes/three.md',
+        '10 documents current, 1 validator error',
+        '',
+      ].join('\n'),
+      stderr: '',
+    })
+  })
+
   it('--root makes exactly that folder the project', async () => {
     const root = copyProject()
     const elsewhere = copyProject()
@@ -162,11 +166,3 @@ describe('vite-plugin-insitu command line', () => {
   })
 })
 
-function chownTree(folder: string, uid: number): void {
-  fs.chownSync(folder, uid, uid)
-  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-    const target = path.join(folder, entry.name)
-    if (entry.isDirectory()) chownTree(target, uid)
-    else fs.chownSync(target, uid, uid)
-  }
-}

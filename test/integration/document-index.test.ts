@@ -247,6 +247,22 @@ describe('refresh', () => {
     expect(() => index.query('select status from documents')).toThrow('no such column: status')
   })
 
+  it('keeps the columns in step with the keys through renames, value edits and folder deletions', () => {
+    const columns = () => Object.keys(index.query('select * from documents limit 1')[0] ?? {}).slice(8)
+    write('drafts/one.md', '---\ndraft: true\nphase: wip\n---\n# One\n')
+    index.refresh([{ type: 'create', path: 'drafts' }])
+    expect(columns()).toEqual(['draft', 'phase', 'status'])
+    write('drafts/one.md', '---\ndraft: true\nstage: wip\n---\n# One\n') // phase renamed to stage
+    index.refresh([{ type: 'update', path: 'drafts/one.md' }])
+    expect(columns()).toEqual(['draft', 'stage', 'status'])
+    write('drafts/one.md', '---\ndraft: false\nstage: done\n---\n# One\n') // values only
+    index.refresh([{ type: 'update', path: 'drafts/one.md' }])
+    expect(index.query("select draft, stage from documents where path = 'drafts/one.md'")).toEqual([{ draft: 0, stage: 'done' }])
+    remove('drafts')
+    index.refresh([{ type: 'delete', path: 'drafts' }])
+    expect(columns()).toEqual(['status'])
+  })
+
   it('removes a deleted document', () => {
     remove('tasks/beta.md')
     expect(index.refresh([{ type: 'delete', path: 'tasks/beta.md' }])).toMatchObject({ projectionChanged: true })

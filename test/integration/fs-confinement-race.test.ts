@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { listConfinedFolder, readConfinedFile } from '../../src/documents/confined-files.js'
 import { readFileState } from '../../src/documents/document-record.js'
 import { resolveFsDir, resolveFsFile, type FsResolveContext } from '../../src/resources/fs.js'
+import { createJinjaRenderer } from '../../src/builtins/jinja.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
 /** Replaces `<dir>/<name>` atomically (rename over it) by a symlink to argv targets in turn, forever. */
@@ -102,6 +103,29 @@ describe('fs resolvers under a symlink swap race', () => {
     const leaked = [...listings].filter((listing) => listing.includes('secret.txt'))
     expect(leaked).toEqual([])
     expect(listings).toContain(JSON.stringify([{ path: 'sub/inside.txt', kind: 'file' }]))
+  })
+})
+
+describe('jinja templates under a symlink swap race', () => {
+  it('a template never renders the outside file (5,000 racing renders)', async () => {
+    const root = tempDir()
+    const outside = tempDir()
+    const templates = path.join(root, 'templates')
+    fs.mkdirSync(templates)
+    fs.writeFileSync(path.join(templates, 'inside.j2'), 'inside')
+    fs.writeFileSync(path.join(outside, 'secret.j2'), 'SECRET')
+    await startSwapping(templates, 'link.j2', ['inside.j2', path.join(outside, 'secret.j2')])
+    const renderer = createJinjaRenderer({ templatesDir: templates, root })
+    const location = { path: 'a.md', directory: '', root: '.', depth: 0 }
+    const counts = new Map<string, number>()
+    for (let i = 0; i < 5_000; i++) {
+      const result = outcome(() => renderer.render({ template: 'link.j2', value: [], location }).content)
+      counts.set(result, (counts.get(result) ?? 0) + 1)
+    }
+    expect([...counts.keys()].filter((result) => result.includes('SECRET'))).toEqual([])
+    expect(counts.get(JSON.stringify('inside'))).toBeGreaterThan(0)
+    // Only the inside text or the escape error (from the check or from the verified read).
+    expect([...counts.keys()].filter((r) => r !== JSON.stringify('inside') && !r.includes('template escapes templates directory: link.j2'))).toEqual([])
   })
 })
 

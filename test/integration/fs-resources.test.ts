@@ -174,6 +174,36 @@ describe('listProjectFiles / listProjectEntries', () => {
     expect(listProjectFiles(root, defaults, 'other.md')).toEqual([])
   })
 
+  it('lists the same with folder-only patterns (tested per folder) as with per-path matching', () => {
+    const root = makeFolder({
+      'drafts.md': '',
+      'drafts/x.md': '',
+      'docs/drafts/y.md': '',
+      'docs/drafts.md': '',
+      'a/__pycache__/m.pyc': '',
+      'a/b/__pycache__/n.pyc': '',
+      'a/__pycache__.md': '',
+      'build-1/out.md': '',
+      'build-x/deep/out.md': '',
+      'site/index.md': '',
+      'docs/site/index.md': '',
+      'keep.md': '',
+    })
+    const folderPatterns = ['drafts/**', '**/__pycache__/**', 'build-*/**', 'site/**']
+    const fast = listProjectEntries(root, { exclude: folderPatterns, respectGitignore: false })
+    // A pattern that is not `X/**` turns the shortcut off: every path is then matched on its own.
+    const slow = listProjectEntries(root, { exclude: [...folderPatterns, 'no-such-file'], respectGitignore: false })
+    expect(fast).toEqual(slow)
+    expect(fast.filter((entry) => entry.kind === 'file').map((entry) => entry.path)).toEqual([
+      'a/__pycache__.md',
+      'docs/drafts.md',
+      'docs/drafts/y.md',
+      'docs/site/index.md',
+      'drafts.md',
+      'keep.md',
+    ])
+  })
+
   it('isIgnored answers for one path as the walker would', () => {
     const root = makeFolder({ '.gitignore': '*.log\n', 'docs/.gitignore': '!keep.log\n' })
     expect(isIgnored(root, defaults, 'a.log')).toBe(true)

@@ -114,6 +114,17 @@ describe('vite build', () => {
     expect(runBuiltApp(outDir)).toBe(initialApp(root))
     // The sources keep their stale regions: only the output is regenerated.
     expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toContain('-->\n<!-- insitu:end -->')
+    // `cache` (default): the document index persists in the state folder, which git ignores.
+    expect(fs.existsSync(path.join(root, '.insitu/index.db'))).toBe(true)
+    expect(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.insitu')).toBe('')
+  })
+
+  test('cache: false builds the same output and writes no state folder', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu({ cache: false })], build: { outDir } })
+    expect(runBuiltApp(outDir)).toBe(initialApp(root))
+    expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
   })
 
   test('a failing extension region fails the build with its file and line', async () => {

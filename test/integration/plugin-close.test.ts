@@ -12,12 +12,13 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createServer, type Logger, type ViteDevServer } from 'vite'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import insitu from '../../src/index.js'
+import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import { CLOSING_MESSAGE } from '../../src/plugin/server-close.js'
 import { expectProcessesGone, isAlive } from './plugin-project.js'
 
 const HOLD = fileURLToPath(new URL('../fixtures/python/failures/hold/', import.meta.url))
+const MUTE = fileURLToPath(new URL('../fixtures/python/failures/mute/', import.meta.url))
 const URL_OF_DOC = '/docs/hold.md?raw'
 /** How long a close may take here before the test calls it stuck (it used to take 30 s). */
 const STUCK_MS = 5_000
@@ -60,8 +61,8 @@ afterEach(async () => {
   }
 })
 
-async function startServer(): Promise<ViteDevServer> {
-  server = await createServer({ root, configFile: false, customLogger: logger, plugins: [insitu()], logLevel: 'info' })
+async function startServer(options: InsituOptions = {}): Promise<ViteDevServer> {
+  server = await createServer({ root, configFile: false, customLogger: logger, plugins: [insitu(options)], logLevel: 'info' })
   return server
 }
 
@@ -125,3 +126,33 @@ test('the reason is the plugin closing, when the hanging request is the plugin\'
   expect((await request) as Error).toHaveProperty('message', expect.stringContaining(CLOSING_MESSAGE))
 }, 60_000)
 
+
+test('a module rule whose transform hangs fails as an outdated request on close, nothing logged', async () => {
+  fs.mkdirSync(path.join(root, 'data'))
+  fs.writeFileSync(path.join(root, 'data', 'x.csv'), 'a,b\n')
+  const marker = path.join(root, 'held.log')
+  const dev = await startServer({ modules: [{ include: 'data/*.csv', transform: 'hold', options: { marker } }] })
+  const request = dev.environments.client.transformRequest('/data/x.csv').then(
+    (result) => result,
+    (error: unknown) => error,
+  )
+  await heldBy()
+  expect(await withinBound(dev.close().then(() => 'closed'))).toBe('closed')
+  server = undefined
+  expectOutdated(await request)
+  expect(errors).toEqual([])
+}, 60_000)
+
+test('close() while an extension never answers its handshake ends at once, nothing logged', async () => {
+  fs.writeFileSync(path.join(root, 'insitu.toml'), `version = 1\n\n[[extensions]]\npath = ${JSON.stringify(MUTE)}\n`)
+  const dev = await startServer()
+  const request = requestHangingDocument(dev)
+  // The extension process runs (its handshake is pending: the engine is still starting).
+  await expect.poll(() => liveExtensionPids().length, { timeout: 20_000 }).toBe(1)
+  const [pid] = liveExtensionPids()
+  expect(await withinBound(dev.close().then(() => 'closed'))).toBe('closed')
+  server = undefined
+  expectOutdated(await request)
+  await expectProcessesGone([pid!])
+  expect(errors).toEqual([])
+}, 60_000)

@@ -11,12 +11,16 @@
  * - `expectProcessesGone(pids)` polls until no PID in `pids` is alive, then checks that no
  *   extension child is tracked any more.
  * - The `*_DOC` builders return a document's regenerated text for the given inputs.
+ * - `runTypeScript(script, args, { cwd, uid })` runs a TypeScript file in a child Node (through
+ *   tsx), optionally as another user (`NOBODY`: root ignores permission bits, so a real EACCES
+ *   needs another user; `chownTree` hands it a project copy).
  */
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { expect } from 'vitest'
 import { liveExtensionPids } from '../../src/host/process.js'
 
@@ -162,3 +166,38 @@ export const INITIAL_NOTES = ['notes/one.md', 'notes/two.md']
 export const BROKEN_LINE = 5
 export const BROKEN_MESSAGE =
   'transform explode (extension plugin/notes) failed in boom: the fuse was lit'
+
+export const NOBODY = 65534
+
+const require = createRequire(import.meta.url)
+const tsxPackage = require.resolve('tsx/package.json')
+const TSX = pathToFileURL(path.join(path.dirname(tsxPackage), (require(tsxPackage) as { exports: { '.': string } }).exports['.'])).href
+
+export interface ChildRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+export function runTypeScript(script: string, args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', TSX, script, ...args],
+      { cwd: options.cwd, uid: options.uid, gid: options.uid, env: { ...process.env, FORCE_COLOR: '0' } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+export function chownTree(folder: string, uid: number): void {
+  fs.chownSync(folder, uid, uid)
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    const target = path.join(folder, entry.name)
+    if (entry.isDirectory()) chownTree(target, uid)
+    else fs.chownSync(target, uid, uid)
+  }
+}

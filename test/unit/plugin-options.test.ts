@@ -45,6 +45,7 @@ describe('insitu(options) rejects invalid options at once', () => {
     ],
     ['root ""', { root: '' }, 'vite-plugin-insitu: option "root" must be a folder path (got "")'],
     ['persistIndex "yes"', { persistIndex: 'yes' }, 'vite-plugin-insitu: option "persistIndex" must be a boolean (got "yes")'],
+    ['cache 0', { cache: 0 }, 'vite-plugin-insitu: option "cache" must be a boolean (got 0)'],
     ['check 1', { check: 1 }, 'vite-plugin-insitu: option "check" must be a boolean (got 1)'],
     ['write "yes"', { write: 'yes' }, 'vite-plugin-insitu: option "write" must be a boolean (got "yes")'],
     [
@@ -98,7 +99,7 @@ describe('resolveOptions', () => {
       timeout: 30_000,
       python: 'python3',
       extensions: {},
-      persistIndex: false,
+      cache: true,
       check: false,
       write: false,
     })
@@ -116,7 +117,7 @@ describe('resolveOptions', () => {
         timeout: 500,
         python: '/usr/bin/python3.11',
         extensions: { 'acme/slow': false },
-        persistIndex: true,
+        cache: false,
         check: true,
         write: true,
       }),
@@ -131,10 +132,18 @@ describe('resolveOptions', () => {
       timeout: 500,
       python: '/usr/bin/python3.11',
       extensions: { 'acme/slow': false },
-      persistIndex: true,
+      cache: false,
       check: true,
       write: true,
     })
+  })
+
+  test('takes the deprecated persistIndex as an alias of cache, cache winning', () => {
+    expect(resolveOptions({ persistIndex: false }).cache).toBe(false)
+    expect(resolveOptions({ persistIndex: true }).cache).toBe(true)
+    expect(resolveOptions({ cache: true, persistIndex: false }).cache).toBe(true)
+    expect(resolveOptions({ cache: false, persistIndex: true }).cache).toBe(false)
+    expect(resolveOptions({ cache: false })).not.toHaveProperty('persistIndex')
   })
 
   test('insitu() with valid options builds the plugin without starting anything', () => {

@@ -1,0 +1,119 @@
+/**
+ * Benchmark: `vite build` with the plugin against the same build without it (issue #9).
+ * `npm run bench:build [-- --sizes=1000 --runs=5]`.
+ *
+ * Contract:
+ * - Per size: `prepareProjects` (bench/bench-projects.ts); the entry `all-documents.js` imports
+ *   every `*.md?raw`. Each build runs in a fresh Node process (bench/build-child.ts), timed
+ *   around `build()` only.
+ * - A run is: Vite alone on `plain/` (documents already regenerated); the plugin cold on
+ *   `plugin/` (its state folder `.insitu/` and `node_modules/.vite` removed first); the plugin
+ *   warm (a second build on the same folder, keeping what the cold build persisted). Which of
+ *   Vite alone and the plugin goes first alternates. One unmeasured round first; its outputs
+ *   with and without the plugin must be byte-identical (the plugin ships the regenerated text).
+ * - Until the option `cache` exists (`cacheOptionMerged()`), nothing is persisted and the warm
+ *   row is marked "cache not yet merged".
+ * - Rewrites the section `build@<size>` of bench/RESULTS.md.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { type BenchProjects, prepareProjects } from './bench-projects.js'
+import { measureInChild } from './child-measurement.js'
+import { benchArgs, cacheOptionMerged, cell, formatSize, machineLine, median, ratioCell } from './measurements.js'
+import { writeSection } from './results-file.js'
+
+interface BuildTimes {
+  plain: number[]
+  cold: number[]
+  warm: number[]
+}
+
+async function timeBuild(root: string, outDir: string, plugin: boolean): Promise<number> {
+  const { ms } = await measureInChild<{ ms: number }>('./build-child.ts', { root, outDir, plugin })
+  return ms
+}
+
+function removeState(root: string): void {
+  for (const state of ['.insitu', 'node_modules/.vite']) fs.rmSync(path.join(root, state), { recursive: true, force: true })
+}
+
+/** Every output file's text, by path relative to `dir`. */
+function outputs(dir: string): Map<string, string> {
+  const files = new Map<string, string>()
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const file = path.join(entry.parentPath, entry.name)
+      files.set(path.relative(dir, file), fs.readFileSync(file, 'utf8'))
+    }
+  }
+  return files
+}
+
+function checkSameOutput(plainOut: string, pluginOut: string): void {
+  const plain = outputs(plainOut)
+  const plugin = outputs(pluginOut)
+  const same = plain.size === plugin.size && [...plain].every(([file, text]) => plugin.get(file) === text)
+  if (!same) throw new Error(`the build with the plugin (${pluginOut}) differs from the build of the regenerated copy (${plainOut})`)
+}
+
+async function benchSize(documents: number, runs: number, keep: boolean): Promise<string> {
+  console.error(`build: ${formatSize(documents)} documents: generating…`)
+  const projects: BenchProjects = await prepareProjects(documents)
+  const plainOut = path.join(projects.tmp, 'dist-plain')
+  const pluginOut = path.join(projects.tmp, 'dist-plugin')
+  const times: BuildTimes = { plain: [], cold: [], warm: [] }
+  try {
+    for (let run = -1; run < runs; run++) {
+      const round: Partial<Record<keyof BuildTimes, number>> = {}
+      const plain = async () => (round.plain = await timeBuild(projects.plain, plainOut, false))
+      const withPlugin = async () => {
+        removeState(projects.plugin)
+        round.cold = await timeBuild(projects.plugin, pluginOut, true)
+        round.warm = await timeBuild(projects.plugin, pluginOut, true)
+      }
+      if (run % 2 === 0) {
+        await plain()
+        await withPlugin()
+      } else {
+        await withPlugin()
+        await plain()
+      }
+      if (run < 0) {
+        checkSameOutput(plainOut, pluginOut)
+        continue
+      }
+      for (const key of ['plain', 'cold', 'warm'] as const) times[key].push(round[key]!)
+      console.error(`  run ${run + 1}/${runs}: Vite alone ${round.plain!.toFixed(0)} ms, plugin cold ${round.cold!.toFixed(0)} ms, warm ${round.warm!.toFixed(0)} ms`)
+    }
+  } finally {
+    if (keep) console.error(`  kept ${projects.tmp}`)
+    else projects.remove()
+  }
+  const merged = cacheOptionMerged()
+  const cold = median(times.cold) / median(times.plain)
+  const warm = median(times.warm) / median(times.plain)
+  const warmLabel = merged ? 'warm (second build, persistent cache)' : 'warm: **cache not yet merged** (a second build, nothing persisted)'
+  return [
+    `### ${formatSize(documents)} documents`,
+    '',
+    `Machine: ${machineLine()}. Median of ${runs} runs (min–max), each build in a fresh process.`,
+    '',
+    '| build | with the plugin | Vite alone (regenerated copy) | plugin / Vite |',
+    '| --- | --- | --- | --- |',
+    `| cold | ${cell(times.cold, 'ms')} | ${cell(times.plain, 'ms')} | ${ratioCell(times.cold, times.plain)} |`,
+    `| ${warmLabel} | ${cell(times.warm, 'ms')} | ${cell(times.plain, 'ms')} | ${ratioCell(times.warm, times.plain)} |`,
+    '',
+    `Targets: cold ≤ 1.3× (${cold <= 1.3 ? 'met' : 'not met'}), warm ≤ 1.1× (${warm <= 1.1 ? 'met' : 'not met'}${merged ? '' : ', cache not yet merged'}).`,
+  ].join('\n')
+}
+
+async function main(): Promise<void> {
+  const args = benchArgs(process.argv.slice(2), 5)
+  for (const documents of args.sizes) {
+    const markdown = await benchSize(documents, args.runs, args.keep)
+    writeSection(`build@${documents}`, markdown)
+    console.log(markdown)
+  }
+}
+
+await main()

@@ -1,0 +1,105 @@
+/**
+ * What every project benchmark of bench/ shares: command-line flags, the statistics of a
+ * row (median with min–max), number formatting, the machine line, and the cache-option probe.
+ *
+ * Contract:
+ * - `benchArgs(argv)` reads `--sizes=1000,10000` (task documents; default both) and
+ *   `--runs=N` (measured repetitions per cell; default per benchmark), `--keep` (leave the
+ *   generated temp folders), and rejects anything else with a message naming the flag.
+ * - `summary(values)` is the median with min and max; `ratioCell(ours, theirs)` their
+ *   medians' quotient as `1.84×`.
+ * - `cacheOptionMerged()` is true when the plugin accepts the option `cache` (the persistent
+ *   cache of issue #9); before that lands, warm rows are marked "cache not yet merged".
+ */
+import os from 'node:os'
+import { resolveOptions } from '../src/plugin/options.js'
+
+export interface BenchArgs {
+  sizes: number[]
+  runs: number
+  keep: boolean
+}
+
+export const DEFAULT_SIZES = [1000, 10_000]
+
+export function benchArgs(argv: readonly string[], defaultRuns: number): BenchArgs {
+  const args: BenchArgs = { sizes: DEFAULT_SIZES, runs: defaultRuns, keep: false }
+  for (const arg of argv) {
+    const [flag, value] = arg.split('=', 2) as [string, string | undefined]
+    if (flag === '--sizes' && value) {
+      args.sizes = value.split(',').map((text) => {
+        const size = Number(text.replace(/k$/i, '000'))
+        if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: not a document count: ${text}`)
+        return size
+      })
+    } else if (flag === '--runs' && value) {
+      const runs = Number(value)
+      if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: not a positive integer: ${value}`)
+      args.runs = runs
+    } else if (flag === '--keep' && value === undefined) {
+      args.keep = true
+    } else {
+      throw new Error(`unknown flag ${arg} (expected --sizes=1000,10000, --runs=N, --keep)`)
+    }
+  }
+  return args
+}
+
+export interface Summary {
+  median: number
+  min: number
+  max: number
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+export function summary(values: readonly number[]): Summary {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
+}
+
+/** `412 ms (380–455)`: median, then min–max, in `unit`. */
+export function cell(values: readonly number[], unit: string): string {
+  const { median, min, max } = summary(values)
+  return `${formatNumber(median)} ${unit} (${formatNumber(min)}–${formatNumber(max)})`
+}
+
+/** The quotient of the medians, `2.31×`. */
+export function ratioCell(ours: readonly number[], theirs: readonly number[]): string {
+  return `${(median(ours) / median(theirs)).toFixed(2)}×`
+}
+
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value)
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US')
+  if (Math.abs(value) >= 10) return value.toFixed(1)
+  return value.toPrecision(2)
+}
+
+export function formatSize(documents: number): string {
+  return documents.toLocaleString('en-US')
+}
+
+export function machineLine(): string {
+  const cpus = os.cpus()
+  const cpu = cpus[0]?.model.trim() ?? 'unknown CPU'
+  return `Node ${process.version}, ${cpu} (${cpus.length} logical CPUs), ${os.platform()} ${os.release()}, ${new Date().toISOString()}`
+}
+
+export function cacheOptionMerged(): boolean {
+  try {
+    resolveOptions({ cache: true } as Parameters<typeof resolveOptions>[0])
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Milliseconds on the wall clock shared with other processes (Chromium's `performance.timeOrigin + now()`). */
+export function wallClockMs(): number {
+  return performance.timeOrigin + performance.now()
+}

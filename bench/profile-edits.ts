@@ -1,0 +1,132 @@
+/**
+ * Where the time of one kind of edit goes: a CPU profile of the plugin's dev server (alone in
+ * this process, with one Chromium page) over repeated edits. Not a benchmark row.
+ * `npm run bench:profile -- --sizes=10000 --kind=front-matter [--edits=10]`.
+ *
+ * Contract:
+ * - Kinds: `prose` (README.md), `front-matter` (the title of the first open task), `include`
+ *   (snippets/example.ts), as in bench/hmr.ts. Two unprofiled edits first, then `--edits`
+ *   profiled ones (node:inspector, 200 µs sampling), each after 200 ms of quiet.
+ * - Writes the profile to `<tmp>/plugin-<kind>-<size>.cpuprofile` (open it in Chrome DevTools)
+ *   and prints the edit times, the busy time per edit, and the functions with the most
+ *   inclusive time (project files and Vite's bundle) per edit.
+ */
+import fs from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout } from 'node:timers/promises'
+import { chromium } from 'playwright-core'
+import { createServer } from 'vite'
+import insitu from '../src/index.js'
+import { prepareProjects } from './bench-projects.js'
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  children?: number[]
+}
+
+interface Profile {
+  nodes: ProfileNode[]
+  samples: number[]
+  timeDeltas: number[]
+}
+
+const KINDS = ['prose', 'front-matter', 'include'] as const
+type Kind = (typeof KINDS)[number]
+
+function flag(name: string, fallback: string): string {
+  const arg = process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))
+  return arg ? arg.slice(name.length + 3) : fallback
+}
+
+function frameName(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame
+  const file = url.replace(/^.*\/(node_modules|src)\//, '$1/').replace(/^file:\/\//, '')
+  return `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`
+}
+
+/** Inclusive microseconds per frame name (a name counted once per stack). */
+function inclusiveTimes(profile: Profile): { inclusive: Map<string, number>; busy: number } {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const self = new Map<number, number>()
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  const inclusive = new Map<string, number>()
+  let busy = 0
+  const walk = (node: ProfileNode, onStack: Set<string>): number => {
+    const name = frameName(node)
+    const own = self.get(node.id) ?? 0
+    if (!['(idle) ', '(root) ', '(program) '].includes(name)) busy += own
+    const nested = new Set(onStack).add(name)
+    let total = own
+    for (const child of node.children ?? []) total += walk(byId.get(child)!, nested)
+    if (!onStack.has(name)) inclusive.set(name, (inclusive.get(name) ?? 0) + total)
+    return total
+  }
+  walk(profile.nodes[0]!, new Set())
+  return { inclusive, busy }
+}
+
+async function main(): Promise<void> {
+  const documents = Number(flag('sizes', '10000'))
+  const kind = flag('kind', 'front-matter') as Kind
+  const edits = Number(flag('edits', '10'))
+  if (!KINDS.includes(kind)) throw new Error(`--kind: one of ${KINDS.join(', ')} (got ${kind})`)
+  const projects = await prepareProjects(documents)
+  const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', plugins: [insitu()], server: { port: 0 } })
+  const browser = await chromium.launch({
+    executablePath: process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  })
+  const session = new Session()
+  try {
+    await server.listen()
+    const page = await browser.newPage()
+    await page.goto(server.resolvedUrls!.local[0]!)
+    await page.waitForFunction(() => (globalThis as unknown as { __ready?: boolean }).__ready === true)
+    const file = path.join(projects.plugin, kind === 'prose' ? projects.generated.readme : kind === 'include' ? projects.generated.snippet : projects.openTask)
+    const rewrite = (text: string, marker: string) =>
+      kind === 'prose'
+        ? text.replace(/^That is all for now.*$/m, `That is all for now (${marker}).`)
+        : kind === 'include'
+          ? text.replace(/hello[^,]*,/, `hello ${marker},`)
+          : text.replace(/^title: (Task \d+).*$/m, `title: $1 ${marker}`)
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.setSamplingInterval', { interval: 200 })
+    const times: number[] = []
+    for (let i = 0; i < edits + 2; i++) {
+      if (i === 2) await session.post('Profiler.start')
+      await setTimeout(200)
+      const marker = `prof${i}x`
+      const started = performance.now()
+      fs.writeFileSync(file, rewrite(fs.readFileSync(file, 'utf8'), marker))
+      await page.waitForFunction(
+        (m) => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('out').textContent.includes(m),
+        marker,
+        { polling: 5, timeout: 60_000 },
+      )
+      if (i >= 2) times.push(performance.now() - started)
+    }
+    const { profile } = (await session.post('Profiler.stop')) as { profile: Profile }
+    const out = path.join(os.tmpdir(), `plugin-${kind}-${documents}.cpuprofile`)
+    fs.writeFileSync(out, JSON.stringify(profile))
+    const { inclusive, busy } = inclusiveTimes(profile)
+    console.log(`${kind} edit, ${documents} documents: ${times.map((t) => t.toFixed(0)).join(' ')} ms; busy ${(busy / 1000 / edits).toFixed(1)} ms per edit`)
+    console.log(`profile: ${out}`)
+    console.log('inclusive ms per edit (src/ and Vite):')
+    const top = [...inclusive]
+      .filter(([name]) => / (src|node_modules\/vite|node_modules\/better-sqlite3)\//.test(name))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 40)
+    for (const [name, us] of top) console.log(`${(us / 1000 / edits).toFixed(1).padStart(8)}  ${name}`)
+  } finally {
+    session.disconnect()
+    await browser.close()
+    await server.close()
+    projects.remove()
+  }
+}
+
+await main()

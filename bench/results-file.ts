@@ -1,0 +1,27 @@
+/**
+ * bench/RESULTS.md as named sections, so that each benchmark (and each size of it) rewrites
+ * only its own numbers: a 1,000-document run keeps the 10,000-document table of an earlier run.
+ *
+ * Contract: `writeSection(id, markdown)` replaces the text between `<!-- bench:<id> -->` and
+ * `<!-- /bench:<id> -->` in RESULTS.md with `markdown` (trimmed, one blank line around it), or,
+ * when the markers are missing, appends the section at the end of the file. Everything outside
+ * the markers (headings, explanations written by hand) is kept byte for byte.
+ */
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+export const RESULTS_FILE = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
+
+export function writeSection(id: string, markdown: string, file = RESULTS_FILE): void {
+  const begin = `<!-- bench:${id} -->`
+  const end = `<!-- /bench:${id} -->`
+  const block = `${begin}\n\n${markdown.trim()}\n\n${end}`
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''
+  const start = text.indexOf(begin)
+  const stop = start < 0 ? -1 : text.indexOf(end, start)
+  const next =
+    start >= 0 && stop >= 0
+      ? text.slice(0, start) + block + text.slice(stop + end.length)
+      : `${text.replace(/\n*$/, '')}${text ? '\n\n' : ''}${block}\n`
+  fs.writeFileSync(file, next)
+}

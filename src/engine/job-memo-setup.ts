@@ -1,0 +1,109 @@
+/**
+ * Wiring of the job memo into one engine: the recording views jobs read through, and the
+ * memo with its persistent store.
+ *
+ * Contract:
+ * - `recordReads(resolve, onRead)` / `recordQueries(index, onQuery)` return a resolver / an
+ *   index view that behave exactly like the originals and report every read (value or
+ *   failure) and every query (with its rows) first.
+ * - `createJobMemo(setup)` fingerprints each extension's program once, opens the job store
+ *   `<folder of paths.state>/jobs.db` when `cache` is on (header: plugin version, config
+ *   fingerprint with paths relative to the root, so a copy of the project keeps its cache,
+ *   V8 version), and returns the memo. An extension's identity is its program
+ *   fingerprint plus the PID of its running process.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import v8 from 'node:v8'
+import type { DocumentIndex } from '../documents/document-index.js'
+import { toPosixPath } from '../documents/project-paths.js'
+import type { ProjectConfig } from '../host/config.js'
+import type { InsituHost } from '../host/host.js'
+import { resolveCommand } from '../host/manifest.js'
+import type { HostLogger } from '../host/process.js'
+import type { Location } from '../protocol/schemas.js'
+import type { ResolveResource } from '../resources/resolver.js'
+import { configFingerprint, extensionFingerprint, pluginVersion } from './dependency-fingerprints.js'
+import { JobMemo } from './job-memo.js'
+import { JOB_STORE_FILE, JobStore } from './job-store.js'
+
+export function recordReads(
+  resolve: ResolveResource,
+  onRead: (identifier: string, location: Location, read: { value: unknown } | { error: unknown }) => void,
+): ResolveResource {
+  return async (identifier, location, trace) => {
+    try {
+      const read = await resolve(identifier, location, trace)
+      onRead(identifier, location, { value: read.value })
+      return read
+    } catch (error) {
+      onRead(identifier, location, { error })
+      throw error
+    }
+  }
+}
+
+export function recordQueries(
+  index: DocumentIndex,
+  onQuery: (sql: string, params: Record<string, unknown>, rows: unknown) => void,
+): DocumentIndex {
+  const view = Object.create(index) as DocumentIndex
+  view.query = (sql, params = {}) => {
+    const rows = index.query(sql, params)
+    onQuery(sql, params, rows)
+    return rows
+  }
+  view.prepareError = (sql) => index.prepareError(sql)
+  view.isDocument = (relPath) => index.isDocument(relPath)
+  return view
+}
+
+export interface JobMemoSetup {
+  config: ProjectConfig
+  host: InsituHost
+  python: string | undefined
+  /** A resolver and a query function that record nothing (for fingerprints). */
+  resolve: ResolveResource
+  query: (sql: string, params: Record<string, unknown>) => unknown[]
+  cache: boolean
+  logger: HostLogger | undefined
+}
+
+export function createJobMemo(setup: JobMemoSetup): JobMemo {
+  const { config, host } = setup
+  const programs = new Map(
+    host.extensions.map((e) => [e.manifest.name, extensionFingerprint(e, resolveCommand(e.manifest, { python: setup.python }), config.root)]),
+  )
+  let store: JobStore | null = null
+  if (setup.cache) {
+    const file = path.join(path.dirname(path.join(config.root, config.paths.state)), JOB_STORE_FILE)
+    const configText = readIfPresent(config.file)
+    // Paths relative to the root: a cache restored in another checkout (CI) still applies.
+    const relative = (file: string) => toPosixPath(path.relative(config.root, file))
+    const fingerprint = configFingerprint({
+      configText,
+      effective: { ...config, root: '.', file: relative(config.file) },
+      options: { python: setup.python ?? null, extensions: host.extensions.map((e) => [e.manifest.name, relative(e.manifest.file)]) },
+    })
+    const logger = setup.logger ?? { info() {}, warn() {}, error() {} }
+    store = JobStore.open(file, { plugin: pluginVersion(), config: fingerprint, v8: process.versions.v8 ?? v8.cachedDataVersionTag().toString() }, logger)
+  }
+  return new JobMemo({
+    resolve: setup.resolve,
+    query: setup.query,
+    root: config.root,
+    store,
+    extension: (name) => {
+      const program = programs.get(name)
+      return program === undefined ? undefined : { program, runtime: host.pids().get(name) }
+    },
+  })
+}
+
+function readIfPresent(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch {
+    return null
+  }
+}

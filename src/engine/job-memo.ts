@@ -1,0 +1,429 @@
+/**
+ * The job memo: results of single jobs (a region, a front-matter materialization, a module
+ * transform), reused while nothing they read changed. The persistent store (job-store.ts)
+ * keeps them across runs; this module decides when a result may be served.
+ *
+ * Key: the job's target, capability name, base provider, options (canonical JSON) and
+ * location. Around the key, each entry records the dependencies the job reported, a
+ * fingerprint per dependency, the SQL queries it ran (with a hash of their rows) and the
+ * extensions it involved (program fingerprint and process id).
+ *
+ * Invalidation rules (an entry is served only when all hold):
+ * 1. Content: a dependency an event touches (`noteChanges`, through the job's own
+ *    DependencyGraph record) makes the entry suspect; a suspect entry is served only when
+ *    every dependency's fingerprint is still the same (`fs:file` text as read, `fs:glob` and
+ *    `fs:dir` listings, `git://` values, `sql:model:` rows): a touched but identical file re-runs
+ *    nothing, an edit re-runs exactly the jobs that read the file.
+ * 2. Index projection: `index:documents` / `index:entries` / `sql:model:*` are fingerprinted by
+ *    the rows of every query run for the job's location while it ran (`:insitu_path`; a job
+ *    whose options name `insitu_path` hears every query; concurrent jobs of one location hear
+ *    each other's: safe); a change of the index re-runs only jobs whose queries now return
+ *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1).
+ * 3. Git: a git metadata change makes every `git://` reader suspect; its values decide.
+ * 4. Extension identity: an extension invoked while the job ran must still run the same
+ *    program (manifest, command, files) in the same process; a restarted or changed extension
+ *    never serves an old result.
+ * 5. Fingerprints are taken as the job reads (reads through the host at the job's location
+ *    and index queries are recorded). A dependency read another way (template and model files) is fingerprinted
+ *    after the job, only when the file was not modified since shortly before the job started;
+ *    otherwise, and for a dependency nothing can fingerprint, the entry is kept in memory
+ *    only and dropped (not validated) when it becomes suspect.
+ * 6. A change arriving while the job runs that touches what it read: not stored (the caller
+ *    runs it again); one arriving while a suspect entry is being validated: the job runs.
+ *    Failures are never stored. Identical jobs looked up at once share one lookup and run.
+ * 7. Persisted entries are served only after every fingerprint and extension program is
+ *    checked against the current state (the store's header covers plugin version and config).
+ * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
+ * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Diagnostic, Location } from '../protocol/schemas.js'
+import type { ResolveResource } from '../resources/resolver.js'
+import { fsPathOf } from '../resources/identifiers.js'
+import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
+import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
+import type { JobStore } from './job-store.js'
+
+export interface JobSpec {
+  target: 'region' | 'frontmatter' | 'module'
+  /** The capability name (a region's kind, a module rule's transform). */
+  kind: string
+  /** The owner of the capability's base provider (`insitu` or an extension name). */
+  provider: string
+  options: Record<string, unknown>
+  location: Location
+}
+
+/** What a successful job computed. */
+export interface JobOutcome {
+  content: string | null
+  value: unknown
+  dependencies: string[]
+  diagnostics: Diagnostic[]
+}
+
+export interface JobMemoContext {
+  /** Resolve an identifier without recording it (fingerprints now). */
+  resolve: ResolveResource
+  /** Run a query on the document index without recording it. */
+  query(sql: string, params: Record<string, unknown>): unknown[]
+  /** The current identity of an extension, or undefined when it is gone. */
+  extension(name: string): { program: string; runtime: number | undefined } | undefined
+  /** Absolute project root. */
+  root: string
+  store: JobStore | null
+}
+
+export interface JobStats {
+  jobsRun: number
+  jobsReused: number
+}
+
+interface RecordedQuery {
+  sql: string
+  params: Record<string, unknown>
+  hash: string
+}
+
+interface ExtensionUse {
+  name: string
+  program: string
+  runtime: number | undefined
+}
+
+/** What survives in the store. */
+interface StoredEntry {
+  location: Location
+  outcome: JobOutcome
+  fingerprints: [string, string][]
+  queries: RecordedQuery[]
+  extensions: { name: string; program: string }[]
+}
+
+interface MemoEntry extends StoredEntry {
+  extensions: ExtensionUse[]
+  /** An event touched a dependency: check fingerprints before serving. */
+  suspect: boolean
+  /** How many times events touched a dependency (a validation spanning one is void). */
+  touches: number
+  /** Every dependency has a fingerprint (else memory only, dropped when suspect). */
+  complete: boolean
+}
+
+/** What one running job saw (reads of concurrent jobs at its location included). */
+interface Recorder {
+  /** The job's location path. */
+  path: string
+  startedAt: number
+  reads: Map<string, string>
+  queries: Map<string, RecordedQuery>
+  extensions: Set<string>
+  events: FileEvent[]
+  changes: ProjectionChanges & { entries: boolean }
+}
+
+const CONFLICT = 'conflict'
+const RESOURCE = 'resource'
+const QUERIES = 'queries'
+/** A file modified this close to (or after) a job's start may differ from what the job read. */
+const UNSETTLED_MS = 20
+
+export class JobMemo {
+  readonly stats: JobStats = { jobsRun: 0, jobsReused: 0 }
+  private readonly graph = new DependencyGraph()
+  private readonly entries = new Map<string, MemoEntry>()
+  private readonly running = new Set<Recorder>()
+  /** Running jobs by location path. */
+  private readonly runningAt = new Map<string, Set<Recorder>>()
+  /** Running jobs whose options may move their queries elsewhere (`insitu_path`). */
+  private readonly hearingAllQueries = new Set<Recorder>()
+  /** Lookups and runs in progress, by key: identical jobs share one. */
+  private readonly pending = new Map<string, Promise<{ outcome: JobOutcome; reused: boolean }>>()
+  /** Fingerprints and query hashes of the current state; cleared on every change. */
+  private readonly current = new Map<string, Promise<string>>()
+  /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
+  private generation = 0
+
+  constructor(private readonly context: JobMemoContext) {}
+
+  /** The job's result: from the memo when still valid, else by running `invoke`. */
+  async run(spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<{ outcome: JobOutcome; reused: boolean }> {
+    const key = hashText(canonicalJson([spec.target, spec.kind, spec.provider, spec.options, spec.location]))
+    const shared = this.pending.get(key)
+    if (shared) {
+      const { outcome } = await shared
+      this.stats.jobsReused++
+      return { outcome, reused: true }
+    }
+    const lookup = this.lookupOrRun(key, spec, invoke)
+    this.pending.set(key, lookup)
+    try {
+      return await lookup
+    } finally {
+      this.pending.delete(key)
+    }
+  }
+
+  private async lookupOrRun(key: string, spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<{ outcome: JobOutcome; reused: boolean }> {
+    const entry = await this.validEntry(key)
+    if (entry) {
+      this.stats.jobsReused++
+      return { outcome: entry.outcome, reused: true }
+    }
+    return { outcome: await this.invoke(key, spec, invoke), reused: false }
+  }
+
+  /** Reads through the host, recorded for every job running at the read's location. */
+  recordRead(identifier: string, location: Location, read: { value: unknown } | { error: unknown }): void {
+    const recorders = this.runningAt.get(location.path)
+    if (!recorders) return
+    const fingerprint = 'value' in read ? fingerprintValue(read.value) : fingerprintFailure(read.error)
+    const key = readKey(identifier, location)
+    for (const recorder of recorders) {
+      const seen = recorder.reads.get(key)
+      recorder.reads.set(key, seen === undefined || seen === fingerprint ? fingerprint : CONFLICT)
+    }
+  }
+
+  /** Index queries, recorded for the jobs running at their `:insitu_path` (all when it has none). */
+  recordQuery(sql: string, params: Record<string, unknown>, rows: unknown): void {
+    if (this.running.size === 0) return
+    const at = params.insitu_path
+    const recorders = typeof at === 'string' ? [...(this.runningAt.get(at) ?? []), ...this.hearingAllQueries] : [...this.running]
+    if (recorders.length === 0) return
+    const query = { sql, params, hash: fingerprintValue(rows) }
+    const key = queryKey(sql, params)
+    for (const recorder of recorders) {
+      const seen = recorder.queries.get(key)
+      recorder.queries.set(key, seen && seen.hash !== query.hash ? { ...query, hash: CONFLICT } : query)
+    }
+  }
+
+  /** An extension was invoked: every running job may depend on it. */
+  recordExtension(name: string): void {
+    for (const recorder of this.running) recorder.extensions.add(name)
+  }
+
+  /** File events and projection changes: running jobs see them, touched entries become suspect. */
+  noteChanges(events: readonly FileEvent[], changes: ProjectionChanges): void {
+    if (events.length === 0 && !changes.documents && !changes.entries && !changes.git) return
+    this.generation++
+    this.current.clear()
+    for (const recorder of this.running) {
+      for (const event of events) recorder.events.push(event)
+      recorder.changes.documents ||= changes.documents
+      recorder.changes.entries ||= changes.entries ?? false
+      recorder.changes.git ||= changes.git
+    }
+    for (const key of this.graph.affected(events, changes)) {
+      const entry = this.entries.get(key)
+      if (!entry) continue
+      entry.suspect = true
+      entry.touches++
+    }
+  }
+
+  /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */
+  isStoreFile(absolutePosix: string): boolean {
+    return this.context.store?.isStoreFile(absolutePosix) ?? false
+  }
+
+  close(): void {
+    this.context.store?.close()
+  }
+
+  private async invoke(key: string, spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<JobOutcome> {
+    this.drop(key)
+    this.stats.jobsRun++
+    const recorder: Recorder = {
+      path: spec.location.path,
+      startedAt: Date.now(),
+      reads: new Map(),
+      queries: new Map(),
+      extensions: new Set(),
+      events: [],
+      changes: { documents: false, entries: false, git: false },
+    }
+    this.listen(recorder, canonicalJson(spec.options).includes('insitu_path'))
+    let outcome: JobOutcome
+    let entry: MemoEntry
+    try {
+      outcome = await invoke()
+      this.graph.set(key, outcome.dependencies)
+      entry = await this.entryOf(spec, outcome, recorder) // still hearing changes meanwhile
+    } finally {
+      this.stopListening(recorder)
+    }
+    const { events, changes } = recorder
+    const raced = (events.length > 0 || changes.documents || changes.entries || changes.git) && this.graph.affected(events, changes).has(key)
+    if (raced) {
+      this.graph.delete(key)
+      return outcome
+    }
+    this.entries.set(key, entry)
+    if (entry.complete) this.persist(key, entry)
+    return outcome
+  }
+
+  private listen(recorder: Recorder, allQueries: boolean): void {
+    this.running.add(recorder)
+    let at = this.runningAt.get(recorder.path)
+    if (!at) this.runningAt.set(recorder.path, (at = new Set()))
+    at.add(recorder)
+    if (allQueries) this.hearingAllQueries.add(recorder)
+  }
+
+  private stopListening(recorder: Recorder): void {
+    this.running.delete(recorder)
+    this.hearingAllQueries.delete(recorder)
+    const at = this.runningAt.get(recorder.path)
+    at?.delete(recorder)
+    if (at?.size === 0) this.runningAt.delete(recorder.path)
+  }
+
+  private async entryOf(spec: JobSpec, outcome: JobOutcome, recorder: Recorder): Promise<MemoEntry> {
+    const fingerprints: [string, string][] = []
+    let complete = true
+    for (const dependency of outcome.dependencies) {
+      const fingerprint = await this.fingerprintRecorded(dependency, spec.location, recorder)
+      if (fingerprint === undefined) complete = false
+      else fingerprints.push([dependency, fingerprint])
+    }
+    const queries = [...recorder.queries.values()]
+    if (queries.some((q) => q.hash === CONFLICT)) complete = false
+    const extensions: ExtensionUse[] = []
+    for (const name of recorder.extensions) {
+      const identity = this.context.extension(name)
+      if (!identity) complete = false
+      else extensions.push({ name, ...identity })
+    }
+    return { location: spec.location, outcome, fingerprints, queries, extensions, suspect: false, touches: 0, complete }
+  }
+
+  /** A dependency's fingerprint as the job saw it, or undefined when unknown. */
+  private async fingerprintRecorded(dependency: string, location: Location, recorder: Recorder): Promise<string | undefined> {
+    if (dependency.startsWith('resource:')) return RESOURCE
+    if (dependency === 'index:documents' || dependency === 'index:entries') return recorder.queries.size > 0 ? QUERIES : undefined
+    const read = recorder.reads.get(readKey(dependency, location))
+    if (read !== undefined) return read === CONFLICT ? undefined : read
+    if (!dependency.startsWith('fs:file:')) return undefined
+    // Read without the host (a template, a model file): trust it only if it was settled.
+    const relPath = fsPathOf(dependency.slice('fs:file:'.length))
+    if (relPath === null) return undefined
+    const modified = settledTime(path.join(this.context.root, relPath))
+    if (modified === undefined || modified > recorder.startedAt - UNSETTLED_MS) return undefined
+    return this.fingerprintNow(dependency, location, true)
+  }
+
+  private async validEntry(key: string): Promise<MemoEntry | undefined> {
+    let entry = this.entries.get(key)
+    if (!entry) {
+      entry = this.load(key)
+      if (!entry) return undefined
+    } else if (!entry.suspect && this.sameExtensions(entry)) {
+      return entry
+    }
+    // A change that arrived while fingerprints were compared may not be in them: run the job.
+    // (An entry in memory hears the changes of its own dependencies; a loaded one, any change.)
+    const inMemory = this.entries.get(key) === entry
+    const before = inMemory ? entry.touches : this.generation
+    const valid = entry.complete && this.sameExtensions(entry) && (await this.sameFingerprints(entry))
+    if (valid && before === (inMemory ? entry.touches : this.generation)) {
+      entry.suspect = false
+      for (const use of entry.extensions) use.runtime ??= this.context.extension(use.name)?.runtime
+      if (!this.entries.has(key)) {
+        this.entries.set(key, entry)
+        this.graph.set(key, entry.outcome.dependencies)
+      }
+      return entry
+    }
+    this.drop(key)
+    return undefined
+  }
+
+  private load(key: string): MemoEntry | undefined {
+    const stored = this.context.store?.get(key) as StoredEntry | undefined
+    if (!stored || !Array.isArray(stored.fingerprints) || !Array.isArray(stored.queries) || !stored.outcome) return undefined
+    const extensions = stored.extensions.map((e) => ({ ...e, runtime: undefined }))
+    return { ...stored, extensions, suspect: true, touches: 0, complete: true }
+  }
+
+  private persist(key: string, entry: MemoEntry): void {
+    const stored: StoredEntry = {
+      location: entry.location,
+      outcome: entry.outcome,
+      fingerprints: entry.fingerprints,
+      queries: entry.queries,
+      extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
+    }
+    this.context.store?.put(key, stored)
+  }
+
+  private drop(key: string): void {
+    if (this.entries.delete(key)) this.graph.delete(key)
+    this.context.store?.delete(key)
+  }
+
+  private sameExtensions(entry: MemoEntry): boolean {
+    return entry.extensions.every((use) => {
+      const now = this.context.extension(use.name)
+      return now !== undefined && now.program === use.program && (use.runtime === undefined || now.runtime === use.runtime)
+    })
+  }
+
+  private async sameFingerprints(entry: MemoEntry): Promise<boolean> {
+    for (const [dependency, fingerprint] of entry.fingerprints) {
+      if (fingerprint === RESOURCE || fingerprint === QUERIES) continue
+      if ((await this.fingerprintNow(dependency, entry.location)) !== fingerprint) return false
+    }
+    for (const query of entry.queries) {
+      if ((await this.queryHashNow(query)) !== query.hash) return false
+    }
+    return true
+  }
+
+  /** The dependency's fingerprint in the current state (`fresh`: not from an earlier look). */
+  private fingerprintNow(dependency: string, location: Location, fresh = false): Promise<string> {
+    const key = `read\u0000${readKey(dependency, location)}`
+    let fingerprint = fresh ? undefined : this.current.get(key)
+    if (!fingerprint) {
+      fingerprint = this.context.resolve(dependency, location, []).then(
+        (read) => fingerprintValue(read.value),
+        (error: unknown) => fingerprintFailure(error),
+      )
+      this.current.set(key, fingerprint)
+    }
+    return fingerprint
+  }
+
+  private queryHashNow(query: RecordedQuery): Promise<string> {
+    const key = `query\u0000${queryKey(query.sql, query.params)}`
+    let hash = this.current.get(key)
+    if (!hash) {
+      try {
+        hash = Promise.resolve(fingerprintValue(this.context.query(query.sql, query.params)))
+      } catch (error) {
+        hash = Promise.resolve(fingerprintFailure(error))
+      }
+      this.current.set(key, hash)
+    }
+    return hash
+  }
+}
+
+/** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */
+function readKey(identifier: string, location: Location): string {
+  return identifier.startsWith('sql:model:') ? `${identifier}\u0000${location.path}` : identifier
+}
+
+/** The modification time of a file, or of its nearest existing folder when it is missing. */
+function settledTime(file: string): number | undefined {
+  for (let at = file; ; at = path.dirname(at)) {
+    try {
+      return fs.statSync(at).mtimeMs
+    } catch {
+      if (path.dirname(at) === at) return undefined
+    }
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The persistent job store: job results kept across runs in one SQLite file (`jobs.db` in the
+ * project's state folder), beside the in-memory memo (job-memo.ts) that validates them.
+ *
+ * Contract:
+ * - `JobStore.open(file, header, logger)` opens the file when there is one (nothing is
+ *   written before the first `flush()`). Its `meta` table holds the store format and the
+ *   `header` (plugin version, config fingerprint, V8 version); a store written under another
+ *   header serves nothing and is emptied by the next flush (its results were computed by
+ *   another plugin, config or serializer), silently. The header is compared again whenever
+ *   another engine wrote the file, and inside every flush, so entries always match the
+ *   header they are stored under. A file that is not such a store (not
+ *   SQLite, SQLite without our format, unreadable) is deleted with ONE `logger.warn` line
+ *   naming the file, and written afresh by the next flush.
+ * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive) or
+ *   undefined; it never validates it: the caller checks every fingerprint before serving.
+ * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
+ *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
+ *   every write in the project folder. A failure while reading or writing turns the store off
+ *   with one warning (the memo keeps working in memory).
+ * - `isStoreFile(absolutePosix)`: the store file or one of SQLite's files beside it.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import v8 from 'node:v8'
+import Database from 'better-sqlite3'
+import { toPosixPath } from '../documents/project-paths.js'
+import type { HostLogger } from '../host/process.js'
+
+export const JOB_STORE_FILE = 'jobs.db'
+const FORMAT = 'insitu-jobs/1'
+
+export interface JobStoreHeader {
+  plugin: string
+  config: string
+  v8: string
+}
+
+export class JobStore {
+  /** Serialized entries to write (undefined: delete). */
+  private pending = new Map<string, Buffer | undefined>()
+  private broken = false
+
+  private constructor(
+    readonly file: string,
+    private readonly header: JobStoreHeader,
+    /** The open store, or null when there is no file yet (created by the first flush). */
+    private db: Database.Database | null,
+    private readonly logger: HostLogger,
+  ) {}
+
+  /** `PRAGMA data_version` when the header was last compared, and whether it matched. */
+  private checked: { version: number; current: boolean } | undefined
+
+  static open(file: string, header: JobStoreHeader, logger: HostLogger): JobStore {
+    if (!fs.existsSync(file)) return new JobStore(file, header, null, logger)
+    try {
+      return new JobStore(file, header, openChecked(file), logger)
+    } catch (error) {
+      logger.warn(`insitu: ignoring the job cache ${file} (${(error as Error).message}); rebuilding it`)
+      try {
+        removeDatabase(file)
+      } catch {
+        // the first flush reports what is wrong with the file
+      }
+      return new JobStore(file, header, null, logger)
+    }
+  }
+
+  get(key: string): unknown {
+    if (this.pending.has(key)) {
+      const entry = this.pending.get(key)
+      return entry === undefined ? undefined : v8.deserialize(entry)
+    }
+    if (this.broken || !this.db) return undefined
+    try {
+      if (!this.isCurrent(this.db)) return undefined
+      const row = this.db.prepare('select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
+      return row ? v8.deserialize(row.entry) : undefined
+    } catch (error) {
+      this.fail(error)
+      return undefined
+    }
+  }
+
+  /** Store `entry` (an entry V8 cannot serialize is not stored). */
+  put(key: string, entry: unknown): void {
+    if (this.broken) return
+    try {
+      this.pending.set(key, v8.serialize(entry))
+    } catch {
+      this.pending.set(key, undefined)
+    }
+  }
+
+  delete(key: string): void {
+    if (!this.broken) this.pending.set(key, undefined)
+  }
+
+  isStoreFile(absolutePosix: string): boolean {
+    const file = toPosixPath(this.file)
+    return absolutePosix === file || ['-wal', '-shm', '-journal'].some((suffix) => absolutePosix === file + suffix)
+  }
+
+  /** Write what changed (creating the file, or emptying one of another header, first). */
+  flush(): void {
+    if (this.broken || this.pending.size === 0) return
+    const writes = this.pending
+    this.pending = new Map()
+    try {
+      if (!this.db) {
+        fs.mkdirSync(path.dirname(this.file), { recursive: true })
+        this.db = openChecked(this.file)
+      }
+      const db = this.db
+      const upsert = db.prepare('insert or replace into jobs (key, entry) values (?, ?)')
+      const remove = db.prepare('delete from jobs where key = ?')
+      db.transaction(() => {
+        // Another engine may have written the file meanwhile: entries always match the header.
+        if (!this.isCurrent(db)) {
+          db.prepare('delete from jobs').run()
+          const insert = db.prepare('insert or replace into meta (key, value) values (?, ?)')
+          for (const [key, value] of Object.entries(this.header)) insert.run(key, value)
+        }
+        for (const [key, entry] of writes) {
+          if (entry === undefined) remove.run(key)
+          else upsert.run(key, entry)
+        }
+      })()
+      this.checked = undefined
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+
+  close(): void {
+    this.flush()
+    try {
+      this.db?.close()
+    } catch {
+      // already closed or broken: nothing to keep
+    }
+  }
+
+  /** The file's header is ours (compared again only when another connection wrote). */
+  private isCurrent(db: Database.Database): boolean {
+    const version = db.pragma('data_version', { simple: true }) as number
+    if (this.checked?.version !== version) {
+      const stored = Object.fromEntries(
+        (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+      )
+      this.checked = { version, current: Object.entries(this.header).every(([key, value]) => stored[key] === value) }
+    }
+    return this.checked.current
+  }
+
+  private fail(error: unknown): void {
+    if (this.broken) return
+    this.broken = true
+    this.pending.clear()
+    this.logger.warn(`insitu: job cache ${this.file} failed (${(error as Error).message}); caching in memory only`)
+  }
+}
+
+/** Open (or create) the store, failing when the file is not one. */
+function openChecked(file: string): Database.Database {
+  const existed = fs.existsSync(file)
+  const db = new Database(file)
+  try {
+    db.pragma('busy_timeout = 2000')
+    if (existed) {
+      const tables = (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name)
+      const format = tables.includes('meta')
+        ? (db.prepare("select value from meta where key = 'format'").get() as { value: string } | undefined)?.value
+        : undefined
+      if (format !== FORMAT || !tables.includes('jobs')) throw new Error('not an insitu job cache')
+    } else {
+      db.exec('create table meta (key text primary key, value text not null); create table jobs (key text primary key, entry blob not null)')
+      db.prepare('insert into meta (key, value) values (?, ?)').run('format', FORMAT)
+    }
+    return db
+  } catch (error) {
+    db.close()
+    throw error
+  }
+}
+
+function removeDatabase(file: string): void {
+  for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true })
+}

@@ -1,0 +1,130 @@
+/**
+ * Warnings and info diagnostics in the browser console (dev only).
+ *
+ * Contract:
+ * - The client is a small module the dev server serves at `CLIENT_PATH`
+ *   (`/__insitu/client.js`, whatever Vite's `base`); it takes its HMR channel from Vite's own
+ *   client (`createHotContext` of `<base>@vite/client`). `clientScriptTag()` is the script tag
+ *   the plugin injects into served HTML (`transformIndexHtml`; pages that do not go through
+ *   it can carry the same tag themselves). Nothing of it is in a build.
+ * - The client prints each diagnostic once per page, `console.warn` for warnings and
+ *   `console.info` for info: `[insitu] README.md:12 <message>` (the project-relative file and
+ *   line; `[insitu] README.md <message>` without a line). Errors are not sent: they fail the
+ *   module and reach Vite's error overlay.
+ * - `connectBrowserDiagnostics(channel, engine)` sends the custom HMR event
+ *   `insitu:diagnostics` (`{ owners: [{ owner, diagnostics: [{ severity, text }] }] }`) after
+ *   each run of an owner with warnings or info, and after a run of an owner that had some
+ *   before (an empty list: fixed). A client announces itself with `insitu:ready` once loaded
+ *   and is then sent every owner's current warnings and info (modules transformed before its
+ *   socket opened are not missed). The client prints, per owner, what it has not printed for
+ *   that owner in the previous message. Everything comes from `engine.runRecords`.
+ */
+import type { InsituEngine } from '../engine/engine.js'
+import type { OwnerRecord } from '../engine/run-records.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+export const CLIENT_PATH = '/__insitu/client.js'
+export const DIAGNOSTICS_EVENT = 'insitu:diagnostics'
+export const READY_EVENT = 'insitu:ready'
+
+export interface BrowserDiagnostic {
+  severity: 'warning' | 'info'
+  text: string
+}
+
+export interface DiagnosticsMessage {
+  owners: { owner: string; diagnostics: BrowserDiagnostic[] }[]
+}
+
+/** A hot channel as Vite 5–8 offer it on `server.ws`. */
+export interface HotChannelLike {
+  send(event: string, payload?: unknown): void
+  on(event: string, listener: (data: unknown, client: { send(event: string, payload?: unknown): void }) => void): void
+}
+
+/** `[insitu] README.md:12 message` */
+export function formatBrowserDiagnostic(diagnostic: Diagnostic, file: string): string {
+  const where = `${diagnostic.path ?? file}${typeof diagnostic.line === 'number' ? `:${diagnostic.line}` : ''}`
+  return `[insitu] ${where} ${diagnostic.message}`
+}
+
+/** An owner's warnings and info, as the client prints them. */
+export function browserDiagnostics(record: OwnerRecord): BrowserDiagnostic[] {
+  const shown: BrowserDiagnostic[] = []
+  for (const d of record.lastRun.diagnostics) {
+    if (d.severity === 'warning' || d.severity === 'info') shown.push({ severity: d.severity, text: formatBrowserDiagnostic(d, record.file) })
+  }
+  return shown
+}
+
+/** The client module's code, for a dev server with this `base`. */
+export function clientCode(base: string): string {
+  return `// insitu: warnings and info of managed modules, printed in the browser console.
+import { createHotContext } from ${JSON.stringify(`${withSlash(base)}@vite/client`)}
+const hot = createHotContext(${JSON.stringify(CLIENT_PATH)})
+const printed = new Map()
+hot.on(${JSON.stringify(DIAGNOSTICS_EVENT)}, (message) => {
+  for (const { owner, diagnostics } of message.owners) {
+    const before = printed.get(owner) ?? new Set()
+    const now = new Set()
+    for (const { severity, text } of diagnostics) {
+      const key = severity + '\\u0000' + text
+      now.add(key)
+      if (before.has(key)) continue
+      if (severity === 'warning') console.warn(text)
+      else console.info(text)
+    }
+    printed.set(owner, now)
+  }
+})
+hot.send(${JSON.stringify(READY_EVENT)}, {})
+`
+}
+
+function withSlash(base: string): string {
+  return base.endsWith('/') ? base : `${base}/`
+}
+
+/** The script tag loading the client. */
+export function clientScriptTag(): { tag: 'script'; attrs: Record<string, string>; injectTo: 'head' } {
+  return { tag: 'script', attrs: { type: 'module', src: CLIENT_PATH }, injectTo: 'head' }
+}
+
+/** Serves the client at `CLIENT_PATH` (mount it there). */
+export function clientMiddleware(base: () => string) {
+  return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    const pathname = (req.url ?? '/').split('?')[0]
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || (pathname !== '/' && pathname !== '')) return next()
+    res.statusCode = 200
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8')
+    res.setHeader('Cache-Control', 'no-cache')
+    res.end(clientCode(base()))
+  }
+}
+
+/** Answer `insitu:ready` with every owner's current warnings and info (engine of the moment). */
+export function answerReadyClients(channel: HotChannelLike, getEngine: () => InsituEngine | undefined): void {
+  channel.on(READY_EVENT, (_data, client) => {
+    const engine = getEngine()
+    if (!engine) return
+    const owners = engine.runRecords
+      .list()
+      .map((record) => ({ owner: record.owner, diagnostics: browserDiagnostics(record) }))
+      .filter((entry) => entry.diagnostics.length > 0)
+    if (owners.length > 0) client.send(DIAGNOSTICS_EVENT, { owners } satisfies DiagnosticsMessage)
+  })
+}
+
+/** Send an owner's warnings and info after each of its runs (see the contract). Returns the unsubscribe function. */
+export function connectBrowserDiagnostics(channel: HotChannelLike, engine: InsituEngine): () => void {
+  const hadSome = new Set<string>()
+  return engine.runRecords.onRun((record) => {
+    const diagnostics = browserDiagnostics(record)
+    if (diagnostics.length === 0 && !hadSome.has(record.owner)) return
+    if (diagnostics.length > 0) hadSome.add(record.owner)
+    else hadSome.delete(record.owner)
+    channel.send(DIAGNOSTICS_EVENT, { owners: [{ owner: record.owner, diagnostics }] } satisfies DiagnosticsMessage)
+  })
+}

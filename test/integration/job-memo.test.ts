@@ -1,0 +1,364 @@
+/**
+ * The job memo and the persistent job store, one test per invalidation rule, on a fresh copy
+ * of test/fixtures/plugin-project (real files, real SQLite, real git, the real Python
+ * extension): docs/tasks.md (sql region over tasks/*.md through a template), docs/snippet.md
+ * (include of snippets/x.txt), docs/notes.md (the extension's count of notes/*.md), docs/git.md
+ * (git://HEAD). Jobs run and reused are counted with `engine.stats`.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type EngineOptions, InsituEngine } from '../../src/engine/engine.js'
+import type { FileEvent } from '../../src/engine/dependency-graph.js'
+import { copyProject, editFile, git, GIT_DOC, NOTES_DOC, readFile, removeProjects, SNIPPET_DOC, TASKS_DOC } from './plugin-project.js'
+
+const DOCS = ['docs/tasks.md', 'docs/snippet.md', 'docs/notes.md', 'docs/git.md'] as const
+const engines: InsituEngine[] = []
+
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()))
+  removeProjects()
+})
+
+async function start(root: string, options: Partial<EngineOptions> = {}): Promise<InsituEngine> {
+  const engine = await InsituEngine.create({ root, ...options })
+  engines.push(engine)
+  return engine
+}
+
+/** Render one document from its text on disk. */
+function render(engine: InsituEngine, rel: string) {
+  return engine.renderDocument(path.join(engine.root, rel), readFile(engine.root, rel))
+}
+
+async function renderAll(engine: InsituEngine): Promise<Record<string, string>> {
+  const texts: Record<string, string> = {}
+  for (const rel of DOCS) texts[rel] = (await render(engine, rel)).text
+  return texts
+}
+
+/** Jobs run by `action`, and the ids of the jobs `action` ran, by document. */
+async function jobsRunBy(engine: InsituEngine, action: () => Promise<unknown>): Promise<number> {
+  const before = engine.stats.jobsRun
+  await action()
+  return engine.stats.jobsRun - before
+}
+
+function update(root: string, rel: string): FileEvent {
+  return { type: 'update', path: path.join(root, rel) }
+}
+
+async function close(engine: InsituEngine): Promise<void> {
+  engines.splice(engines.indexOf(engine), 1)
+  await engine.close()
+}
+
+const JOBS_DB = '.insitu/jobs.db'
+
+/**
+ * A project copy whose files were last modified a minute ago, as in a checkout: the memo
+ * trusts fingerprints of files read around the host (templates, SQL models) only when they
+ * were not modified just before or while the job ran.
+ */
+function settledProject(options: { git?: boolean } = {}): string {
+  const root = copyProject(options)
+  const past = new Date(Date.now() - 60_000)
+  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && !entry.parentPath.includes('.git')) fs.utimesSync(path.join(entry.parentPath, entry.name), past, past)
+  }
+  return root
+}
+
+describe('job memo', () => {
+  it('re-runs no job for a prose edit: the document is spliced from the memo', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    await renderAll(engine)
+    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    editFile(root, 'docs/tasks.md', '# Tasks', '# Tasks of the week')
+    engine.affected([update(root, 'docs/tasks.md')])
+    const result = await render(engine, 'docs/tasks.md')
+    expect(result.text).toBe(TASKS_DOC('open', 'done').replace('# Tasks', '# Tasks of the week'))
+    expect(result.jobs.map((j) => [j.id, j.reused])).toEqual([['all', true]])
+    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 1 })
+  })
+
+  it('gives the very same result object when a re-render reuses every job on the same text', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    const first = await render(engine, 'docs/tasks.md')
+    // notes/one.md is a document the query filters out: the projection changes, the rows do not.
+    editFile(root, 'notes/one.md', '# One', '# One, edited')
+    const { owners } = engine.affected([update(root, 'notes/one.md')])
+    expect(owners).toContain('docs/tasks.md')
+    const second = await render(engine, 'docs/tasks.md')
+    expect(second).toBe(first)
+    expect(second.outputHash).toMatch(/^[0-9a-f]{40}$/)
+    expect(engine.stats).toEqual({ jobsRun: 1, jobsReused: 1 })
+  })
+
+  it('re-runs only the job that read an edited file; a touched but identical file re-runs nothing', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    await renderAll(engine)
+    fs.writeFileSync(path.join(root, 'snippets/x.txt'), readFile(root, 'snippets/x.txt'))
+    engine.affected([update(root, 'snippets/x.txt')])
+    expect(await jobsRunBy(engine, () => renderAll(engine))).toBe(0)
+
+    editFile(root, 'snippets/x.txt', 'included line two', 'included line 2, edited')
+    const { owners } = engine.affected([update(root, 'snippets/x.txt')])
+    expect(owners).toEqual(['docs/snippet.md'])
+    let texts: Record<string, string> = {}
+    expect(await jobsRunBy(engine, async () => (texts = await renderAll(engine)))).toBe(1)
+    expect(texts['docs/snippet.md']).toBe(SNIPPET_DOC(['included line one', 'included line 2, edited']))
+  })
+
+  it('re-runs a glob reader when a matching file is added or removed, not for other files', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    await renderAll(engine)
+    fs.writeFileSync(path.join(root, 'snippets/y.txt'), 'elsewhere\n')
+    engine.affected([{ type: 'create', path: path.join(root, 'snippets/y.txt') }])
+    expect(await jobsRunBy(engine, () => renderAll(engine))).toBe(0)
+
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    engine.affected([{ type: 'create', path: path.join(root, 'notes/three.md') }])
+    let notes = ''
+    expect(await jobsRunBy(engine, async () => (notes = (await render(engine, 'docs/notes.md')).text))).toBe(1)
+    expect(notes).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
+    // The front-matter-free notes changed the documents projection: the SQL job's rows did not.
+    expect(await jobsRunBy(engine, () => render(engine, 'docs/tasks.md'))).toBe(0)
+
+    fs.rmSync(path.join(root, 'notes/one.md'))
+    engine.affected([{ type: 'delete', path: path.join(root, 'notes/one.md') }])
+    expect(await jobsRunBy(engine, async () => (notes = (await render(engine, 'docs/notes.md')).text))).toBe(1)
+    expect(notes).toBe(NOTES_DOC(['notes/three.md', 'notes/two.md']))
+  })
+
+  it('re-runs a SQL job when a document its query sees changes, not for one it filters out', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    await renderAll(engine)
+    // A front-matter edit of a document outside the query's `tasks/%`.
+    fs.writeFileSync(path.join(root, 'notes/two.md'), '---\ntitle: Two\nstatus: open\n---\n# Two\n')
+    expect(engine.affected([update(root, 'notes/two.md')]).projectionChanged).toBe(true)
+    expect(await jobsRunBy(engine, () => renderAll(engine))).toBe(0)
+    // A body edit of a task: the query does not select bodies.
+    editFile(root, 'tasks/beta.md', '# Beta', '# Beta, the second task')
+    engine.affected([update(root, 'tasks/beta.md')])
+    expect(await jobsRunBy(engine, () => renderAll(engine))).toBe(0)
+    // A front-matter edit of a task the query lists.
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: closed')
+    engine.affected([update(root, 'tasks/alpha.md')])
+    let texts: Record<string, string> = {}
+    expect(await jobsRunBy(engine, async () => (texts = await renderAll(engine)))).toBe(1)
+    expect(texts['docs/tasks.md']).toBe(TASKS_DOC('closed', 'done'))
+  })
+
+  it('re-runs a git reader after a commit, and nothing else', async () => {
+    const root = settledProject({ git: true })
+    const engine = await start(root)
+    await renderAll(engine)
+    fs.writeFileSync(path.join(root, 'snippets/y.txt'), 'committed\n')
+    git(root, 'add', 'snippets/y.txt')
+    git(root, 'commit', '-q', '-m', 'second')
+    const oid = git(root, 'rev-parse', 'HEAD')
+    const result = engine.affected([
+      { type: 'create', path: path.join(root, 'snippets/y.txt') },
+      update(root, '.git/refs/heads/main'),
+    ])
+    expect(result.gitChanged).toBe(true)
+    let texts: Record<string, string> = {}
+    expect(await jobsRunBy(engine, async () => (texts = await renderAll(engine)))).toBe(1)
+    expect(texts['docs/git.md']).toBe(GIT_DOC(oid))
+  })
+
+  it('never stores a failed job: it runs on every render, in memory and across engines', async () => {
+    const root = settledProject()
+    const first = await start(root)
+    expect(await jobsRunBy(first, () => render(first, 'docs/broken.md'))).toBe(1)
+    const again = await render(first, 'docs/broken.md')
+    expect(again.jobs.map((j) => [j.error, j.reused])).toEqual([['transform explode (extension plugin/notes) failed in boom: the fuse was lit', false]])
+    expect(first.stats.jobsRun).toBe(2)
+    await close(first)
+    const second = await start(root)
+    expect(await jobsRunBy(second, () => render(second, 'docs/broken.md'))).toBe(1)
+  })
+
+  it('never reuses a result of an extension process that has restarted', async () => {
+    const root = settledProject()
+    const engine = await start(root)
+    await renderAll(engine)
+    const pid = engine.host.pids().get('plugin/notes')!
+    process.kill(pid, 'SIGKILL')
+    await expect.poll(() => engine.host.pids().get('plugin/notes')).toBeUndefined()
+    let notes = ''
+    expect(await jobsRunBy(engine, async () => (notes = (await render(engine, 'docs/notes.md')).text))).toBe(1)
+    expect(notes).toBe(NOTES_DOC(['notes/one.md', 'notes/two.md']))
+    expect(engine.host.pids().get('plugin/notes')).not.toBe(pid)
+    // Jobs that never involved the extension are still served.
+    expect(await jobsRunBy(engine, () => render(engine, 'docs/snippet.md'))).toBe(0)
+  })
+})
+
+describe('persistent job store', () => {
+  it('serves every job of an unchanged project to a second engine (warm start)', async () => {
+    const root = settledProject({ git: true })
+    const first = await start(root)
+    const cold = await renderAll(first)
+    await close(first)
+    expect(fs.existsSync(path.join(root, JOBS_DB))).toBe(true)
+
+    const second = await start(root)
+    expect(await renderAll(second)).toEqual(cold)
+    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+    expect(cold['docs/tasks.md']).toBe(TASKS_DOC('open', 'done'))
+  })
+
+  it('memoizes module transforms by their code, in memory and across engines', async () => {
+    const root = settledProject()
+    const main = path.join(root, 'main.js')
+    const rule = { transform: 'count_notes' }
+    const first = await start(root)
+    const code = (await first.transformModule(main, 'one', rule)).code
+    expect(code).toBe('2 notes: notes/one.md, notes/two.md')
+    expect(await jobsRunBy(first, () => first.transformModule(main, 'two', rule))).toBe(1)
+    await close(first)
+    const second = await start(root)
+    expect((await second.transformModule(main, 'one', rule)).code).toBe(code)
+    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 1 })
+    expect(await jobsRunBy(second, () => second.transformModule(main, 'three', rule))).toBe(1)
+  })
+
+  it('keeps serving a stored result in a copy of the project elsewhere (a CI cache restore)', async () => {
+    const root = settledProject({ git: true })
+    const texts = await renderAll(await start(root))
+    await Promise.all(engines.splice(0).map((e) => e.close()))
+    const copy = settledProject()
+    fs.rmSync(copy, { recursive: true })
+    fs.cpSync(root, copy, { recursive: true, preserveTimestamps: true })
+    const moved = await start(copy)
+    expect(await renderAll(moved)).toEqual(texts)
+    expect(moved.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+  })
+
+  it('validates stored results against the files before serving them', async () => {
+    const root = settledProject()
+    await close(await startAndRender(root))
+    editFile(root, 'snippets/x.txt', 'included line one', 'included line 1, edited offline')
+    editFile(root, 'tasks/beta.md', 'status: done', 'status: started')
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    const second = await start(root)
+    const texts = await renderAll(second)
+    expect(texts['docs/snippet.md']).toBe(SNIPPET_DOC(['included line 1, edited offline', 'included line two']))
+    expect(texts['docs/tasks.md']).toBe(TASKS_DOC('open', 'started'))
+    expect(texts['docs/notes.md']).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
+    expect(second.stats).toEqual({ jobsRun: 3, jobsReused: 1 })
+  })
+
+  it('re-runs a stored git reader after a commit made while no engine ran', async () => {
+    const root = settledProject({ git: true })
+    await close(await startAndRender(root))
+    fs.writeFileSync(path.join(root, 'snippets/y.txt'), 'committed\n')
+    git(root, 'add', 'snippets/y.txt')
+    git(root, 'commit', '-q', '-m', 'second')
+    const second = await start(root)
+    const texts = await renderAll(second)
+    expect(texts['docs/git.md']).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
+    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3 })
+  })
+
+  it("reuses nothing of an extension whose program or manifest changed", async () => {
+    const root = settledProject()
+    await close(await startAndRender(root))
+    fs.appendFileSync(path.join(root, 'tools/notes/extension.py'), '# a new release\n')
+    const second = await startAndRender(root)
+    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3 })
+    await close(second)
+
+    editFile(root, 'tools/notes/insitu-extension.toml', 'for the plugin fixture', 'for the plugin fixture, edited')
+    const third = await start(root)
+    expect(await jobsRunBy(third, () => render(third, 'docs/notes.md'))).toBe(1)
+    expect(await jobsRunBy(third, () => render(third, 'docs/snippet.md'))).toBe(0)
+  })
+
+  it('reuses nothing after a config change', async () => {
+    const root = settledProject()
+    await close(await startAndRender(root))
+    fs.appendFileSync(path.join(root, 'insitu.toml'), '\n# a comment is a change too\n')
+    const second = await startAndRender(root)
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+  })
+
+  it('keeps entries under the header they were computed with when two configs share the store', async () => {
+    const root = settledProject()
+    const other = { exclude: ['.git/**', '.insitu/**', 'dist/**', 'node_modules/**', 'snippets/y/**'] }
+    await close(await startAndRender(root, other))
+    const a = await start(root, other) // opens a store written under its own config
+    const b = await startAndRender(root) // another config: the store is rewritten under it
+    await close(b)
+    await renderAll(a)
+    expect(a.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    await close(a) // written last: its config's header, its entries only
+    const c = await startAndRender(root)
+    expect(c.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    await close(c)
+    const d = await startAndRender(root)
+    expect(d.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+  })
+
+  it('reuses nothing of a store written by another plugin version', async () => {
+    const root = settledProject()
+    await close(await startAndRender(root))
+    const db = new Database(path.join(root, JOBS_DB))
+    expect(db.prepare("select value from meta where key = 'plugin'").pluck().get()).toBe(
+      JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version,
+    )
+    db.prepare("update meta set value = '0.0.0-other' where key = 'plugin'").run()
+    db.close()
+    const second = await startAndRender(root)
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    await close(second)
+    const third = await startAndRender(root)
+    expect(third.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+  })
+
+  it('ignores a corrupt or foreign store with one logged line, and rebuilds it', async () => {
+    for (const content of ['this is not a database\n', null]) {
+      const root = settledProject()
+      const file = path.join(root, JOBS_DB)
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      if (content !== null) fs.writeFileSync(file, content)
+      else {
+        const foreign = new Database(file)
+        foreign.exec('create table other (x)')
+        foreign.close()
+      }
+      const warnings: string[] = []
+      const logger = { info() {}, warn: (m: string) => void warnings.push(m), error() {} }
+      const first = await startAndRender(root, { logger })
+      expect(warnings).toEqual([`insitu: ignoring the job cache ${file} (${content === null ? 'not an insitu job cache' : 'file is not a database'}); rebuilding it`])
+      expect(first.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+      await close(first)
+      const second = await startAndRender(root, { logger })
+      expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+      expect(warnings).toHaveLength(1)
+    }
+  })
+
+  it('writes nothing with cache: false', async () => {
+    const root = settledProject()
+    const engine = await startAndRender(root, { cache: false })
+    await close(engine)
+    expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
+    const second = await startAndRender(root, { cache: false })
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+  })
+})
+
+async function startAndRender(root: string, options: Partial<EngineOptions> = {}): Promise<InsituEngine> {
+  const engine = await start(root, options)
+  await renderAll(engine)
+  return engine
+}
