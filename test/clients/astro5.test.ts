@@ -25,9 +25,13 @@ const OPEN_TASKS = [
 describe.sequential('astro5: astro dev in Chromium, write mode', () => {
   const dev = useDevSession({ fixture: 'astro5', bin: BIN, args: (port) => ['dev', '--port', String(port)], env: WRITE, timeout: TIMEOUT })
 
-  /** Loads `route` afresh and reads its first table and its text. */
+  /**
+   * Loads `route` afresh and reads its first table and its text. A navigation that Astro's own
+   * reload interrupts can wait for a `load` event that never comes: a short timeout lets the
+   * poll try again instead of waiting out Playwright's 30 s.
+   */
   async function visit(route: string): Promise<{ rows: string[][]; text: string }> {
-    await dev.page.goto(new URL(route, dev.server.url).href)
+    await dev.page.goto(new URL(route, dev.server.url).href, { waitUntil: 'domcontentloaded', timeout: 10_000 })
     return { rows: tableRowsOf(await dev.page.content()), text: await dev.page.locator('body').innerText() }
   }
 
