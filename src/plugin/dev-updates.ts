@@ -5,6 +5,10 @@
  * Contract:
  * - `changed(type, file)` handles one watcher event (a file of the project, not git):
  *   - a write-back temporary file (`isWriteBackTemporary`) is ignored entirely ('ignore');
+ *   - an update of a file that is EMPTY waits (up to ~100 ms, as Vite's own HMR read does)
+ *     until it is written again: a writer that truncates and then writes (`fs.writeFileSync`)
+ *     can be reported between the two, and the watcher drops the second change (its 50 ms
+ *     change throttle), so planning at once would cache renders of the empty file for good;
  *   - a document whose text on disk is exactly the text this plugin last wrote to it is the
  *     ECHO of its own write: the index learns its new content, but the document's own owners
  *     are neither invalidated nor re-run, and `suppressOwn` tells the hook to send no update
@@ -73,6 +77,7 @@ export class DevUpdates {
       this.written.delete(absolute)
       this.engine.forget(absolute)
     }
+    if (type === 'update') await untilWrittenAfterTruncation(absolute)
     const selfWrite = type !== 'delete' ? await this.selfWrite(absolute) : undefined
     if (selfWrite) {
       const relPath = this.engine.relativePath(absolute)
@@ -168,5 +173,28 @@ export class DevUpdates {
       return undefined
     }
     return text === record.text ? record : undefined
+  }
+}
+
+/** How often, and how long apart, an empty updated file's mtime is checked (Vite's `readModifiedFile`). */
+const TRUNCATION_CHECKS = 10
+const TRUNCATION_CHECK_MS = 10
+
+/**
+ * When `file` is empty, wait until it is written again (the write that followed a truncation),
+ * at most TRUNCATION_CHECKS times TRUNCATION_CHECK_MS. A file that stays empty costs that wait once.
+ */
+async function untilWrittenAfterTruncation(file: string): Promise<void> {
+  try {
+    const first = await fs.promises.stat(file)
+    if (first.size > 0) return
+    for (let n = 0; n < TRUNCATION_CHECKS; n++) {
+      await new Promise((resolve) => setTimeout(resolve, TRUNCATION_CHECK_MS))
+      const now = await fs.promises.stat(file)
+      // Written meanwhile (a coarse clock can give the truncation and the write one mtime).
+      if (now.size > 0 || now.mtimeMs !== first.mtimeMs) return
+    }
+  } catch {
+    // gone or unreadable: the event's handling reports what it finds
   }
 }

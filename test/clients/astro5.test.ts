@@ -9,19 +9,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  copySite,
-  type DevServer,
-  freePort,
-  launchChromium,
-  removeSites,
-  runBuild,
-  startDev,
-  stopDev,
-  tableRowsOf,
-} from './client-site.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { copySite, removeSites, runBuild, tableRowsOf, useDevSession } from './client-site.js'
 
 const BIN = 'astro/astro.js'
 const TIMEOUT = 100_000 // two polls per test
@@ -34,30 +23,17 @@ const OPEN_TASKS = [
 ]
 
 describe.sequential('astro5: astro dev in Chromium, write mode', () => {
-  let site: string
-  let server: DevServer | undefined
-  let browser: Browser | undefined
-  let page: Page
+  const dev = useDevSession({ fixture: 'astro5', bin: BIN, args: (port) => ['dev', '--port', String(port)], env: WRITE, timeout: TIMEOUT })
 
-  /** Loads `route` afresh and reads its first table and its text. */
+  /**
+   * Loads `route` afresh and reads its first table and its text. A navigation that Astro's own
+   * reload interrupts can wait for a `load` event that never comes: a short timeout lets the
+   * poll try again instead of waiting out Playwright's 30 s.
+   */
   async function visit(route: string): Promise<{ rows: string[][]; text: string }> {
-    await page.goto(new URL(route, server?.url).href)
-    return { rows: tableRowsOf(await page.content()), text: await page.locator('body').innerText() }
+    await dev.page.goto(new URL(route, dev.server.url).href, { waitUntil: 'domcontentloaded', timeout: 10_000 })
+    return { rows: tableRowsOf(await dev.page.content()), text: await dev.page.locator('body').innerText() }
   }
-
-  beforeAll(async () => {
-    site = copySite('astro5')
-    const port = await freePort()
-    server = await startDev(site, BIN, ['dev', '--port', String(port)], `http://localhost:${port}/`, WRITE)
-    browser = await launchChromium()
-    page = await browser.newPage()
-  }, TIMEOUT)
-
-  afterAll(async () => {
-    await browser?.close()
-    await stopDev(server)
-    removeSites()
-  }, TIMEOUT)
 
   it('shows the regions of the Markdown page and of the collection entry', { timeout: TIMEOUT }, async () => {
     await expect.poll(() => visit('/'), { timeout: POLL }).toMatchObject({ rows: OPEN_TASKS })
@@ -66,7 +42,7 @@ describe.sequential('astro5: astro dev in Chromium, write mode', () => {
   })
 
   it('shows the new table on both pages after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
-    const file = path.join(site, 'tasks/review.md')
+    const file = path.join(dev.site, 'tasks/review.md')
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
     const now = [['Zanzibarquux launch', 'open']]
     await expect.poll(async () => (await visit('/')).rows, { timeout: POLL }).toEqual(now)

@@ -10,6 +10,10 @@
  * `runBuild` runs a CLI to completion and throws its output when it fails. `removeSites()`
  * deletes every copy. `launchChromium()` starts the house headless Chromium. `tableRowsOf(html)`
  * reads the cells of the first table of an HTML text (header row excluded).
+ * `useDevSession(options)`, called in a `describe`, declares its hooks: before all, a copy of
+ * the fixture, its dev server and a Chromium page (then `ready`); after all, the browser
+ * closed, the server's processes ended and the copies deleted. A failed test prints the dev
+ * server's output.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -17,7 +21,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, beforeEach } from 'vitest'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
@@ -35,6 +40,18 @@ const copies: string[] = []
 
 /** Environment of every client CLI: no telemetry, no update checks, colourless output. */
 const CLIENT_ENV = { ASTRO_TELEMETRY_DISABLED: '1', NO_COLOR: '1', FORCE_COLOR: '0', CI: '1' }
+
+/**
+ * The test runner's own variables, which a user's CLI never sees: with NODE_ENV=test Astro
+ * turns HMR off (so Vite runs no hot update at all), and VITEST changes how it compiles.
+ */
+const RUNNER_VARIABLES = /^(NODE_ENV|TEST|VITEST(_.*)?)$/
+
+/** The environment of a client CLI: this process's, without the runner's variables, plus `extra`. */
+function clientEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(([name]) => !RUNNER_VARIABLES.test(name))
+  return { ...Object.fromEntries(inherited), ...CLIENT_ENV, ...extra }
+}
 
 export interface DevServer {
   child: ChildProcess
@@ -78,7 +95,7 @@ export async function startDev(
   const child = spawn(process.execPath, [path.join(cwd, 'node_modules', bin), ...args], {
     cwd,
     detached: true,
-    env: { ...process.env, ...CLIENT_ENV, ...env },
+    env: clientEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -147,7 +164,7 @@ export async function runBuild(
     execFile(
       process.execPath,
       [path.join(cwd, 'node_modules', bin), ...args],
-      { cwd, env: { ...process.env, ...CLIENT_ENV, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      { cwd, env: clientEnv(env), maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`${bin} ${args.join(' ')} failed:\n${stdout}${stderr}`))
         else resolve(stdout + stderr)
@@ -167,4 +184,48 @@ export function tableRowsOf(html: string): string[][] {
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
     [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] ?? '').trim()),
   )
+}
+
+/** A fixture site's dev server seen by Chromium; the fields are set once the before-all hook ran. */
+export interface DevSession {
+  site: string
+  server: DevServer
+  page: Page
+}
+
+export interface DevSessionOptions {
+  fixture: string
+  /** The CLI, relative to the site's node_modules (`astro/astro.js`). */
+  bin: string
+  /** The CLI's arguments, given the free port it must listen on. */
+  args: (port: number) => string[]
+  /** Added to the CLI's environment (`{ INSITU_WRITE: '1' }`). */
+  env?: Record<string, string>
+  /** Timeout of each of the two hooks. */
+  timeout: number
+  /** What to wait for once the page is open (the first page shown). */
+  ready?: (session: DevSession) => Promise<void>
+}
+
+export function useDevSession(options: DevSessionOptions): DevSession {
+  const session = {} as DevSession
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    session.site = copySite(options.fixture)
+    const port = await freePort()
+    session.server = await startDev(session.site, options.bin, options.args(port), `http://localhost:${port}/`, options.env)
+    browser = await launchChromium()
+    session.page = await browser.newPage()
+    await options.ready?.(session)
+  }, options.timeout)
+  // A failed test shows what the dev server printed (its errors, its reloads).
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.error(`${options.fixture} dev server output:\n${session.server?.output() ?? '(not started)'}`))
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await stopDev(session.server)
+    removeSites()
+  }, options.timeout)
+  return session
 }

@@ -1,5 +1,5 @@
 /**
- * Global setup of the client tests (test/clients/*.test.ts): build once, install once per run.
+ * Global setup of the client tests (test/clients/*.test.ts): build once per run, install once per lockfile.
  *
  * Contract: builds the plugin (`npm run build`, so `dist/` is what the sites import, as users
  * do), then, in each fixture site under test/clients/ whose `node_modules` is missing or was
@@ -8,7 +8,9 @@
  * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. A
  * failed install throws once, naming the fixture and saying whether the registry is reachable.
  * A run whose file filters select no client test (`vitest run test/unit/x.test.ts`) skips all
- * of this, so other test runs do not pay for it.
+ * of this, so other test runs do not pay for it. `npm test` runs the client tests with the
+ * others; `npx vitest run test/clients` runs only them. Once installed, this costs the build
+ * (about 2 s) and a hash of each lockfile.
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'

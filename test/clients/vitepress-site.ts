@@ -6,28 +6,18 @@
  *   task's front-matter edit and after a new task file, and the `include` region after an
  *   edit of its partial, without the test reloading the page;
  * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
- *   to disk at start and after a task edit, and its local search index and createContentLoader
- *   (both read the files) follow;
- * - `vitepress build` writes the regenerated regions into the HTML, including a dynamic route;
+ *   to disk at start and after a task edit, and createContentLoader (reads the files) follows,
+ *   and so does its local search index where VitePress re-indexes in dev (`devSearchFollowsFiles`);
+ * - `vitepress build` writes the regenerated regions into the HTML and builds the dynamic route;
  * - with write mode, the build's local search index holds a word only a region produces,
  *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
  *   content, and the file of a dynamic route is current on disk.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  copySite,
-  type DevServer,
-  freePort,
-  launchChromium,
-  removeSites,
-  runBuild,
-  startDev,
-  stopDev,
-  tableRowsOf,
-} from './client-site.js'
+import type { Page } from 'playwright-core'
+import { afterAll, describe, expect, it } from 'vitest'
+import { copySite, type DevSession, removeSites, runBuild, tableRowsOf, useDevSession } from './client-site.js'
 
 const BIN = 'vitepress/bin/vitepress.js'
 const TIMEOUT = 60_000
@@ -45,6 +35,17 @@ async function openTaskRows(page: Page): Promise<string[][]> {
     )
 }
 
+/** The dev CLI's arguments: the site in the current folder, on exactly `port`. */
+function devArgs(port: number): string[] {
+  return ['dev', '.', '--port', String(port), '--strictPort']
+}
+
+/** Opens the home page and waits for its first table (the open-task region). */
+async function firstTableShown({ page, server }: DevSession): Promise<void> {
+  await page.goto(server.url)
+  await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
+}
+
 function searchIndexOf(site: string): string {
   const chunks = path.join(site, '.vitepress/dist/assets/chunks')
   const files = fs.readdirSync(chunks).filter((name) => name.startsWith('@localSearchIndex'))
@@ -52,47 +53,39 @@ function searchIndexOf(site: string): string {
   return files.map((name) => fs.readFileSync(path.join(chunks, name), 'utf8')).join('\n')
 }
 
-export function describeVitePress(fixture: string): void {
+export interface VitePressOptions {
+  /**
+   * Whether the dev server's local search index follows the files on disk. VitePress 1.6.4
+   * indexes them once, in its `configureServer` (before any plugin's `buildStart`, so before
+   * the start-up write), and never invalidates the index module it serves
+   * (`/@localSearchIndexroot`): its dev search is a snapshot of the files at start, with or
+   * without insitu. VitePress 2 re-indexes a page on its watcher event and versions the import.
+   */
+  devSearchFollowsFiles: boolean
+}
+
+export function describeVitePress(fixture: string, options: VitePressOptions): void {
   describe.sequential(`${fixture}: vitepress dev in Chromium`, () => {
-    let site: string
-    let server: DevServer | undefined
-    let browser: Browser | undefined
-    let page: Page
-
-    beforeAll(async () => {
-      site = copySite(fixture)
-      const port = await freePort()
-      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], `http://localhost:${port}/`)
-      browser = await launchChromium()
-      page = await browser.newPage()
-      await page.goto(server.url)
-      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
-    }, TIMEOUT)
-
-    afterAll(async () => {
-      await browser?.close()
-      await stopDev(server)
-      removeSites()
-    }, TIMEOUT)
+    const dev = useDevSession({ fixture, bin: BIN, args: devArgs, timeout: TIMEOUT, ready: firstTableShown })
 
     it('shows the open tasks of the SQL model', { timeout: TIMEOUT }, async () => {
-      expect(await openTaskRows(page)).toEqual([
+      expect(await openTaskRows(dev.page)).toEqual([
         ['Review the plugin', 'doing'],
         ['Zanzibarquux launch', 'open'],
       ])
-      expect(await page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
+      expect(await dev.page.locator('.vp-doc').innerText()).toContain('Notes from the partial: original wording.')
     })
 
     it('updates the table after a front-matter edit of a task', { timeout: TIMEOUT }, async () => {
-      const file = path.join(site, 'tasks/review.md')
+      const file = path.join(dev.site, 'tasks/review.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('status: doing', 'status: done'))
-      await expect.poll(() => openTaskRows(page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
+      await expect.poll(() => openTaskRows(dev.page), { timeout: POLL }).toEqual([['Zanzibarquux launch', 'open']])
     })
 
     it('updates the table after a new task file', { timeout: TIMEOUT }, async () => {
-      fs.writeFileSync(path.join(site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
+      fs.writeFileSync(path.join(dev.site, 'tasks/parade.md'), '---\ntitle: Quokka parade\nstatus: open\n---\nNew.\n')
       await expect
-        .poll(() => openTaskRows(page), { timeout: POLL })
+        .poll(() => openTaskRows(dev.page), { timeout: POLL })
         .toEqual([
           ['Quokka parade', 'open'],
           ['Zanzibarquux launch', 'open'],
@@ -100,11 +93,11 @@ export function describeVitePress(fixture: string): void {
     })
 
     it('updates the include region after an edit of its partial', { timeout: TIMEOUT }, async () => {
-      fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
+      fs.writeFileSync(path.join(dev.site, 'parts/notes.md'), 'Notes from the partial: revised wording.\n')
       await expect
-        .poll(() => page.locator('.vp-doc').innerText(), { timeout: POLL })
+        .poll(() => dev.page.locator('.vp-doc').innerText(), { timeout: POLL })
         .toContain('Notes from the partial: revised wording.')
-      expect(await openTaskRows(page)).toEqual([
+      expect(await openTaskRows(dev.page)).toEqual([
         ['Quokka parade', 'open'],
         ['Zanzibarquux launch', 'open'],
       ])
@@ -112,60 +105,55 @@ export function describeVitePress(fixture: string): void {
   })
 
   describe.sequential(`${fixture}: vitepress dev, write mode`, () => {
-    let site: string
-    let server: DevServer | undefined
-    let browser: Browser | undefined
-    let page: Page
+    const dev = useDevSession({ fixture, bin: BIN, args: devArgs, env: { INSITU_WRITE: '1' }, timeout: TIMEOUT, ready: firstTableShown })
 
-    /** The local search index of the dev server (the virtual module its search box imports). */
+    /**
+     * The local search index of the dev server, as its search box loads it: the module
+     * `/@localSearchIndex`, then the root locale's index it imports (VitePress 2 versions that
+     * import after each update; a fixed URL would answer Vite's cached first version).
+     */
     async function devSearchIndex(): Promise<string> {
-      const response = await fetch(new URL('/@localSearchIndexroot', server?.url))
-      return response.ok ? response.text() : `HTTP ${response.status}`
+      const entry = await fetch(new URL('/@localSearchIndex', dev.server.url))
+      if (!entry.ok) return `/@localSearchIndex: HTTP ${entry.status}`
+      const code = await entry.text()
+      const imported = /import\(["']([^"']*@localSearchIndexroot[^"']*)["']\)/.exec(code)?.[1]
+      if (!imported) return `/@localSearchIndex imports no root index:\n${code}`
+      const response = await fetch(new URL(imported, dev.server.url))
+      return response.ok ? response.text() : `${imported}: HTTP ${response.status}`
     }
 
-    beforeAll(async () => {
-      site = copySite(fixture)
-      const port = await freePort()
-      const url = `http://localhost:${port}/`
-      server = await startDev(site, BIN, ['dev', '.', '--port', String(port), '--strictPort'], url, { INSITU_WRITE: '1' })
-      browser = await launchChromium()
-      page = await browser.newPage()
-      await page.goto(server.url)
-      await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
-    }, TIMEOUT)
-
-    afterAll(async () => {
-      await browser?.close()
-      await stopDev(server)
-      removeSites()
-    }, TIMEOUT)
-
-    it('writes the regions at start: the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
-      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+    it('writes the regions at start', { timeout: TIMEOUT }, async () => {
+      await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
         '| Zanzibarquux launch | open |',
       )
+    })
+
+    it.skipIf(!options.devSearchFollowsFiles)('the dev search index finds the region-only word', { timeout: TIMEOUT }, async () => {
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('zanzibarquux')
     })
 
-    it('rewrites the page after a task edit: file, page and search index follow', { timeout: TIMEOUT }, async () => {
-      const file = path.join(site, 'tasks/launch.md')
+    it('rewrites the page after a task edit: file and page follow', { timeout: TIMEOUT }, async () => {
+      const file = path.join(dev.site, 'tasks/launch.md')
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Zanzibarquux launch', 'Zanzibarquux liftoff'))
-      await expect.poll(() => fs.readFileSync(path.join(site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
+      await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(
         '| Zanzibarquux liftoff | open |',
       )
       await expect
-        .poll(() => openTaskRows(page), { timeout: POLL })
+        .poll(() => openTaskRows(dev.page), { timeout: POLL })
         .toEqual([
           ['Review the plugin', 'doing'],
           ['Zanzibarquux liftoff', 'open'],
         ])
+    })
+
+    it.skipIf(!options.devSearchFollowsFiles)('the dev search index follows the rewrite', { timeout: TIMEOUT }, async () => {
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
     })
 
     it('createContentLoader (home.data.ts) sees the rewritten file', { timeout: TIMEOUT }, async () => {
       const loaderTitles = async () => {
-        await page.goto(new URL('/loader', server?.url).href)
-        return page.locator('#loader-titles').innerText()
+        await dev.page.goto(new URL('/loader', dev.server.url).href)
+        return dev.page.locator('#loader-titles').innerText()
       }
       await expect.poll(loaderTitles, { timeout: POLL }).toBe('Zanzibarquux liftoff')
     })
@@ -183,13 +171,11 @@ export function describeVitePress(fixture: string): void {
         ['Zanzibarquux launch', 'open'],
       ])
       expect(html).toContain('Notes from the partial: original wording.')
-      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts).
+      // The page of the dynamic route items/[name].md (params from items/[name].paths.ts) is
+      // built. Its regions need write mode (next test): VitePress's own `load` prefixes the file
+      // with the params, and the transform leaves code that is not the file's text untouched.
       const item = fs.readFileSync(path.join(site, '.vitepress/dist/items/alpha.html'), 'utf8')
       expect(item).toContain('Item alpha')
-      expect(tableRowsOf(item)).toEqual([
-        ['Review the plugin', 'doing'],
-        ['Zanzibarquux launch', 'open'],
-      ])
     })
 
     it('with write mode, local search, createContentLoader and @include see the regions', { timeout: TIMEOUT }, async () => {

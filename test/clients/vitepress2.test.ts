@@ -4,4 +4,4 @@
  */
 import { describeVitePress } from './vitepress-site.js'
 
-describeVitePress('vitepress2')
+describeVitePress('vitepress2', { devSearchFollowsFiles: true })

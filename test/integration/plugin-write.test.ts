@@ -25,6 +25,7 @@ import {
   readFile,
   removeProjects,
   runTypeScript,
+  SNIPPET_DOC,
   TASKS_DOC,
 } from './plugin-project.js'
 
@@ -150,6 +151,21 @@ describe('write mode: dev server', () => {
     const updates = payloads.filter((p) => p.type === 'update').flatMap((p) => p.updates.map((u) => u.acceptedPath))
     expect(updates).toEqual(['/docs/tasks.md?raw'])
     expect(messages('error')).toEqual([])
+  })
+
+  test('an included file reported while truncated is written with what follows the truncation', async () => {
+    // `fs.writeFileSync` truncates, then writes: the watcher can report the empty file and drop
+    // the write's change (its 50 ms throttle). Here Vite's watcher stops watching the file and
+    // the test reports the truncation itself, so the write that follows has no event at all.
+    await openWrittenApp()
+    const file = path.join(root, 'snippets/x.txt')
+    await server?.watcher.unwatch(file)
+    fs.writeFileSync(file, '')
+    server?.watcher.emit('change', file)
+    setTimeout(() => fs.writeFileSync(file, 'written after the truncation\n'), 30)
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/snippet.md?raw'])
+    expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(['written after the truncation']))
+    expect(await loadRaw(client(), '/docs/snippet.md?raw')).toBe(SNIPPET_DOC(['written after the truncation']))
   })
 
   test("a user's edit of a managed document is kept, and regenerated around", async () => {
