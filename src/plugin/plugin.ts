@@ -327,8 +327,12 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     return true
   }
 
+  /** Whether the current run watches files (dev, or a build in watch mode): else addWatchFile is wasted work. */
+  const watching = (context: WatchContext): boolean => server !== undefined || context.meta?.watchMode === true
+
   const recordWatchFiles = (context: WatchContext, current: InsituEngine, dependencies: readonly string[]): void => {
-    const buildWatch = !server && context.meta?.watchMode === true
+    if (!watching(context)) return
+    const buildWatch = !server
     for (const dependency of dependencies) {
       for (const file of watchTargets(current, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
     }
@@ -483,7 +487,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         const current = await startFor(this)
         if (!current.isDocument(file)) return null
         const code = await fs.promises.readFile(file, 'utf8')
-        this.addWatchFile(file)
+        if (watching(this)) this.addWatchFile(file)
         const rendered = await renderManaged(this, current, file, code, queryOf(id))
         return { code: `export default ${JSON.stringify(rendered.text)}`, map: null }
       },

@@ -60,6 +60,8 @@ export function loadProjectScope(options: ResolvedOptions, baseRoot: string): Pr
     return { rule, matches: (relPath: string) => ruleInclude(relPath) && !ruleExclude(relPath) }
   })
   const relativePath = (file: string): string | null => projectRelativePath(root, file)
+  // Asked for every module, twice (load, transform): remember the answer per file.
+  const managed = new Map<string, boolean>()
   return {
     config,
     error,
@@ -67,8 +69,14 @@ export function loadProjectScope(options: ResolvedOptions, baseRoot: string): Pr
     configFile,
     relativePath,
     isManaged(file) {
-      const relative = relativePath(file)
-      return relative !== null && include(relative) && !exclude(relative)
+      let answer = managed.get(file)
+      if (answer === undefined) {
+        const relative = relativePath(file)
+        answer = relative !== null && include(relative) && !exclude(relative)
+        if (managed.size > 100_000) managed.clear()
+        managed.set(file, answer)
+      }
+      return answer
     },
     moduleRule(file) {
       const relative = relativePath(file)
