@@ -517,7 +517,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
             if (edit.start === edit.end) magic.appendLeft(edit.start, edit.text)
             else magic.overwrite(edit.start, edit.end, edit.text)
           }
-          return { code: magic.toString(), map: magic.generateMap({ hires: 'boundary', source: file, includeContent: true }) }
+          // Word-boundary mappings for ordinary documents; line mappings for large ones, where
+          // the finer map costs milliseconds per update and maps nothing anyone debugs.
+          const hires = code.length > LINE_MAPS_ABOVE ? false : 'boundary'
+          return { code: magic.toString(), map: magic.generateMap({ hires, source: file, includeContent: true }) }
         }
         const rule = project.moduleRule(file)
         if (!rule) return null
@@ -617,6 +620,9 @@ async function isFileText(file: string, code: string): Promise<boolean> {
   }
   return text === code || (text.charCodeAt(0) === 0xfeff && text.slice(1) === code)
 }
+
+/** Documents longer than this (UTF-16 code units) get line-level source maps. */
+const LINE_MAPS_ABOVE = 64 * 1024
 
 /** How long a `watchChange` report keeps the plugin's own watcher from handling the same path. */
 const BUNDLER_REPORT_WINDOW_MS = 2_000
