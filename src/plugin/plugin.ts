@@ -489,7 +489,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         const code = await fs.promises.readFile(file, 'utf8')
         if (watching(this)) this.addWatchFile(file)
         const rendered = await renderManaged(this, current, file, code, queryOf(id))
-        return { code: `export default ${JSON.stringify(rendered.text)}`, map: null }
+        return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
       },
     },
 
@@ -533,7 +533,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         }
         recordWatchFiles(this, current, result.dependencies)
         reportDiagnostics(this, file, result.diagnostics, logger, current.root)
-        return { code: result.code, map: null }
+        return { code: result.code, map: NO_SOURCE_MAP }
       },
     },
 
@@ -620,6 +620,13 @@ async function isFileText(file: string, code: string): Promise<boolean> {
   }
   return text === code || (text.charCodeAt(0) === 0xfeff && text.slice(1) === code)
 }
+
+/**
+ * "This code has no source": with `map: null` Vite's dev server generates an identity source map
+ * of the whole served module (word-boundary resolution: milliseconds for a large document on
+ * every request); an empty map is what its own `?raw` loader returns.
+ */
+const NO_SOURCE_MAP = { mappings: '' } as const
 
 /** Documents longer than this (UTF-16 code units) get line-level source maps. */
 const LINE_MAPS_ABOVE = 64 * 1024
