@@ -495,7 +495,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
     transform: {
       order: 'pre',
-      filter: { id: { exclude: SKIPPED_IDS } },
+      // Never called for ?raw, ?url… (JS or URLs, not Markdown): no per-module crossing into JS.
+      filter: { id: { exclude: [...SKIPPED_IDS, NON_TEXT_QUERY] } },
       async handler(code, id) {
         if (isSkippedId(id) || NON_TEXT_QUERY.test(id)) return null
         const file = cleanId(id)
