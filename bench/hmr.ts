@@ -26,22 +26,14 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout } from 'node:timers/promises'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { createServer, type ViteDevServer } from 'vite'
 import insitu from '../src/index.js'
 import { type BenchProjects, prepareProjects } from './bench-projects.js'
 import { benchArgs, cell, formatSize, machineLine, median, ratioCell, wallClockMs } from './measurements.js'
 import { writeSection } from './results-file.js'
+import { launchChromium } from '../test/e2e/chromium.js'
 
-const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-]
 const UPDATE_TIMEOUT = 60_000
 /**
  * Quiet time before each edit. Vite's watcher drops a change that follows the previous event
@@ -204,7 +196,7 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   let browser: Browser | undefined
   const servers: Served[] = []
   try {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
     servers.push(await serve('plugin', projects.plugin, browser), await serve('plain', projects.plain, browser))
     const kinds = editKinds(projects)
     const times = new Map<EditKind, Record<Side, number[]>>(kinds.map((kind) => [kind, { plugin: [], plain: [] }]))
@@ -252,7 +244,6 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
 
 async function main(): Promise<void> {
   const args = benchArgs(process.argv.slice(2), 7)
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
   for (const documents of args.sizes) {
     const markdown = await benchSize(documents, args.runs, args.keep)
     writeSection(`hmr@${documents}`, markdown)

@@ -16,10 +16,10 @@ import { Session } from 'node:inspector/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout } from 'node:timers/promises'
-import { chromium } from 'playwright-core'
 import { createServer } from 'vite'
 import insitu from '../src/index.js'
 import { prepareProjects } from './bench-projects.js'
+import { launchChromium } from '../test/e2e/chromium.js'
 
 interface ProfileNode {
   id: number
@@ -75,10 +75,7 @@ async function main(): Promise<void> {
   if (!KINDS.includes(kind)) throw new Error(`--kind: one of ${KINDS.join(', ')} (got ${kind})`)
   const projects = await prepareProjects(documents)
   const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', plugins: [insitu()], server: { port: 0 } })
-  const browser = await chromium.launch({
-    executablePath: process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  })
+  const browser = await launchChromium()
   const session = new Session()
   try {
     await server.listen()

@@ -21,19 +21,11 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach } from 'vitest'
+import { launchChromium } from '../e2e/chromium.js'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-]
 const NOT_COPIED = new Set(['node_modules', 'dist', 'cache', '.astro', '.insitu'])
 const START_TIMEOUT = 60_000
 const copies: string[] = []
@@ -174,8 +166,7 @@ export async function runBuild(
 }
 
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  return launchChromium()
 }
 
 export function tableRowsOf(html: string): string[][] {

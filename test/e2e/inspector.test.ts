@@ -14,14 +14,13 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { type Browser, chromium, type ConsoleMessage, type Page } from 'playwright-core'
+import { type Browser, type ConsoleMessage, type Page } from 'playwright-core'
 import { createServer, type ViteDevServer } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
 import { copyProject, removeProjects } from '../integration/plugin-project.js'
+import { launchChromium } from './chromium.js'
 
-const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
 const TIMEOUT = 60_000
 const WAIT = { timeout: 30_000 }
 
@@ -58,7 +57,6 @@ async function reasons(): Promise<Record<string, string>> {
 
 describe('/__insitu/ and browser diagnostics (Vite dev server + Chromium)', () => {
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
     root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'docs/stray.md'), STRAY)
     fs.appendFileSync(path.join(root, 'main.js'), "\nimport './docs/stray.md?raw'\n")
@@ -76,7 +74,7 @@ describe('/__insitu/ and browser diagnostics (Vite dev server + Chromium)', () =
     const url = server.resolvedUrls?.local[0]
     if (!url) throw new Error('the dev server has no local URL')
     origin = new URL(url).origin
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
     app = await browser.newPage()
     app.on('console', (message: ConsoleMessage) => consoleLines.push(`${message.type()} ${message.text()}`))
     await app.goto(url)

@@ -20,21 +20,13 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { createServer, type ViteDevServer } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
+import { launchChromium } from './chromium.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const CHROMIUM = process.env.INSITU_CHROMIUM ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-]
 const BRANCH = 'e2e-playground'
 const TIMEOUT = 60_000
 
@@ -126,7 +118,6 @@ async function stopAll(): Promise<void> {
 
 describe('playground (Vite dev server + Chromium)', () => {
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set INSITU_CHROMIUM)`)
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-e2e-'))
     copy = path.join(tmp, 'playground')
     const skipped = new Set(['node_modules', '.vite', '.insitu'])
@@ -150,7 +141,7 @@ describe('playground (Vite dev server + Chromium)', () => {
     await server.listen()
     const url = server.resolvedUrls?.local[0]
     if (!url) throw new Error('the dev server has no local URL')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
     page = await browser.newPage()
     await page.goto(url)
     await page.waitForSelector('article.doc[data-path="docs/05-git.md"] section.region[data-id="branch"]', {
