@@ -55,6 +55,8 @@ import {
   frontMatterKeys,
   META_TABLE,
   replaceDocumentsView,
+  COLUMNS_TABLE,
+  documentColumnsSelectSql,
   SCHEMA_VERSION,
   viewColumnKeys,
   viewKeysOf,
@@ -116,6 +118,9 @@ interface StoredStat {
 
 type StoredDocument = DocumentProjection & StoredStat
 
+/** More changed documents than this at once: `documents` is recreated rather than updated row by row. */
+const MAX_ROW_UPDATES = 500
+
 export class DocumentIndex {
   readonly root: string
   private readonly db: Database.Database
@@ -137,6 +142,8 @@ export class DocumentIndex {
    */
   private knownKeys: Set<string> | undefined
   private keysMayHaveChanged = false
+  /** Documents whose projection changed since `documents`' stored columns were last brought in step ('all': too many to do one by one). */
+  private stale: Set<string> | 'all' = new Set()
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -423,7 +430,10 @@ export class DocumentIndex {
     let removed = 0
     if (!relPath.endsWith('/')) removed += this.statement(`delete from ${table} where path = ?`).run(base).changes
     removed += this.statement(`delete from ${table} where path >= ? and path < ?`).run(`${base}/`, `${base}0`).changes
-    if (documents && removed > 0) this.keysMayHaveChanged = true
+    if (documents && removed > 0) {
+      this.keysMayHaveChanged = true
+      this.markStale()
+    }
     return removed > 0
   }
 
@@ -457,8 +467,18 @@ export class DocumentIndex {
 
   private deleteDocument(relPath: string): boolean {
     const deleted = this.statement('delete from _documents where path = ?').run(relPath).changes > 0
-    if (deleted) this.keysMayHaveChanged = true // it may have been the last document with a key
+    if (deleted) {
+      this.keysMayHaveChanged = true // it may have been the last document with a key
+      this.markStale(relPath)
+    }
     return deleted
+  }
+
+  /** Remember that `documents` no longer holds `relPath`'s projection (undefined: many rows). */
+  private markStale(relPath?: string): void {
+    if (this.stale === 'all') return
+    if (relPath === undefined || this.stale.size >= MAX_ROW_UPDATES) this.stale = 'all'
+    else this.stale.add(relPath)
   }
 
   /** Notes whether a document going from `before` to `after` front matter may change the set of keys. */
@@ -501,19 +521,39 @@ export class DocumentIndex {
        values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @mtime_ns, @size, @read_ns)`,
     )
     upsert.run(record)
-    return !stored || !sameProjection(stored, record)
+    const changed = !stored || !sameProjection(stored, record)
+    if (changed) this.markStale(relPath)
+    return changed
   }
 
-  /** Recreates the `documents` view when the set of front-matter keys changed. */
+  /**
+   * Brings `documents` (its stored columns) in step with `_documents`: recreated when the set of
+   * front-matter keys changed (or too many rows changed), else the changed rows rewritten.
+   */
   private refreshView(): void {
-    if (!this.keysMayHaveChanged) return
-    const distinct = frontMatterKeys(this.db)
-    this.knownKeys = new Set(distinct)
-    this.keysMayHaveChanged = false
-    const keys = viewColumnKeys(distinct)
-    if (keys.length === this.viewKeys.length && keys.every((key, i) => key === this.viewKeys[i])) return
-    this.viewKeys = keys
-    replaceDocumentsView(this.db, keys)
+    if (this.keysMayHaveChanged) {
+      const distinct = frontMatterKeys(this.db)
+      this.knownKeys = new Set(distinct)
+      this.keysMayHaveChanged = false
+      const keys = viewColumnKeys(distinct)
+      if (keys.length !== this.viewKeys.length || keys.some((key, i) => key !== this.viewKeys[i])) {
+        this.viewKeys = keys
+        this.stale = 'all'
+      }
+    }
+    const stale = this.stale
+    this.stale = new Set()
+    if (stale === 'all') {
+      replaceDocumentsView(this.db, this.viewKeys)
+      return
+    }
+    if (stale.size === 0) return
+    const remove = this.statement(`delete from ${COLUMNS_TABLE} where path = ?`)
+    const insert = this.statement(`insert into ${COLUMNS_TABLE} ${documentColumnsSelectSql(this.viewKeys)} where path = ?`)
+    for (const relPath of stale) {
+      remove.run(relPath)
+      insert.run(relPath)
+    }
   }
 }
 

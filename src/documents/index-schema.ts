@@ -9,13 +9,16 @@
  * - `_documents.read_ns`: when the row's file was read (wall clock, ns): with `mtime_ns`, it
  *   says whether the stat (mtime and size) can vouch for the row (see document-index.ts).
  * - `viewKeysOf(db)`: the front-matter keys the existing `documents` view has columns for.
- * - `documentsViewSql(keys)`: the view exposes the fixed columns `DOCUMENT_VIEW_COLUMNS`
+ * - `documentsSelectSql(keys)`: the `documents` rows expose the fixed columns `DOCUMENT_VIEW_COLUMNS`
  *   (`path, parent, name, stem, depth, title, body, frontmatter`; `content_hash`, `mtime_ns` and
  *   `size` stay internal so that touching a file never changes what queries see) plus one column
  *   per front-matter key, sorted by code point, `json_extract(frontmatter, '$."<key>"') as "<key>"`.
  * - `viewColumnKeys(keys)`: which keys become columns. A key equal (case-insensitively, as
  *   SQLite compares column names) to a fixed column, or to an earlier key, is skipped; its value
  *   stays reachable through `json_extract(frontmatter, ...)`.
+ * - `replaceDocumentsView(db, keys)`: `documents` is a view over a table materializing them (path columns
+ *   and front-matter keys stored in `_document_columns` since schema 3); the index rewrites
+ *   the rows of the documents that change.
  */
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from './code-point-order.js'
@@ -24,7 +27,7 @@ import { compareCodePoints } from './code-point-order.js'
  * Bump when the layout changes or when a row is derived differently from the same file (body
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
  */
-export const SCHEMA_VERSION = 2
+export const SCHEMA_VERSION = 3
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'
@@ -61,7 +64,7 @@ create table if not exists _insitu_meta (key text primary key, value text not nu
 export function ensureSchema(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number
   if (version !== SCHEMA_VERSION) {
-    for (const name of ['documents', '_documents', 'entries', META_TABLE]) dropObject(db, name)
+    for (const name of ['documents', COLUMNS_TABLE, '_documents', 'entries', META_TABLE]) dropObject(db, name)
   }
   db.exec(CREATE_TABLES)
   if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
@@ -84,7 +87,7 @@ export function frontMatterKeys(db: Database.Database): string[] {
 export function viewKeysOf(db: Database.Database): string[] | undefined {
   const columns = db.prepare("select name from pragma_table_info('documents')").all() as { name: string }[]
   if (columns.length === 0) return undefined
-  // The view is always the fixed columns, then one column per key (`documentsViewSql`).
+  // Always the fixed columns, then one column per key (`documentsSelectSql`).
   return columns.slice(DOCUMENT_VIEW_COLUMNS.length).map((column) => column.name)
 }
 
@@ -105,17 +108,36 @@ function foldAsciiCase(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
 }
 
-export function documentsViewSql(columnKeys: readonly string[]): string {
-  const columns: string[] = [...DOCUMENT_VIEW_COLUMNS]
+/** The table materializing the small columns of `documents` (everything but `body` and `frontmatter`). */
+export const COLUMNS_TABLE = '_document_columns'
+
+/** Path columns of `documents` stored in `COLUMNS_TABLE` (`body` and `frontmatter` stay in `_documents`). */
+const STORED_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title'] as const
+
+/** The `select` filling `COLUMNS_TABLE` from `_documents` (a `where` may follow it). */
+export function documentColumnsSelectSql(columnKeys: readonly string[]): string {
+  const columns: string[] = [...STORED_COLUMNS]
   for (const key of columnKeys) {
     columns.push(`json_extract(frontmatter, ${quoteString(`$.${JSON.stringify(key)}`)}) as ${quoteIdentifier(key)}`)
   }
-  return `create view documents as select ${columns.join(', ')} from _documents`
+  return `select ${columns.join(', ')} from _documents`
 }
 
+/**
+ * (Re)creates `documents`: a view over `COLUMNS_TABLE`, which stores the path columns and one
+ * column per front-matter key (so queries read stored values instead of running `json_extract`
+ * over every document on every query; the index keeps its rows in step, see `DocumentIndex`),
+ * LEFT JOINed to `_documents` for `body` and `frontmatter` by its primary key, a join SQLite
+ * leaves out of queries that read neither.
+ */
 export function replaceDocumentsView(db: Database.Database, columnKeys: readonly string[]): void {
   dropObject(db, 'documents')
-  db.exec(documentsViewSql(columnKeys))
+  dropObject(db, COLUMNS_TABLE)
+  db.exec(`create table ${COLUMNS_TABLE} as ${documentColumnsSelectSql(columnKeys)}`)
+  db.exec(`create unique index ${COLUMNS_TABLE}_path on ${COLUMNS_TABLE}(path)`)
+  const keys = columnKeys.map((key) => `c.${quoteIdentifier(key)}`)
+  const columns = ['c.path', 'c.parent', 'c.name', 'c.stem', 'c.depth', 'c.title', 'd.body', 'd.frontmatter', ...keys]
+  db.exec(`create view documents as select ${columns.join(', ')} from ${COLUMNS_TABLE} c left join _documents d on d.path = c.path`)
 }
 
 export function quoteIdentifier(name: string): string {

@@ -455,3 +455,41 @@ describe('statePath', () => {
     expect(documentPaths(second)).toEqual(['README.md', 'tasks/alpha.md', 'tasks/beta.md'])
   })
 })
+
+describe('the documents table', () => {
+  /** What `documents` must hold: its select over `_documents`, computed afresh (a view would give this). */
+  function expected(index: DocumentIndex): unknown[] {
+    const keys = (index.query("select name from pragma_table_info('documents')", {}) as { name: string }[]).slice(8).map((r) => r.name)
+    const columns = keys.map((key) => `json_extract(frontmatter, '$.${JSON.stringify(key).replaceAll("'", "''")}') as "${key}"`)
+    return index.query(`select path, parent, name, stem, depth, title, body, frontmatter${columns.map((c) => `, ${c}`).join('')} from _documents order by path`, {})
+  }
+
+  it('stays in step with every document through row updates, key changes, deletions and folder removals', () => {
+    for (let i = 0; i < 30; i++) write(`tasks/t${i}.md`, `---\ntitle: T${i}\nstatus: open\n---\n# T${i}\n`)
+    const index = createIndex()
+    index.rebuild()
+    const all = () => index.query('select * from documents order by path', {})
+    expect(all()).toEqual(expected(index))
+    // One value (row update), a new key (recreated), a deletion, a new document, a removed folder.
+    write('tasks/t1.md', '---\ntitle: T1\nstatus: done\n---\n# T1\n')
+    index.refresh([{ type: 'update', path: 'tasks/t1.md' }])
+    expect(index.query("select status from documents where path = 'tasks/t1.md'", {})).toEqual([{ status: 'done' }])
+    expect(all()).toEqual(expected(index))
+    write('tasks/t2.md', '---\ntitle: T2\nstatus: open\nowner: ana\n---\n# T2\n')
+    index.refresh([{ type: 'update', path: 'tasks/t2.md' }])
+    expect(index.query("select owner from documents where path = 'tasks/t2.md'", {})).toEqual([{ owner: 'ana' }])
+    expect(all()).toEqual(expected(index))
+    remove('tasks/t3.md')
+    write('notes/n.md', '# N\n')
+    index.refresh([
+      { type: 'delete', path: 'tasks/t3.md' },
+      { type: 'create', path: 'notes/n.md' },
+    ])
+    expect(all()).toEqual(expected(index))
+    expect(index.query("select path from documents where path in ('tasks/t3.md', 'notes/n.md')", {})).toEqual([{ path: 'notes/n.md' }])
+    remove('tasks')
+    index.refresh([{ type: 'delete', path: 'tasks' }])
+    expect(index.query("select count(*) as n from documents where parent = 'tasks'", {})).toEqual([{ n: 0 }])
+    expect(all()).toEqual(expected(index))
+  })
+})
