@@ -9,8 +9,9 @@
  *     until it is written again: a writer that truncates and then writes (`fs.writeFileSync`)
  *     can be reported between the two, and the watcher drops the second change (its 50 ms
  *     change throttle), so planning at once would cache renders of the empty file for good;
- *   - a document whose text on disk is exactly the text this plugin last wrote to it is the
- *     ECHO of its own write: the index learns its new content, but the document's own owners
+ *   - the first event of a document whose modification time and text on disk are exactly
+ *     those this plugin's last write left is the ECHO of that write (the record is used up:
+ *     a later save of the same text, an undo, a `git checkout`, is the user's): its own owners
  *     are neither invalidated nor re-run, and `suppressOwn` tells the hook to send no update
  *     for the file (the change that caused the write already sent it). Other plugins and the
  *     watcher's listeners still get the event (a tool reading the file from disk reloads);
@@ -23,14 +24,17 @@
  *     user edited) is synced (`syncDocument`, write) BEFORE the hook returns, and its modules
  *     update now: the file on disk is current when the browser fetches it again, and the
  *     write's echo sends nothing (so the one update never depends on the watcher reporting a
- *     write that follows an edit within its change throttle). Unchanged bytes: early cutoff as
+ *     write that follows an edit within its change throttle). A written document goes through
+ *     `affected()` at once (its own owners excepted), so documents whose models read its front
+ *     matter follow in the same update, without waiting for the echo either. Unchanged bytes: early cutoff as
  *     above. A write that fails (EACCES, EROFS…) is logged with the path and its modules update
  *     as without write mode (the transform still serves current text). A document deleted
  *     meanwhile is left deleted.
  * - Self-writes can chain only through front-matter materializations that another document's
  *   model reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns (a cycle
  *   through front matter can never loop).
- * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
+ * - `syncAll()` (write mode, at engine start) writes every stale managed document back, each
+ *   recorded as it is written (its echo may arrive before the last one is written).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -56,8 +60,8 @@ export const MAX_WRITE_CHAIN = 4
 const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
 
 export class DevUpdates {
-  /** Per absolute POSIX document: the text this plugin last wrote there, and the chain depth of that write. */
-  private readonly written = new Map<string, { text: string; depth: number }>()
+  /** Per absolute POSIX document: what this plugin's last write left there (until its echo), and the chain depth of that write. */
+  private readonly written = new Map<string, { text: string; mtimeMs: number; depth: number }>()
 
   constructor(
     private readonly engine: InsituEngine,
@@ -65,8 +69,7 @@ export class DevUpdates {
   ) {}
 
   async syncAll(): Promise<void> {
-    const report = await syncProject(this.engine, { write: true })
-    for (const document of report.documents) this.recordOutcome(document, 0)
+    const report = await syncProject(this.engine, { write: true, onDocument: (document) => this.recordOutcome(document, 0) })
     if (report.written > 0) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
   }
 
@@ -114,12 +117,24 @@ export class DevUpdates {
         const query = owners.length > 0 ? ownerQuery(owners[0]!) : ''
         const outcome = await this.refresh(file, query, cause).catch((): 'failed' => 'failed')
         if (outcome === 'missing') return
+        if (outcome === 'written') update.push(...(await this.afterWrite(file, cause.depth)))
         owners.forEach((owner, i) => {
           if (outcome === 'written' || outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
         })
       }),
     )
-    return { owners: update.sort(), suppressOwn: false, affected }
+    return { owners: [...new Set(update)].sort(), suppressOwn: false, affected }
+  }
+
+  /**
+   * The index learns a written document's new text now (its front matter may feed other
+   * documents' models), its own owners excepted: the owners that change follow at `depth + 1`.
+   */
+  private async afterWrite(file: string, depth: number): Promise<string[]> {
+    const relPath = this.engine.relativePath(file)
+    const affected = this.engine.affected([{ type: 'update', path: file }], (owner) => ownerFile(owner) === relPath)
+    if (affected.owners.length === 0) return []
+    return (await this.settle(affected, { file: null, depth: depth + 1 })).owners
   }
 
   /** Render (write mode: sync) one document: its new output hash, or what happened instead. */
@@ -151,9 +166,16 @@ export class DevUpdates {
     return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
   }
 
+  /** Remember a write (synchronously: before its watcher event can be handled) and log write failures. */
   private recordOutcome(sync: DocumentSync, depth: number): void {
     const absolute = toPosixPath(path.resolve(this.engine.root, sync.path))
-    if (sync.written) this.written.set(absolute, { text: sync.text, depth })
+    if (sync.written) {
+      try {
+        this.written.set(absolute, { text: sync.text, mtimeMs: fs.statSync(absolute).mtimeMs, depth })
+      } catch {
+        this.written.delete(absolute) // gone already: there is no echo to recognize
+      }
+    }
     for (const diagnostic of sync.diagnostics) {
       if (diagnostic.code === 'insitu/write') {
         const log = diagnostic.severity === 'error' ? this.options.logger.error : this.options.logger.warn
@@ -162,17 +184,21 @@ export class DevUpdates {
     }
   }
 
-  /** The record of the plugin's own last write of `file`, when the file holds exactly that text. */
+  /**
+   * The record of the plugin's last write of `file` when this event is its echo (the file still
+   * has that write's modification time and text). The record is used up either way: whatever
+   * happens to the file next is not the plugin's doing.
+   */
   private async selfWrite(absolute: string): Promise<{ depth: number } | undefined> {
     const record = this.written.get(absolute)
     if (!record) return undefined
-    let text: string
+    this.written.delete(absolute)
     try {
-      text = await fs.promises.readFile(absolute, 'utf8')
+      if ((await fs.promises.stat(absolute)).mtimeMs !== record.mtimeMs) return undefined
+      return (await fs.promises.readFile(absolute, 'utf8')) === record.text ? record : undefined
     } catch {
       return undefined
     }
-    return text === record.text ? record : undefined
   }
 }
 

@@ -275,7 +275,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     const key = `${type}\u0000${file}\u0000${timestamp}`
     let plan = eventPlans.get(key)
     if (!plan) {
-      plan = devUpdates ? devUpdates.changed(type, file) : Promise.resolve(undefined)
+      // A failure is logged once per event, however many environments await the plan.
+      plan = devUpdates ? devUpdates.changed(type, file).catch((error: unknown) => failedPlan(file, error)) : Promise.resolve(undefined)
       eventPlans.set(key, plan)
       // Every environment runs within the same event loop turn sequence; keep the map small.
       setTimeout(() => eventPlans.delete(key), 10_000).unref()
@@ -541,7 +542,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     async hotUpdate(update) {
       const planned = fileEvent(update.type, update.file, update.timestamp)
       if (planned === 'restart') return []
-      const plan = await planned.catch((error: unknown) => failedPlan(update.file, error))
+      const plan = await planned
       if (!plan) return
       const graph = this.environment.moduleGraph
       return modulesToUpdate(update.modules, plan, (file) => graph.getModulesByFile(file))
@@ -552,7 +553,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       const dev = context.server
       const planned = fileEvent('update', context.file, context.timestamp)
       if (planned === 'restart') return []
-      const plan = await planned.catch((error: unknown) => failedPlan(context.file, error))
+      const plan = await planned
       if (!plan) return
       const graph = devModuleGraphs(dev)[0]!
       return modulesToUpdate(context.modules, plan, (file) => graph.getModulesByFile(file) as Set<(typeof context.modules)[number]> | undefined)

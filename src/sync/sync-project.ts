@@ -39,7 +39,13 @@ const CONCURRENCY = 8
 
 export async function syncProject(
   engine: InsituEngine,
-  options: { write: boolean; /** Run the validators too. @default false */ validate?: boolean },
+  options: {
+    write: boolean
+    /** Run the validators too. @default false */
+    validate?: boolean
+    /** Told of each document as soon as it is synced (e.g. to recognize a write's watcher event). */
+    onDocument?: (document: DocumentSync) => void
+  },
 ): Promise<ProjectSync> {
   const paths = engine.index.documentPaths()
   const documents: DocumentSync[] = []
@@ -48,7 +54,9 @@ export async function syncProject(
     while (next < paths.length) {
       const relPath = paths[next++]!
       const sync = await syncDocument(engine, relPath, options)
-      if (sync) documents.push(sync)
+      if (!sync) continue
+      options.onDocument?.(sync)
+      documents.push(sync)
     }
   }
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, paths.length) }, worker))

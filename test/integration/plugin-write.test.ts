@@ -139,6 +139,22 @@ describe('write mode: dev server', () => {
     expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
 
+  test('the start-up write of many documents sends no update: each write is recognized as it lands', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `docs/many/d${String(i).padStart(3, '0')}.md`)
+    for (const name of names) {
+      fs.mkdirSync(path.join(root, 'docs/many'), { recursive: true })
+      fs.writeFileSync(path.join(root, name), '# Many\n\n<!-- insitu:begin include\npath = "../../snippets/x.txt"\n-->\n<!-- insitu:end -->\n')
+    }
+    await startServer()
+    await client().transformRequest('/main.js')
+    // The first documents (whose writes land first), loaded as modules while the others are written.
+    for (const name of names.slice(0, 10)) await loadRaw(client(), `/${name}?raw`)
+    await expect.poll(() => messages('info'), WAIT).toContainEqual(expect.stringMatching(/insitu: wrote 154 of \d+ documents$/))
+    await idle(IDLE_MS)
+    expect(payloads.filter((p) => p.type === 'update' || p.type === 'full-reload')).toEqual([])
+    expect(readFile(root, names[0]!)).toContain('included line one')
+  })
+
   test('a dependency edit writes the document once and sends one update; its echo sends nothing; no write loop', async () => {
     await openWrittenApp()
     editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
@@ -188,6 +204,20 @@ describe('write mode: dev server', () => {
     expect(readFile(root, 'docs/tasks.md')).toContain('# Tasks, edited\n')
     await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
     expect(openOnly(await loadRaw(client(), '/docs/tasks.md?raw'))).toBe(true)
+  })
+
+  test('saving the text the plugin last wrote again (an undo, a checkout) is the user\'s edit: it updates', async () => {
+    await openWrittenApp()
+    const written = readFile(root, 'docs/tasks.md')
+    await afterChangeThrottle('docs/tasks.md')
+    fs.appendFileSync(path.join(root, 'docs/tasks.md'), 'A line typed at the end.\n')
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(`${written}A line typed at the end.\n`)
+    await afterChangeThrottle('docs/tasks.md')
+    payloads = []
+    fs.writeFileSync(path.join(root, 'docs/tasks.md'), written)
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(written)
   })
 
   test('a document that cannot be written is reported with its path, and the server keeps serving it current', async () => {
