@@ -100,6 +100,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const failedConfigFiles = new Set<string>()
   /** Dev: what to update for each change (early cutoff, write mode); one per engine. */
   let devUpdates: DevUpdates | undefined
+  /** Dev: file events seen while the engine starts (its index may have been walked before them). */
+  let eventsWhileStarting: { type: 'create' | 'update' | 'delete'; file: string }[] = []
   /** One plan per file event, shared by the environments `hotUpdate` runs for. */
   const eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
   /** Build watch: when `watchChange` last reported each absolute path (the bundler saw it). */
@@ -147,6 +149,15 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       if (server) {
         const updates = new DevUpdates(created, { write: options.write, logger, prefix: PLUGIN_NAME })
         devUpdates = updates
+        // Changes made while it started: the index learns them before anything is served.
+        const early = eventsWhileStarting.splice(0)
+        if (early.length > 0) {
+          try {
+            created.affected(early.map((event) => ({ type: event.type, path: event.file })))
+          } catch (error) {
+            logger.error(`${PLUGIN_NAME}: changes made while insitu started could not be processed: ${messageOf(error)}`)
+          }
+        }
         watchServer(server, created)
         // Serve nothing before git changes can be seen (a commit right after the first page load).
         await gitWatcher?.ready
@@ -175,6 +186,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     })().finally(() => {
       starting = undefined
       startAbort = undefined
+      eventsWhileStarting = []
       engine = undefined
       devUpdates = undefined
       gitWatcher = undefined
@@ -277,6 +289,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     if (!plan) {
       // A failure is logged once per event, however many environments await the plan.
       plan = devUpdates ? devUpdates.changed(type, file).catch((error: unknown) => failedPlan(file, error)) : Promise.resolve(undefined)
+      // Not started yet: nothing is served, but the index must not miss the change.
+      if (!devUpdates && starting && !stopping) eventsWhileStarting.push({ type, file })
       eventPlans.set(key, plan)
       // Every environment runs within the same event loop turn sequence; keep the map small.
       setTimeout(() => eventPlans.delete(key), 10_000).unref()

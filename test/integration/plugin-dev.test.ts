@@ -164,6 +164,21 @@ afterEach(async () => {
 })
 
 describe('vite dev server', () => {
+  test('a change made while the extensions start is not lost', async () => {
+    const gated = path.resolve(import.meta.dirname, '../fixtures/python/gated')
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(gated)}\n`)
+    const dev = await startServer()
+    const served = client().transformRequest('/docs/tasks.md?raw') // starts the engine, waits for it
+    await expect.poll(() => fs.existsSync(path.join(root, '.starting')), WAIT).toBe(true)
+    // The index has been walked; the host waits for acme/gated. Vite reports this edit now.
+    await expect.poll(() => dev.watcher.getWatched()[path.join(root, 'tasks')]?.includes('alpha.md') === true, WAIT).toBe(true)
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => lastChange.has(path.join(root, 'tasks/alpha.md')), WAIT).toBe(true)
+    fs.writeFileSync(path.join(root, '.go'), '')
+    await served
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+  })
+
   test('serves every document regenerated', async () => {
     await startServer()
     await openApp()
