@@ -63,8 +63,24 @@ function isDescending(relative: string): boolean {
   return !/^\.\.(?:[\\/]|$)/.test(relative) && !path.isAbsolute(relative)
 }
 
+/** A `.` or `..` segment, or an empty one (`//`): a path that `path.resolve` would change. */
+const NOT_NORMAL = /(?:^|\/)\.{1,2}(?:\/|$)|\/\//
+
 /** The POSIX path of `p` below `root` (`p` absolute or relative to `root`); null at or outside `root`. */
 export function projectRelativePath(root: string, p: string): string | null {
+  // Fast path (POSIX): a normal absolute path below a normal absolute root, as Vite's module
+  // files are; asked for every module, so `path.resolve`/`path.relative` are worth skipping.
+  if (
+    path.sep === '/' &&
+    p.length > root.length + 1 &&
+    p.charCodeAt(root.length) === 47 && // '/'
+    p.startsWith(root) &&
+    root.startsWith('/') &&
+    !p.endsWith('/') &&
+    !NOT_NORMAL.test(p)
+  ) {
+    return p.slice(root.length + 1)
+  }
   const absolute = path.resolve(root, p)
   return isBelowFolder(root, absolute) ? toPosixRelative(root, absolute) : null
 }

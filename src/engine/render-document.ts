@@ -111,8 +111,11 @@ export async function renderDocument(
   let strayEnds: number[] = []
   try {
     frontMatter = splitFrontMatter(text)
-    regions = parseRegions(text, frontMatter.bodyOffset)
-    strayEnds = strayEndLines(text, frontMatter.bodyOffset)
+    // Region markers are literal `insitu:` comments: a text without the word has none (most
+    // documents of a project; scanning them for fences and markers is most of their cost).
+    const hasMarkers = text.includes('insitu:')
+    regions = hasMarkers ? parseRegions(text, frontMatter.bodyOffset) : []
+    strayEnds = hasMarkers ? strayEndLines(text, frontMatter.bodyOffset) : []
     materializations = materializationJobs(frontMatter.data, text)
   } catch (error) {
     if (error instanceof LineError) return failed(error.message, error.line)
