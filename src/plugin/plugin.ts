@@ -29,7 +29,10 @@
  *   a client injected with `transformIndexHtml` (browser-diagnostics.ts).
  * - Diagnostics: errors fail the module with file:line, warnings go to `this.warn`.
  *   Validators run once per engine start, at `buildStart`: warnings `this.warn`, info the
- *   logger, errors fail a build and are logged by the dev server (which keeps serving).
+ *   logger, errors fail a build and are logged by the dev server (which keeps serving). A
+ *   plain build (no check, write or watch) does not wait at `buildStart`: the engine starts
+ *   while the bundler resolves, and its start error or validators are reported at `buildEnd`,
+ *   before any output is written.
  * - Lifecycle: the engine (and its extension processes) starts at `buildStart` or on first
  *   use and is reused across rebuilds; it stops at `closeServer`, `closeBundle` (when not
  *   watching) or `closeWatcher`, idempotently.
@@ -41,6 +44,7 @@ import path from 'node:path'
 import MagicString from 'magic-string'
 import type { Plugin, ViteDevServer } from 'vite'
 import type { DocumentResult } from '../engine/render-document.js'
+import type { Diagnostic } from '../protocol/schemas.js'
 import { InsituEngine, type AffectedResult, ownerFile } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import { isInsideFolder } from '../documents/project-paths.js'
@@ -100,6 +104,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const failedConfigFiles = new Set<string>()
   /** Dev: what to update for each change (early cutoff, write mode); one per engine. */
   let devUpdates: DevUpdates | undefined
+  /** A plain build: the engine starting in the background and its validators' diagnostics, reported at `buildEnd`. */
+  let backgroundStart: Promise<{ current: InsituEngine; diagnostics: Diagnostic[] } | { failure: unknown }> | undefined
   /** Dev: file events seen while the engine starts (its index may have been walked before them). */
   let eventsWhileStarting: { type: 'create' | 'update' | 'delete'; file: string }[] = []
   /** One plan per file event, shared by the environments `hotUpdate` runs for. */
@@ -466,6 +472,22 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         ).catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
         return
       }
+      const project = projectScope()
+      if (project.error) return this.error(engineStartError(project.error))
+      if (!options.check && !options.write && !this.meta.watchMode) {
+        // A plain build: nothing must happen before modules load, so the engine (index,
+        // extension handshakes) starts while the bundler resolves; managed modules wait for
+        // it, and its validators are reported at buildEnd, before any output is written.
+        backgroundStart = start().then(
+          async (current) => {
+            if (validated === current) return { current, diagnostics: [] }
+            validated = current
+            return { current, diagnostics: await current.host.validate() }
+          },
+          (failure: unknown) => ({ failure }),
+        )
+        return
+      }
       let current: InsituEngine
       try {
         current = await start()
@@ -583,6 +605,19 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       const type = change.event === 'create' ? 'create' : change.event === 'delete' ? 'delete' : 'update'
       if (type === 'delete') current.forget(id)
       for (const owner of current.affected([{ type, path: id }]).owners) staleModules.add(moduleFile(current.root, ownerFile(owner)))
+    },
+
+    async buildEnd(error) {
+      const pending = backgroundStart
+      backgroundStart = undefined
+      if (!pending) return
+      const outcome = await pending
+      if (error) return // the build failed already (a managed module reported the same start error)
+      if ('failure' in outcome) {
+        if (!(outcome.failure instanceof PluginStoppedError)) this.error(engineStartError(outcome.failure))
+        return
+      }
+      reportValidation(this, outcome.diagnostics, logger, outcome.current.root, { failOnError: true })
     },
 
     renderStart(outputOptions) {

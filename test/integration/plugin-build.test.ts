@@ -127,6 +127,19 @@ describe('vite build', () => {
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
   })
 
+  test('an extension manifest that cannot be read fails the build even when no managed module is imported', async () => {
+    const root = copyProject({ git: true })
+    fs.writeFileSync(path.join(root, 'main.js'), "document.getElementById('out').textContent = 'no documents here'\n")
+    fs.writeFileSync(path.join(root, 'tools/notes/insitu-extension.toml'), 'name = \n')
+    const failure = await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu()], build: { outDir: path.join(root, 'dist') } }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    )
+    rememberPids()
+    expect(failure?.message).toContain('insitu-extension.toml:1:')
+    expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
+  })
+
   test('a failing extension region fails the build with its file and line', async () => {
     const root = copyProject({ git: true })
     importBroken(root)
@@ -315,7 +328,7 @@ describe('vite build: validators and the project root', () => {
         id: forbidden,
         loc: { file: forbidden, line: 3, column: 0 },
         plugin: 'vite-plugin-insitu',
-        hook: 'buildStart',
+        hook: 'buildEnd',
       }),
     ])
     expect(fs.existsSync(path.join(root, 'dist/index.html'))).toBe(false)
