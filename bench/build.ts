@@ -19,8 +19,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { type BenchProjects, prepareProjects } from './bench-projects.js'
 import { measureInChild } from './child-measurement.js'
-import { benchArgs, cacheOptionMerged, cell, formatSize, machineLine, median, ratioCell } from './measurements.js'
-import { writeSection } from './results-file.js'
+import { cacheOptionMerged, cell, formatSize, machineLine, median, ratioCell } from './measurements.js'
+import { runSizes } from './results-file.js'
 
 interface BuildTimes {
   plain: number[]
@@ -107,13 +107,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   ].join('\n')
 }
 
-async function main(): Promise<void> {
-  const args = benchArgs(process.argv.slice(2), 5)
-  for (const documents of args.sizes) {
-    const markdown = await benchSize(documents, args.runs, args.keep)
-    writeSection(`build@${documents}`, markdown)
-    console.log(markdown)
-  }
-}
-
-await main()
+await runSizes('build', 5, benchSize)

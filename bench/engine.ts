@@ -21,9 +21,9 @@ import path from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { findRegionDocuments } from './bench-projects.js'
 import { measureInChild } from './child-measurement.js'
-import { benchArgs, cacheOptionMerged, cell, formatSize, machineLine, median } from './measurements.js'
+import { cacheOptionMerged, cell, formatSize, machineLine, median } from './measurements.js'
 import { generateProject } from './project-generator.js'
-import { writeSection } from './results-file.js'
+import { runSizes } from './results-file.js'
 
 interface ChildResult {
   createMs: number
@@ -105,13 +105,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   return lines.join('\n')
 }
 
-async function main(): Promise<void> {
-  const args = benchArgs(process.argv.slice(2), 5)
-  for (const documents of args.sizes) {
-    const markdown = await benchSize(documents, args.runs, args.keep)
-    writeSection(`engine@${documents}`, markdown)
-    console.log(markdown)
-  }
-}
-
-await main()
+await runSizes('engine', 5, benchSize)

@@ -30,8 +30,8 @@ import { type Browser, type Page } from 'playwright-core'
 import { createServer, type ViteDevServer } from 'vite'
 import insitu from '../src/index.js'
 import { type BenchProjects, prepareProjects } from './bench-projects.js'
-import { benchArgs, cell, formatSize, machineLine, median, ratioCell, wallClockMs } from './measurements.js'
-import { writeSection } from './results-file.js'
+import { cell, formatSize, machineLine, median, ratioCell, wallClockMs } from './measurements.js'
+import { runSizes } from './results-file.js'
 import { launchChromium } from '../test/e2e/chromium.js'
 
 const UPDATE_TIMEOUT = 60_000
@@ -242,13 +242,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   }
 }
 
-async function main(): Promise<void> {
-  const args = benchArgs(process.argv.slice(2), 7)
-  for (const documents of args.sizes) {
-    const markdown = await benchSize(documents, args.runs, args.keep)
-    writeSection(`hmr@${documents}`, markdown)
-    console.log(markdown)
-  }
-}
-
-await main()
+await runSizes('hmr', 7, benchSize)

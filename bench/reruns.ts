@@ -31,9 +31,9 @@ import { DependencyGraph } from '../src/engine/dependency-graph.js'
 import { InsituEngine, ownerFile } from '../src/engine/engine.js'
 import type { DocumentResult, JobResult } from '../src/engine/render-document.js'
 import { findRegionDocuments, firstOpenTask } from './bench-projects.js'
-import { benchArgs, cell, formatSize, machineLine } from './measurements.js'
+import { cell, formatSize, machineLine } from './measurements.js'
 import { generateProject } from './project-generator.js'
-import { writeSection } from './results-file.js'
+import { runSizes } from './results-file.js'
 
 interface Edit {
   label: string
@@ -193,13 +193,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   return lines.join('\n')
 }
 
-async function main(): Promise<void> {
-  const args = benchArgs(process.argv.slice(2), 3)
-  for (const documents of args.sizes) {
-    const markdown = await benchSize(documents, args.runs, args.keep)
-    writeSection(`reruns@${documents}`, markdown)
-    console.log(markdown)
-  }
-}
-
-await main()
+await runSizes('reruns', 3, benchSize)

@@ -5,10 +5,12 @@
  * Contract: `writeSection(id, markdown)` replaces the text between `<!-- bench:<id> -->` and
  * `<!-- /bench:<id> -->` in RESULTS.md with `markdown` (trimmed, one blank line around it), or,
  * when the markers are missing, appends the section at the end of the file. Everything outside
- * the markers (headings, explanations written by hand) is kept byte for byte.
+ * the markers (headings, explanations written by hand) is kept byte for byte. `runSizes(name,
+ * defaultRuns, benchSize)` is a benchmark's command line: one section per `--sizes` entry.
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { benchArgs } from './measurements.js'
 
 export const RESULTS_FILE = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 
@@ -24,4 +26,21 @@ export function writeSection(id: string, markdown: string, file = RESULTS_FILE):
       ? text.slice(0, start) + block + text.slice(stop + end.length)
       : `${text.replace(/\n*$/, '')}${text ? '\n\n' : ''}${block}\n`
   fs.writeFileSync(file, next)
+}
+
+/**
+ * A project benchmark's command line: for each `--sizes` entry, run `benchSize` (with `--runs`,
+ * default `defaultRuns`, and `--keep`), write its section `<name>@<size>` and print it.
+ */
+export async function runSizes(
+  name: string,
+  defaultRuns: number,
+  benchSize: (documents: number, runs: number, keep: boolean) => Promise<string>,
+): Promise<void> {
+  const args = benchArgs(process.argv.slice(2), defaultRuns)
+  for (const documents of args.sizes) {
+    const markdown = await benchSize(documents, args.runs, args.keep)
+    writeSection(`${name}@${documents}`, markdown)
+    console.log(markdown)
+  }
 }
