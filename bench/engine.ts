@@ -7,11 +7,9 @@
  *   (bench/engine-child.ts). A run is: the floor (the same process loading the same modules,
  *   no engine: what tsx and Node take before insitu does anything), cold (the state folder
  *   `.insitu/` and `node_modules/.vite` removed first), warm (a second start on the same folder,
- *   with what the cold start persisted), and with the cache option merged, no cache
+ *   with what the cold start persisted), and no cache
  *   (`cache: false`). The generated files age past the index's racy window (2 s) first; one
  *   unmeasured round. Wall time and CPU time (user + system, steadier on a busy machine).
- * - Until the option `cache` exists (`cacheOptionMerged()`), nothing is persisted between
- *   starts and the warm row is marked "cache not yet merged".
  * - Rewrites the section `engine@<size>` of bench/RESULTS.md: time (create + render), the
  *   split, peak RSS in MiB (`process.resourceUsage().maxRSS`), jobs run when the engine counts them.
  */
@@ -21,7 +19,7 @@ import path from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { findRegionDocuments } from './bench-projects.js'
 import { measureInChild } from './child-measurement.js'
-import { cacheOptionMerged, cell, formatSize, machineLine, median } from './measurements.js'
+import { cell, formatSize, machineLine, median } from './measurements.js'
 import { generateProject } from './project-generator.js'
 import { runSizes } from './results-file.js'
 
@@ -44,7 +42,6 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   const root = path.join(tmp, 'project')
   generateProject(root, { documents })
   const regionDocuments = findRegionDocuments(root)
-  const cache = cacheOptionMerged()
   const results: Record<Kind, ChildResult[]> = { floor: [], cold: [], warm: [], noCache: [] }
   // The index re-reads files changed within its racy window (2 s) of its snapshot: let the
   // generated files age first, as the files of a real project have.
@@ -52,17 +49,17 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   try {
     for (let run = -1; run < runs; run++) {
       const measure = (start: boolean, withCache = true) =>
-        measureInChild<ChildResult>('./engine-child.ts', { root, documents: regionDocuments, start, ...(cache ? { cache: withCache } : {}) })
+        measureInChild<ChildResult>('./engine-child.ts', { root, documents: regionDocuments, start, cache: withCache })
       const floor = await measure(false)
       for (const state of ['.insitu', 'node_modules/.vite']) fs.rmSync(path.join(root, state), { recursive: true, force: true })
       const cold = await measure(true)
       const warm = await measure(true)
-      const noCache = cache ? await measure(true, false) : undefined
+      const noCache = await measure(true, false)
       if (run < 0) continue
       results.floor.push(floor)
       results.cold.push(cold)
       results.warm.push(warm)
-      if (noCache) results.noCache.push(noCache)
+      results.noCache.push(noCache)
       const ms = (r: ChildResult) => (r.createMs + r.renderMs).toFixed(0)
       console.error(`  run ${run + 1}/${runs}: cold ${ms(cold)} ms ${(cold.maxRssKiB / 1024).toFixed(0)} MiB, warm ${ms(warm)} ms ${(warm.maxRssKiB / 1024).toFixed(0)} MiB, floor ${(floor.maxRssKiB / 1024).toFixed(0)} MiB`)
     }
@@ -92,14 +89,14 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
     '| start | create + render | CPU time | `InsituEngine.create` | render | peak RSS | jobs run |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     row('cold', 'cold'),
-    row('warm', cache ? 'warm (persistent cache)' : 'warm: **cache not yet merged** (nothing persisted)'),
-    ...(cache ? [row('noCache', 'no cache (`cache: false`)')] : []),
+    row('warm', 'warm (persistent cache)'),
+    row('noCache', 'no cache (`cache: false`)'),
     `| floor: the same process without the engine | — | — | — | — | ${cell(rss('floor'), 'MiB')} | — |`,
   ]
   if (documents >= 10_000) {
     lines.push(
       '',
-      `Targets at 10,000: cold ≤ 1 s (${coldMs <= 1000 ? 'met' : 'not met'}), warm ≤ 0.3 s (${warmMs <= 300 ? 'met' : 'not met'}${cache ? '' : ', cache not yet merged'}), peak RSS ≤ 300 MB (${peak * 1.048576 <= 300 ? 'met' : 'not met'}).`,
+      `Targets at 10,000: cold ≤ 1 s (${coldMs <= 1000 ? 'met' : 'not met'}), warm ≤ 0.3 s (${warmMs <= 300 ? 'met' : 'not met'}), peak RSS ≤ 300 MB (${peak * 1.048576 <= 300 ? 'met' : 'not met'}).`,
     )
   }
   return lines.join('\n')

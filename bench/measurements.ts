@@ -8,11 +8,8 @@
  *   generated temp folders), and rejects anything else with a message naming the flag.
  * - `summary(values)` is the median with min and max; `ratioCell(ours, theirs)` their
  *   medians' quotient as `1.84×`.
- * - `cacheOptionMerged()` is true when the plugin accepts the option `cache` (the persistent
- *   cache of issue #9); before that lands, warm rows are marked "cache not yet merged".
  */
 import os from 'node:os'
-import { resolveOptions } from '../src/plugin/options.js'
 
 export interface BenchArgs {
   sizes: number[]
@@ -88,15 +85,6 @@ export function machineLine(): string {
   const cpus = os.cpus()
   const cpu = cpus[0]?.model.trim() ?? 'unknown CPU'
   return `Node ${process.version}, ${cpu} (${cpus.length} logical CPUs), ${os.platform()} ${os.release()}, ${new Date().toISOString()}`
-}
-
-export function cacheOptionMerged(): boolean {
-  try {
-    resolveOptions({ cache: true } as Parameters<typeof resolveOptions>[0])
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Milliseconds on the wall clock shared with other processes (Chromium's `performance.timeOrigin + now()`). */
