@@ -33,6 +33,9 @@
  * - Self-writes can chain only through front-matter materializations that another document's
  *   model reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns (a cycle
  *   through front matter can never loop).
+ * - `replacedText(file, text)`: whether `text` is what the plugin's last write of `file`
+ *   replaced (BOM aside): a module Vite read just before that write is still the document's
+ *   Markdown, though the file on disk has moved on.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back, each
  *   recorded as it is written (its echo may arrive before the last one is written).
  */
@@ -62,6 +65,8 @@ const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
 export class DevUpdates {
   /** Per absolute POSIX document: what this plugin's last write left there (until its echo), and the chain depth of that write. */
   private readonly written = new Map<string, { text: string; mtimeMs: number; depth: number }>()
+  /** Per absolute POSIX document: the text the plugin's last write of it replaced. */
+  private readonly replaced = new Map<string, string>()
 
   constructor(
     private readonly engine: InsituEngine,
@@ -78,6 +83,7 @@ export class DevUpdates {
     const absolute = toPosixPath(path.resolve(file))
     if (type === 'delete') {
       this.written.delete(absolute)
+      this.replaced.delete(absolute)
       this.engine.forget(absolute)
     }
     if (type === 'update') await untilWrittenAfterTruncation(absolute)
@@ -170,6 +176,7 @@ export class DevUpdates {
   private recordOutcome(sync: DocumentSync, depth: number): void {
     const absolute = toPosixPath(path.resolve(this.engine.root, sync.path))
     if (sync.written) {
+      this.replaced.set(absolute, sync.source)
       try {
         this.written.set(absolute, { text: sync.text, mtimeMs: fs.statSync(absolute).mtimeMs, depth })
       } catch {
@@ -182,6 +189,11 @@ export class DevUpdates {
         log(`${this.options.prefix}: ${diagnostic.message}`)
       }
     }
+  }
+
+  replacedText(file: string, text: string): boolean {
+    const source = this.replaced.get(toPosixPath(path.resolve(file)))
+    return source !== undefined && (source === text || (source.charCodeAt(0) === 0xfeff && source.slice(1) === text))
   }
 
   /**

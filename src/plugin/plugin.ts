@@ -547,7 +547,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (managed && current.isDocument(file)) {
           // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
           // document's Markdown: leave it untouched (write mode keeps the file itself current).
-          if (!(await isFileText(file, code))) return null
+          // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
+          if (!(await isFileText(file, code)) && !devUpdates?.replacedText(file, code)) return null
           const rendered = await renderManaged(this, current, file, code, queryOf(id))
           if (!rendered.result.changed) return null
           const magic = new MagicString(code)

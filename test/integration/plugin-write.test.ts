@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { createServer, type HotPayload, type ViteDevServer } from 'vite'
+import { createServer, type HotPayload, type Plugin, type ViteDevServer } from 'vite'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
@@ -48,12 +48,12 @@ const CHANGE_THROTTLE_MS = 50
 const seenPids = new Set<number>()
 const immutable: string[] = []
 
-async function startServer(options: InsituOptions = { write: true }): Promise<ViteDevServer> {
+async function startServer(options: InsituOptions = { write: true }, before: Plugin[] = []): Promise<ViteDevServer> {
   const dev = await createServer({
     root,
     configFile: false,
     customLogger: recordingLogger((entry) => logs.push(entry)),
-    plugins: [insitu(options)],
+    plugins: [...before, insitu(options)],
     server: { port: 0, watch: { usePolling: true, interval: 50 } },
   })
   server = dev
@@ -153,6 +153,30 @@ describe('write mode: dev server', () => {
     await idle(IDLE_MS)
     expect(payloads.filter((p) => p.type === 'update' || p.type === 'full-reload')).toEqual([])
     expect(readFile(root, names[0]!)).toContain('included line one')
+  })
+
+  test('a module Vite read just before the start-up write of its file is still regenerated', async () => {
+    const stale = readFile(root, 'docs/tasks.md')
+    // A plugin before insitu holds the transform of docs/tasks.md (Vite has read the stale
+    // text) until insitu has written the file back: insitu's transform then sees a disk that
+    // moved on under the code it was handed.
+    const holdUntilWritten: Plugin = {
+      name: 'test:hold-until-written',
+      enforce: 'pre',
+      transform: {
+        order: 'pre', // before insitu's own pre transform
+        async handler(_code, id) {
+          if (!id.endsWith('/docs/tasks.md')) return null
+          await expect.poll(() => readFile(root, 'docs/tasks.md'), WAIT).not.toBe(stale)
+          return null
+        },
+      },
+    }
+    await startServer({ write: true }, [holdUntilWritten])
+    const result = await client().transformRequest('/docs/tasks.md')
+    expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    // Vite serves a .md module as text here: it must hold the regenerated table.
+    expect(result?.code).toContain('- [Alpha](../tasks/alpha.md) — open')
   })
 
   test('a dependency edit writes the document once and sends one update; its echo sends nothing; no write loop', async () => {
