@@ -94,6 +94,11 @@ export interface ProjectionChange {
   documentsChanged: boolean
   /** A row of `entries` (every file and folder walked) was added, removed or changed kind. */
   entriesChanged: boolean
+  /**
+   * Every `documents` row that changed kept its path, title and front matter: only `body`
+   * changed (a prose edit). False when nothing changed or anything else did.
+   */
+  bodiesOnly: boolean
 }
 
 interface Changes {
@@ -144,6 +149,8 @@ export class DocumentIndex {
   private keysMayHaveChanged = false
   /** Documents whose projection changed since `documents`' stored columns were last brought in step ('all': too many to do one by one). */
   private stale: Set<string> | 'all' = new Set()
+  /** Since the current refresh began: a document row changed in more than its `body` (or appeared, or went). */
+  private beyondBodies = false
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -184,6 +191,7 @@ export class DocumentIndex {
 
   refresh(events: readonly DocumentEvent[]): ProjectionChange {
     this.assertOpen()
+    this.beyondBodies = false
     // A path leaving the root (`..`) is not the index's business.
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
@@ -202,7 +210,8 @@ export class DocumentIndex {
       if (documents) this.refreshView()
       return { entriesChanged: entries, documentsChanged: documents }
     })())
-    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged }
+    const bodiesOnly = documentsChanged && !this.beyondBodies
+    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, bodiesOnly }
   }
 
   /** Project-relative paths of every indexed document, sorted. */
@@ -432,6 +441,7 @@ export class DocumentIndex {
     removed += this.statement(`delete from ${table} where path >= ? and path < ?`).run(`${base}/`, `${base}0`).changes
     if (documents && removed > 0) {
       this.keysMayHaveChanged = true
+      this.beyondBodies = true
       this.markStale()
     }
     return removed > 0
@@ -469,6 +479,7 @@ export class DocumentIndex {
     const deleted = this.statement('delete from _documents where path = ?').run(relPath).changes > 0
     if (deleted) {
       this.keysMayHaveChanged = true // it may have been the last document with a key
+      this.beyondBodies = true
       this.markStale(relPath)
     }
     return deleted
@@ -522,7 +533,10 @@ export class DocumentIndex {
     )
     upsert.run(record)
     const changed = !stored || !sameProjection(stored, record)
-    if (changed) this.markStale(relPath)
+    if (changed) {
+      this.markStale(relPath)
+      if (!stored || stored.title !== record.title || stored.frontmatter !== record.frontmatter) this.beyondBodies = true
+    }
     return changed
   }
 

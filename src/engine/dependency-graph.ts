@@ -38,6 +38,11 @@ export interface ProjectionChanges {
   entries?: boolean
   /** Git metadata changed. */
   git: boolean
+  /**
+   * Every `documents` row that changed changed only in `body` (the job memo then re-checks only
+   * jobs whose queries can read it). @default false
+   */
+  bodiesOnly?: boolean
 }
 
 interface GlobEntry {

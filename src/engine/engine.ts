@@ -418,10 +418,10 @@ export class InsituEngine {
       const relPath = this.relativePath(absolute)
       if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
     }
-    const { projectionChanged, documentsChanged, entriesChanged } =
+    const { projectionChanged, documentsChanged, entriesChanged, bodiesOnly } =
       projectEvents.length > 0
         ? this.index.refresh(projectEvents)
-        : { projectionChanged: false, documentsChanged: false, entriesChanged: false }
+        : { projectionChanged: false, documentsChanged: false, entriesChanged: false, bodiesOnly: false }
     for (const log of this.inFlight) {
       for (const event of projectEvents) log.events.push(event) // no spread: batches can be huge
       log.documents ||= documentsChanged
@@ -429,7 +429,7 @@ export class InsituEngine {
       log.git ||= gitChanged
     }
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
-    this.memo.noteChanges(projectEvents, changes)
+    this.memo.noteChanges(projectEvents, { ...changes, bodiesOnly })
     const owners = this.graph.affected(projectEvents, changes)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)

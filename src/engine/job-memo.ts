@@ -18,7 +18,9 @@
  *    the rows of every query run for the job's location while it ran (`:insitu_path`; a job
  *    whose options name `insitu_path` hears every query; concurrent jobs of one location hear
  *    each other's: safe); a change of the index re-runs only jobs whose queries now return
- *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1).
+ *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1). When the rows that
+ *    changed changed only in `body` (a prose edit), only jobs whose recorded queries can read
+ *    it (`body`, `*` other than `count(*)`, `_documents`; or no recorded query) are suspect.
  * 3. Git: a git metadata change makes every `git://` reader suspect; its values decide.
  * 4. Extension identity: an extension invoked while the job ran must still run the same
  *    program (manifest, command, files) in the same process; a restarted or changed extension
@@ -216,7 +218,15 @@ export class JobMemo {
       recorder.changes.entries ||= changes.entries ?? false
       recorder.changes.git ||= changes.git
     }
-    for (const key of this.graph.affected(events, changes)) {
+    const bodiesOnly = changes.documents && changes.bodiesOnly === true
+    const keys = this.graph.affected(events, bodiesOnly ? { ...changes, documents: false } : changes)
+    if (bodiesOnly) {
+      for (const key of this.graph.affected([], { documents: true, git: false })) {
+        const entry = this.entries.get(key)
+        if (!entry || mayReadBodies(entry.queries)) keys.add(key)
+      }
+    }
+    for (const key of keys) {
       const entry = this.entries.get(key)
       if (!entry) continue
       entry.suspect = true
@@ -410,6 +420,19 @@ export class JobMemo {
     }
     return hash
   }
+}
+
+/**
+ * Whether any of the queries can see a `body` (conservatively, by their text): the column by
+ * name, any `*` but `count(*)`, or the `_documents` table. No query at all: unknown, so yes.
+ */
+function mayReadBodies(queries: readonly RecordedQuery[]): boolean {
+  if (queries.length === 0) return true
+  return queries.some((query) => {
+    // `count(*)` reads no column; nor does the `select *` around a model's own result.
+    const sql = query.sql.replace(/count\s*\(\s*\*\s*\)/gi, '').replace(/select\s+\*\s+from\s+__insitu_result\b/gi, '')
+    return sql.includes('*') || /\bbody\b|\b_documents\b/i.test(sql)
+  })
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

@@ -156,6 +156,35 @@ describe('job memo', () => {
     expect(texts['docs/tasks.md']).toBe(TASKS_DOC('closed', 'done'))
   })
 
+  it('after a body-only edit, runs no query of a job that cannot read bodies, and re-runs one that reads them', async () => {
+    const root = settledProject()
+    fs.writeFileSync(path.join(root, 'insitu/models/task_sizes.sql'), "select path, length(body) as size from documents where path like 'tasks/%' order by path\n")
+    fs.writeFileSync(path.join(root, 'docs/sizes.md'), '# Sizes\n\n<!-- insitu:begin sql\nid = "sizes"\nmodel = "task_sizes"\n-->\n<!-- insitu:end -->\n')
+    const past = new Date(Date.now() - 60_000)
+    for (const rel of ['insitu/models/task_sizes.sql', 'docs/sizes.md']) fs.utimesSync(path.join(root, rel), past, past)
+    const engine = await start(root)
+    await renderAll(engine)
+    const sizesBefore = (await render(engine, 'docs/sizes.md')).text
+    // Count the index queries (the real ones still run): the memo's re-checks go through them.
+    const queries: string[] = []
+    const query = engine.index.query.bind(engine.index)
+    engine.index.query = (sql, params) => {
+      queries.push(sql)
+      return query(sql, params)
+    }
+    editFile(root, 'tasks/beta.md', '# Beta', '# Beta, the second task')
+    expect(engine.affected([update(root, 'tasks/beta.md')])).toMatchObject({ projectionChanged: true })
+    let sizes = ''
+    // docs/tasks.md's job (titles and statuses) is neither re-run nor re-checked; the sizes job is.
+    expect(await jobsRunBy(engine, async () => {
+      await renderAll(engine)
+      sizes = (await render(engine, 'docs/sizes.md')).text
+    })).toBe(1)
+    expect(sizes).not.toBe(sizesBefore)
+    expect(queries.some((sql) => sql.includes('length(body)'))).toBe(true)
+    expect(queries.filter((sql) => !sql.includes('length(body)'))).toEqual([])
+  })
+
   it('re-runs a git reader after a commit, and nothing else', async () => {
     const root = settledProject({ git: true })
     const engine = await start(root)
