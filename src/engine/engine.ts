@@ -38,7 +38,6 @@
  *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
  *   extensions, writes the job store and closes the index; idempotent.
  */
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
@@ -61,7 +60,7 @@ import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent } from './dependency-graph.js'
 import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
-import { pluginVersion } from './dependency-fingerprints.js'
+import { hashText, pluginVersion } from './dependency-fingerprints.js'
 import type { JobMemo, JobStats } from './job-memo.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
@@ -504,7 +503,7 @@ export function ownerFile(owner: string): string {
   return query < 0 ? owner : owner.slice(0, query)
 }
 
-/** The query of an owner key, without `?` (`''` for a bare file). */
+/** The query of an owner key (or of a module id: the same `file?query` shape), without `?` (`''` for none). */
 export function ownerQuery(owner: string): string {
   const query = owner.indexOf('?')
   return query < 0 ? '' : owner.slice(query + 1)
@@ -516,6 +515,4 @@ function unchangedResult(result: DocumentResult): DocumentResult {
 }
 
 /** The hash `lastOutputHash` compares with. */
-export function hashText(text: string): string {
-  return createHash('sha1').update(text).digest('hex')
-}
+export { hashText }

@@ -45,7 +45,7 @@ import MagicString from 'magic-string'
 import type { Plugin, ViteDevServer } from 'vite'
 import type { DocumentResult } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
-import { InsituEngine, type AffectedResult, ownerFile } from '../engine/engine.js'
+import { InsituEngine, type AffectedResult, ownerFile, ownerQuery } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
@@ -525,7 +525,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (!current.isDocument(file)) return null
         const code = await fs.promises.readFile(file, 'utf8')
         if (watching(this)) this.addWatchFile(file)
-        const rendered = await renderManaged(this, current, file, code, queryOf(id))
+        const rendered = await renderManaged(this, current, file, code, ownerQuery(id))
         return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
       },
     },
@@ -549,7 +549,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
           // document's Markdown: leave it untouched (write mode keeps the file itself current).
           // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
           if (!(await isFileText(file, code)) && !devUpdates?.replacedText(file, code)) return null
-          const rendered = await renderManaged(this, current, file, code, queryOf(id))
+          const rendered = await renderManaged(this, current, file, code, ownerQuery(id))
           if (!rendered.result.changed) return null
           const magic = new MagicString(code)
           for (const edit of rendered.edits) {
@@ -565,7 +565,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
         if (!rule) return null
         let result
         try {
-          result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, queryOf(id))
+          result = await current.transformModule(file, code, { transform: rule.transform, options: rule.options }, ownerQuery(id))
         } catch (error) {
           if (isClosing(error)) throw error // Vite drops the request quietly
           return this.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
@@ -651,12 +651,6 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 /** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
 function isClosing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
-}
-
-/** The query of a module id, without `?` (`''` when it has none). */
-function queryOf(id: string): string {
-  const query = id.indexOf('?')
-  return query < 0 ? '' : id.slice(query + 1)
 }
 
 /**

@@ -30,6 +30,7 @@ import {
   removeProjects,
   SNIPPET_DOC,
   TASKS_DOC,
+  addExtension,
 } from './plugin-project.js'
 import { acceptedPaths, type LogEntry, loadRaw, recordingLogger, recordPayloads } from './dev-server-harness.js'
 
@@ -165,8 +166,7 @@ afterEach(async () => {
 
 describe('vite dev server', () => {
   test('a change made while the extensions start is not lost', async () => {
-    const gated = path.resolve(import.meta.dirname, '../fixtures/python/gated')
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(gated)}\n`)
+    addExtension(root, 'gated')
     const dev = await startServer()
     const served = client().transformRequest('/docs/tasks.md?raw') // starts the engine, waits for it
     await expect.poll(() => fs.existsSync(path.join(root, '.starting')), WAIT).toBe(true)
@@ -363,8 +363,7 @@ describe('vite dev server', () => {
   })
 
   test('an extension that fails to start is reported once; only the documents using it fail', async () => {
-    const identity = path.resolve('test/fixtures/python/failures/identity')
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(identity)}\n`)
+    addExtension(root, 'failures/identity')
     fs.writeFileSync(
       path.join(root, 'docs/identity.md'),
       '# Identity\n\n<!-- insitu:begin identity_x\nid = "who"\n-->\n<!-- insitu:end -->\n',

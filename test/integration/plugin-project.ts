@@ -11,6 +11,8 @@
  * - `expectProcessesGone(pids)` polls until no PID in `pids` is alive, then checks that no
  *   extension child is tracked any more.
  * - The `*_DOC` builders return a document's regenerated text for the given inputs.
+ * - `addExtension(root, fixture)` lists the Python fixture extension test/fixtures/python/<fixture>
+ *   in the copy's `insitu.toml`.
  * - `runTypeScript(script, args, { cwd, uid })` runs a TypeScript file in a child Node (through
  *   tsx), optionally as another user (`NOBODY`: root ignores permission bits, so a real EACCES
  *   needs another user; `chownTree` hands it a project copy).
@@ -200,4 +202,10 @@ export function chownTree(folder: string, uid: number): void {
     if (entry.isDirectory()) chownTree(target, uid)
     else fs.chownSync(target, uid, uid)
   }
+}
+
+/** List the Python fixture extension `test/fixtures/python/<fixture>` in the project's insitu.toml. */
+export function addExtension(root: string, fixture: string): void {
+  const folder = fileURLToPath(new URL(`../fixtures/python/${fixture}/`, import.meta.url))
+  fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(folder)}\n`)
 }

@@ -27,9 +27,9 @@ import {
   runTypeScript,
   SNIPPET_DOC,
   TASKS_DOC,
+  addExtension,
 } from './plugin-project.js'
 
-const TYPIST = path.resolve(import.meta.dirname, '../fixtures/python/typist')
 const DEV_SERVER_WRITE = path.resolve(import.meta.dirname, '../fixtures/node/dev-server-write.ts')
 const WAIT = { timeout: 10_000 }
 /** How long the tests watch an idle server for writes that should not happen (issue #8: 2 s). */
@@ -278,7 +278,7 @@ describe('write mode: dev server', () => {
   })
 
   test('an edit typed into a document while its write is pending is kept', async () => {
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    addExtension(root, 'typist')
     const doc = '# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n<!-- insitu:end -->\n'
     fs.writeFileSync(path.join(root, 'docs/typed.md'), doc)
     await startServer()
@@ -293,7 +293,7 @@ describe('write mode: dev server', () => {
   })
 
   test('a document deleted while its write is pending is not recreated', async () => {
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    addExtension(root, 'typist')
     fs.writeFileSync(path.join(root, 'docs/doomed.md'), '<!-- insitu:begin typist\naction = "delete"\n-->\n<!-- insitu:end -->\n')
     await startServer()
     await client().transformRequest('/main.js')

@@ -18,9 +18,8 @@ import { MAX_CONFLICTS, renderText, syncDocument } from '../../src/sync/sync-doc
 import { formatSyncReport, syncProject } from '../../src/sync/sync-project.js'
 import { isWriteBackTemporary, writeBack } from '../../src/sync/write-back.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
-import { copyProject, expectProcessesGone, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
+import { addExtension, copyProject, expectProcessesGone, readFile, removeProjects, TASKS_DOC } from './plugin-project.js'
 
-const TYPIST = path.resolve(import.meta.dirname, '../fixtures/python/typist')
 
 const engines: InsituEngine[] = []
 const immutable: string[] = []
@@ -199,7 +198,7 @@ describe('syncDocument', () => {
 
   it('renders again when the document is edited while it renders: the edit is kept', async () => {
     const root = copyProject()
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    addExtension(root, 'typist')
     const doc = '# Typed\n\n<!-- insitu:begin typist\ntext = "typed while the write was pending"\n-->\n<!-- insitu:end -->\n'
     fs.writeFileSync(path.join(root, 'docs/typed.md'), doc)
     const engine = await startEngine(root)
@@ -224,7 +223,7 @@ describe('syncDocument', () => {
 
   it('gives up with a warning when the document keeps changing, and loses none of the edits', async () => {
     const root = copyProject()
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    addExtension(root, 'typist')
     const doc = '<!-- insitu:begin typist\ntext = "again"\nevery = true\n-->\n<!-- insitu:end -->\n'
     fs.writeFileSync(path.join(root, 'docs/busy.md'), doc)
     const engine = await startEngine(root)
@@ -244,7 +243,7 @@ describe('syncDocument', () => {
 
   it('does not recreate a document deleted while it renders', async () => {
     const root = copyProject()
-    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(TYPIST)}\n`)
+    addExtension(root, 'typist')
     fs.writeFileSync(path.join(root, 'docs/doomed.md'), '<!-- insitu:begin typist\naction = "delete"\n-->\n<!-- insitu:end -->\n')
     const engine = await startEngine(root)
     const before = entries(path.join(root, 'docs'))
