@@ -55,9 +55,9 @@ import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/projec
 import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
 import { normalizeJinjaSource } from './jinja-source.js'
-import { jinjaToJson, pythonJsonDumps, pythonJsonText } from './python-json.js'
+import { jinjaToJson, pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
 
-export { jinjaToJson, pythonJsonDumps } from './python-json.js'
+export { jinjaToJson, pythonJsonDumps } from '../values/python-json.js'
 
 export interface JinjaRendererOptions {
   /** Absolute path of the project's templates directory (`paths.templates`). */

@@ -21,7 +21,7 @@
  *   the rows of the documents that change.
  */
 import type Database from 'better-sqlite3'
-import { compareCodePoints } from './code-point-order.js'
+import { compareCodePoints } from '../values/code-point-order.js'
 
 /**
  * Bump when the layout changes or when a row is derived differently from the same file (body

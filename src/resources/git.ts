@@ -37,7 +37,7 @@ import { execFile } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { compareCodePoints } from '../documents/code-point-order.js'
+import { compareCodePoints } from '../values/code-point-order.js'
 import { isInsideFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 
 const execFileAsync = promisify(execFile)

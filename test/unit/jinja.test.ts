@@ -16,7 +16,7 @@ import {
   rowsOf,
 } from '../../src/builtins/jinja.js'
 import { normalizeJinjaSource } from '../../src/builtins/jinja-source.js'
-import { pythonFloatRepr } from '../../src/builtins/python-json.js'
+import { pythonFloatRepr } from '../../src/values/python-json.js'
 import type { Location } from '../../src/protocol/schemas.js'
 
 /** The error `run` throws (fails the test when it does not throw). */

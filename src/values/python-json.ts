@@ -11,14 +11,15 @@
  *   written as `\u003c` `\u003e` `\u0026` `\u0027`.
  * - `pythonJsonText(v)` is the unsorted, unescaped variant (`ensure_ascii=False`), used to
  *   stringify objects and arrays printed by templates.
- * - Numbers: JavaScript cannot tell Python's `1` from `1.0`. A safe integer (|n| < 2^53) is
- *   written as an int (`1`); any other number as Python's float repr (`1.5`, `1e-05`,
- *   `1e+16`, `1.2345678901234568e+17`). A `bigint` is written as an int.
+ * - Numbers follow the value model of python-float.ts: a safe integer (|n| < 2^53) is written
+ *   as an int (`1`); a `PythonFloat` box and any other number as Python's float repr (`2.0`,
+ *   `1.5`, `1e-05`, `1e+16`, `1.2345678901234568e+17`). A `bigint` is written as an int.
  * - Values that are not JSON (undefined, functions, symbols, class instances other than
  *   `String`, circular structures) throw a `TypeError`/`ValueError`-like error named as
  *   Python names it (`Object of type Date is not JSON serializable`, `Circular reference detected`).
  */
-import { compareCodePoints } from '../documents/code-point-order.js'
+import { compareCodePoints } from './code-point-order.js'
+import { PythonFloat } from './python-float.js'
 import { isPlainObject } from '../protocol/object-guards.js'
 
 export interface PythonJsonOptions {
@@ -90,6 +91,7 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
     if (item instanceof String) return encodeString(item.valueOf(), options.ensureAscii)
     if (typeof item === 'number') return pythonNumberRepr(item)
     if (typeof item === 'bigint') return item.toString()
+    if (item instanceof PythonFloat) return pythonFloatRepr(item.value)
     if (typeof item !== 'object') {
       throw new TypeError(`Object of type ${typeof item} is not JSON serializable`)
     }
