@@ -17,7 +17,7 @@ next_id = [0]
 
 
 def log(text):
-    print(f"acme/words: {text}", file=sys.stderr, flush=True)  # stderr is the log; stdout is protocol only
+    print(text, file=sys.stderr, flush=True)  # stderr is the log (the host prefixes [acme/words]); stdout is protocol only
 
 
 def send(message):
