@@ -5,8 +5,9 @@
  * Contract:
  * - `jsonReport(report, context)` → one JSON object and a newline (shape in the README's
  *   "Machine-readable reports"): `command`, `root`, `ok`, `summary` (counts), `documents`
- *   (path and state of each managed document), `stale` (each stale job: `path`, `line`,
- *   `target`, `id`, `kind`, `diff`), `written` (paths), `errors` and `warnings` (the documents'
+ *   (path and state of each managed document), `stale` (each job still stale on disk after the
+ *   command — sync lists only the documents it did not write: `path`, `line`, `target`, `id`,
+ *   `kind`, `diff`), `written` (paths), `errors` and `warnings` (the documents'
  *   diagnostics: `path`, `line`, `message`, `code`), `validation` (every validator diagnostic).
  *   `jsonFailure(context, error)` is the object of a run that could not report (a config error):
  *   `ok: false` and `error` (`message`, `file`, `line`, `column`).
@@ -22,6 +23,7 @@
  */
 import path from 'node:path'
 import type { Diagnostic } from '../protocol/schemas.js'
+import type { DocumentSync } from '../sync/sync-document.js'
 import type { ProjectSync } from '../sync/sync-project.js'
 
 export type ReportFormat = 'text' | 'json' | 'github'
@@ -44,7 +46,7 @@ interface DiagnosticEntry {
 }
 
 export function jsonReport(report: ProjectSync, context: ReportContext): string {
-  const stale = report.documents.flatMap((document) =>
+  const stale = report.documents.filter(staleOnDisk).flatMap((document) =>
     document.stale.map((job) => ({ path: document.path, line: job.line, target: job.target, id: job.id, kind: job.kind, diff: job.diff })),
   )
   const errors: DiagnosticEntry[] = []
@@ -71,8 +73,8 @@ export function jsonReport(report: ProjectSync, context: ReportContext): string 
     },
     documents: report.documents.map((document) => ({
       path: document.path,
-      state: document.failed ? 'failed' : document.written ? 'written' : document.stale.length > 0 || document.text !== document.source ? 'stale' : 'current',
-      staleJobs: document.stale.length,
+      state: document.failed ? 'failed' : document.written ? 'written' : document.text !== document.source ? 'stale' : 'current',
+      staleJobs: staleOnDisk(document) ? document.stale.length : 0,
     })),
     stale,
     written: report.documents.filter((document) => document.written).map((document) => document.path),
@@ -104,7 +106,7 @@ export function githubReport(report: ProjectSync, context: ReportContext): strin
   const lines: string[] = []
   const fileOf = (relPath: string) => path.relative(context.workspace, path.join(context.root, relPath)).split(path.sep).join('/')
   for (const document of report.documents) {
-    for (const job of document.stale) {
+    for (const job of staleOnDisk(document) ? document.stale : []) {
       const message = `${job.target} ${job.id} is stale (run vite-plugin-insitu sync)\n${job.diff}`
       lines.push(workflowCommand('error', { file: fileOf(document.path), line: job.line, title: 'insitu' }, message))
     }
@@ -116,7 +118,7 @@ export function githubReport(report: ProjectSync, context: ReportContext): strin
   for (const diagnostic of report.validation) {
     lines.push(...diagnosticCommand(diagnostic, diagnostic.path === null ? null : fileOf(diagnostic.path), 'insitu validator'))
   }
-  const jobs = report.documents.reduce((n, d) => n + d.stale.length, 0)
+  const jobs = report.documents.filter(staleOnDisk).reduce((n, d) => n + d.stale.length, 0)
   const counts = [
     `${report.documents.length} documents`,
     context.command === 'check' ? `${report.stale} stale (${jobs} stale jobs)` : `${report.written} written`,
@@ -134,6 +136,11 @@ export function githubFailure(context: Omit<ReportContext, 'exitCode'>, error: u
   if (located.line !== undefined) properties.line = located.line
   if (located.column !== undefined) properties.col = located.column
   return `${workflowCommand('error', properties, located.message ?? String(error))}\n`
+}
+
+/** Whether the document's file is still stale after the command (sync wrote the others). */
+function staleOnDisk(document: DocumentSync): boolean {
+  return !document.written && document.stale.length > 0
 }
 
 function diagnosticCommand(diagnostic: Diagnostic, file: string | null, title = 'insitu'): string[] {

@@ -52,7 +52,7 @@ where json_extract(frontmatter, '$.status') = 'open'
 order by path
 `
 
-export const STARTER_TEMPLATE = `{% if rows %}
+export const STARTER_TEMPLATE = `{% if rows | length %}
 | Item | Status |
 | --- | --- |
 {% for row in rows %}
