@@ -2,15 +2,17 @@
  * The README's standard-library Python extension (examples/python-extension): the README's code
  * blocks are the shipped files, `extension add` installs it, `sync`/`check` run it (its stderr
  * printed with its name), a real `vite build` ships its output, and after a file of the
- * installed copy changes, `vite build` fails with `extension content hash changed`.
+ * installed copy changes, `vite build` fails with `extension content hash changed` and the dev
+ * server logs it once and fails the document that uses it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { build } from 'vite'
+import { build, createServer } from 'vite'
 import { afterEach, describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
+import { type LogEntry, recordingLogger } from './dev-server-harness.js'
 import { cli } from './extension-projects.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
@@ -105,5 +107,31 @@ describe('the README Python extension', () => {
     )
     expect(failure?.message).toContain(`${root}/insitu.lock: extension content hash changed: acme/words`)
     await expect.poll(() => liveExtensionPids()).toEqual([])
+  })
+
+  it('in the dev server: a changed installed file is logged once and fails the documents that use it', async () => {
+    const root = project()
+    fs.writeFileSync(path.join(root, 'docs/plain.md'), '# Plain\n')
+    expect((await cli(['extension', 'add', EXAMPLE], root)).code).toBe(0)
+    fs.appendFileSync(path.join(root, '.insitu/extensions/acme-words/extension.py'), '# changed after install\n')
+    const logs: LogEntry[] = []
+    const server = await createServer({
+      root,
+      configFile: false,
+      customLogger: recordingLogger((entry) => logs.push(entry)),
+      plugins: [insitu({ cache: false })],
+      server: { port: 0, watch: { usePolling: true, interval: 50 } },
+    })
+    try {
+      const environment = server.environments.client
+      const message = `${root}/insitu.lock: extension content hash changed: acme/words`
+      for (let i = 0; i < 2; i++) await expect(environment.transformRequest('/README.md?raw')).rejects.toThrow(message)
+      const plain = await environment.transformRequest('/docs/plain.md?raw')
+      expect(plain?.code).toContain('# Plain')
+      expect(logs.filter((entry) => entry.message.includes(`extension acme/words failed to start: ${message}`))).toHaveLength(1)
+      expect(liveExtensionPids()).toEqual([])
+    } finally {
+      await server.close()
+    }
   })
 })
