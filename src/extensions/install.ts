@@ -90,12 +90,12 @@ export class ExtensionInstaller {
   list(): InstalledRecord[] {
     const order: InstalledRecord[] = []
     const placed = new Set<string>()
-    const visit = (name: string, path: Set<string>) => {
+    const visit = (name: string, ancestors: Set<string>) => {
       const record = this.installed.get(name)
-      if (!record || placed.has(name) || path.has(name)) return
-      path.add(name)
-      for (const dependency of [...(this.edges.get(name) ?? [])].sort(compareCodePoints)) visit(dependency, path)
-      path.delete(name)
+      if (!record || placed.has(name) || ancestors.has(name)) return
+      ancestors.add(name)
+      for (const dependency of [...(this.edges.get(name) ?? [])].sort(compareCodePoints)) visit(dependency, ancestors)
+      ancestors.delete(name)
       placed.add(name)
       order.push(record)
     }
