@@ -7,6 +7,9 @@
  * config error at start, and the ways it stops (SIGINT, SIGTERM, stdin closing) with no
  * extension process left behind — one that ignores stdin EOF included.
  *
+ * And the no-lost-save guarantee of write mode (issue #14.1), with the write-race harness's
+ * watch host: an editor process saving 0–30 ms after each dependency change, both writing styles.
+ *
  * stdin is /dev/null unless a test says otherwise: a watch whose stdin ends at once keeps running.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -14,6 +17,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { runWriteRace } from './write-race-harness.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
@@ -281,6 +285,13 @@ describe('vite-plugin-insitu watch', () => {
       expect(await watch.exit).toBe(0)
       expect(watch.lines().at(-1)).toBe('stopped')
       await expectProcessesGone(extensions)
+    })
+  })
+
+  describe.each(['in-place', 'rename'] as const)('an editor saving %s while a dependency changes (issue #14.1)', (style) => {
+    it('loses no save and leaves no stale region, and nothing is written while idle', { timeout: 90_000 }, async () => {
+      const report = await runWriteRace({ cycles: 40, style, host: 'watch', idleMs: 1000 })
+      expect(report, JSON.stringify(report.failures, null, 2)).toMatchObject({ cycles: 40, lostSaves: 0, staleRegions: 0, idleWrites: 0 })
     })
   })
 })
