@@ -40,6 +40,8 @@ const REPO = path.resolve(import.meta.dirname, '../..')
 const BIN = path.join(REPO, 'dist/cli/bin.js')
 /** An extension that does not exit when its stdin closes: only the host can end it. */
 const STUBBORN = fileURLToPath(new URL('../fixtures/python/stubborn/', import.meta.url))
+/** One that also ignores SIGTERM: a graceful stop waits for its grace period before killing it. */
+const DEAF = fileURLToPath(new URL('../fixtures/python/deaf/', import.meta.url))
 const WAIT = { timeout: 15_000, interval: 25 }
 /** How long a test watches for writes that must not happen (past the live sync's 150 ms re-check). */
 const QUIET_MS = 1_000
@@ -66,12 +68,19 @@ class WatchProcess {
   /** Every extension process seen among its children. */
   readonly extensionPids = new Set<number>()
   readonly exit: Promise<number | null>
+  /** The signal that ended it, if one did. */
+  signal: NodeJS.Signals | null = null
 
   constructor(args: readonly string[], cwd: string, stdin: 'ignore' | 'pipe' = 'ignore') {
     this.child = spawn(process.execPath, [BIN, 'watch', ...args], { cwd, stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } })
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()))
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()))
-    this.exit = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)))
+    this.exit = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.signal = signal
+        resolve(code)
+      }),
+    )
     started.push(this)
   }
 
@@ -293,5 +302,23 @@ describe('vite-plugin-insitu watch', () => {
       const report = await runWriteRace({ cycles: 40, style, host: 'watch', idleMs: 1000 })
       expect(report, JSON.stringify(report.failures, null, 2)).toMatchObject({ cycles: 40, lostSaves: 0, staleRegions: 0, idleWrites: 0 })
     })
+  })
+
+  it('a second SIGINT while it stops ends it at once, still leaving no extension process behind', { timeout: 60_000 }, async () => {
+    const root = copyProject()
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(DEAF)}\n`)
+    const watch = new WatchProcess([], root)
+    await watch.printed(`watching ${root}`)
+    await expect.poll(() => watch.extensions().length, WAIT).toBe(2)
+    const extensions = watch.extensions()
+    watch.child.kill('SIGINT')
+    // The deaf extension ignores shutdown and SIGTERM: the graceful stop waits for it (2 s).
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(watch.running).toBe(true)
+    watch.child.kill('SIGINT')
+    expect(await watch.exit).toBe(null)
+    expect(watch.signal).toBe('SIGINT')
+    expect(watch.lines()).not.toContain('stopped')
+    await expectProcessesGone(extensions)
   })
 })
