@@ -93,6 +93,8 @@ export class WatchSession {
   private restartTimer: NodeJS.Timeout | undefined
   private restartFile: string | undefined
   private restarting: Promise<void> | undefined
+  /** The first start (a restart asked for meanwhile waits for it: one engine at a time). */
+  private firstStart: Promise<void> | undefined
   private restartAgain = false
   private stopping = false
 
@@ -105,7 +107,8 @@ export class WatchSession {
     this.root = config.root
     this.configFile = config.file
     await this.openWatcher(config)
-    await this.startEngine(config)
+    this.firstStart = this.startEngine(config)
+    await this.firstStart
   }
 
   async stop(): Promise<void> {
@@ -273,6 +276,7 @@ export class WatchSession {
   }
 
   private async restart(): Promise<void> {
+    await this.firstStart?.catch(() => undefined)
     do {
       this.restartAgain = false
       const trigger = this.restartFile!

@@ -42,6 +42,8 @@ const BIN = path.join(REPO, 'dist/cli/bin.js')
 const STUBBORN = fileURLToPath(new URL('../fixtures/python/stubborn/', import.meta.url))
 /** One that also ignores SIGTERM: a graceful stop waits for its grace period before killing it. */
 const DEAF = fileURLToPath(new URL('../fixtures/python/deaf/', import.meta.url))
+/** One whose start waits until the test creates `<root>/.go` (it creates `<root>/.starting` first). */
+const GATED = fileURLToPath(new URL('../fixtures/python/gated/', import.meta.url))
 const WAIT = { timeout: 15_000, interval: 25 }
 /** How long a test watches for writes that must not happen (past the live sync's 150 ms re-check). */
 const QUIET_MS = 1_000
@@ -258,6 +260,23 @@ describe('vite-plugin-insitu watch', () => {
     await watch.printed(`watching ${root}`, 4)
     expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(['included line one', 'included line two, while broken']))
     expect(watch.running).toBe(true)
+  })
+
+  it('a config edit made while the first start runs restarts once that start is done: one engine at a time', { timeout: 60_000 }, async () => {
+    const root = copyProject()
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(GATED)}\n`)
+    const watch = new WatchProcess([], root)
+    await expect.poll(() => fs.existsSync(path.join(root, '.starting')), WAIT).toBe(true)
+    fs.appendFileSync(path.join(root, 'insitu.toml'), '# edited while starting\n')
+    await watch.printed('insitu.toml changed, restarting')
+    fs.writeFileSync(path.join(root, '.go'), '')
+    await watch.printed(`watching ${root}`, 2)
+    expect(watch.lines().filter((line) => line.startsWith('watching'))).toHaveLength(2)
+    await expect.poll(() => watch.extensions().length, WAIT).toBe(2)
+    const extensions = [...watch.extensionPids]
+    watch.child.kill('SIGINT')
+    expect(await watch.exit).toBe(0)
+    await expectProcessesGone(extensions)
   })
 
   it('polls the file system with --poll', { timeout: 60_000 }, async () => {
