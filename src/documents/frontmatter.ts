@@ -10,9 +10,11 @@
  *   `^---\s*$`; with no such line there is no front matter (as in Python). The body starts after
  *   that line and the whitespace-only lines right after it (as Python's offset does). Empty or
  *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML syntax
- *   error → `invalid YAML front matter at line <n>: <reason>` (n counted in the whole document).
- *   YAML 1.2 core schema (dates stay strings), duplicate keys rejected. Flat mappings of plain
- *   values take a fast path with the same result (`simple-yaml.ts`).
+ *   error, or anything ruamel's round-trip loader rejects → `invalid YAML front matter at line
+ *   <n>: <reason>` (n counted in the whole document). Values are read as the Python
+ *   implementation's ruamel.yaml reads them (yaml-read.ts: `1_000` → 1000, timestamps → ISO
+ *   text, `2.0` a float, big ints exact, merge keys, duplicate keys rejected). Flat mappings of
+ *   plain values take a fast path with the same result (`simple-yaml.ts`).
  * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
  *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
  *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
@@ -29,10 +31,12 @@
  */
 import { Document, isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
+import { PythonFloat } from '../values/python-float.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 import { parseSimpleMapping } from './simple-yaml.js'
+import { readYamlMapping, YamlReadError } from './yaml-read.js'
 
 export interface FrontMatter {
   /** the parsed mapping; `null` when the document has no front matter */
@@ -225,22 +229,16 @@ function locateFrontMatter(text: string): FrontMatterFence | null {
   return null
 }
 
-/** The front matter's mapping, parsed with `yaml` (what `parseSimpleMapping` declines). */
+/** The front matter's mapping, read as ruamel reads it (what `parseSimpleMapping` declines). */
 function parseMapping(raw: string): Record<string, unknown> {
-  const document = parseYaml(raw)
-  const contents = document.contents
-  if (contents !== null && !isMap(contents)) throw new FrontMatterError('YAML front matter must be a mapping', 1)
-  return contents === null ? {} : (contents.toJS(document) as Record<string, unknown>)
-}
-
-function parseYaml(raw: string): Document.Parsed {
-  const document = parseDocument(raw, { prettyErrors: false })
-  const error = document.errors[0]
-  if (error !== undefined) {
-    const line = 2 + countNewlines(raw, error.pos[0])
-    throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.message}`, line)
+  try {
+    return readYamlMapping(raw) ?? {}
+  } catch (error) {
+    if (!(error instanceof YamlReadError)) throw error
+    if (error.notMapping) throw new FrontMatterError('YAML front matter must be a mapping', 1)
+    const line = 2 + countNewlines(raw, error.offset)
+    throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.reason}`, line)
   }
-  return document
 }
 
 /** Lines of `insitu:` and of each key under `insitu.materializations`, from the YAML source. */
@@ -327,9 +325,9 @@ function sameValue(a: unknown, b: unknown): boolean {
   return false
 }
 
-/** A YAML mapping's JS value: an object that is neither an array nor a Date (any other prototype is fine). */
+/** A YAML mapping's JS value: an object that is not an array, a Date or a boxed float. */
 function isMapping(value: unknown): value is Record<string, unknown> {
-  return isObject(value) && !(value instanceof Date)
+  return isObject(value) && !(value instanceof Date) && !(value instanceof PythonFloat)
 }
 
 function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {

@@ -11,6 +11,7 @@ import {
   targetsOverlap,
   writeFrontMatter,
 } from '../../src/documents/frontmatter.js'
+import { PythonFloat } from '../../src/values/python-float.js'
 
 const errorOf = (run: () => unknown): FrontMatterError => thrown(FrontMatterError, run)
 
@@ -62,6 +63,62 @@ describe('splitFrontMatter', () => {
     expect(splitFrontMatter('---\nd: 2024-01-02\nb: yes\nn: ~\nf: 1.5\n---\n').data).toEqual({ d: '2024-01-02', b: 'yes', n: null, f: 1.5 })
   })
 
+  // SPEC §11 "YAML front matter": read as ruamel.yaml's round-trip loader reads it (issue #15)
+  const read = (yaml: string) => splitFrontMatter(`---\n${yaml}---\n`).data
+
+  it('reads integers as ruamel does: underscores, leading zeros, 0o octal, any size', () => {
+    expect(read('a: 1_000\nb: 017\nc: 0o17\nd: 0x1F\ne: 0b101\nf: -0\n')).toStrictEqual({ a: 1000, b: 17, c: 15, d: 31, e: 5, f: 0 })
+    expect(read('big: 123456789012345678901234567890\nedge: 9007199254740992\n')).toStrictEqual({
+      big: 123456789012345678901234567890n,
+      edge: 9007199254740992n,
+    })
+  })
+
+  it('keeps floats floats: 2.0 and 1e3 are Python floats', () => {
+    expect(read('a: 2.0\nb: 1e3\nc: -0.0\nd: .5\ne: .inf\nf: .nan\n')).toStrictEqual({
+      a: new PythonFloat(2),
+      b: new PythonFloat(1000),
+      c: new PythonFloat(-0),
+      d: 0.5,
+      e: Infinity,
+      f: NaN,
+    })
+    expect(read('a: -.nan\nb: .5e3\n')).toStrictEqual({ a: '-.nan', b: '.5e3' })
+  })
+
+  it('reads timestamps as their isoformat() text, dates as dates', () => {
+    expect(
+      read('a: 2024-03-01T10:20:30Z\nb: 2024-03-01 10:20:30\nc: 2024-03-01t10:20:30.5-05:30\nd: 2024-03-01\ne: "2024-03-01T10:20:30Z"\n'),
+    ).toStrictEqual({
+      a: '2024-03-01T10:20:30+00:00',
+      b: '2024-03-01T10:20:30',
+      c: '2024-03-01T10:20:30.500000-05:30',
+      d: '2024-03-01',
+      e: '2024-03-01T10:20:30Z',
+    })
+    expect(() => read('a: 2024-02-30\n')).toThrow('invalid YAML front matter at line 2: day is out of range for month')
+  })
+
+  it('merges merge keys and shares anchored values', () => {
+    expect(read('base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  x: 5\ne: *b\n')).toStrictEqual({
+      base: { x: 1, y: 2 },
+      d: { x: 5, y: 2 },
+      e: { x: 1, y: 2 },
+    })
+    expect(() => read('a: &a {x: 1}\nd:\n  <<: *a\n  <<: *a\n')).toThrow('found duplicate merge key')
+  })
+
+  it('rejects duplicate keys under Python equality', () => {
+    expect(() => read('1: a\ntrue: b\n')).toThrow('invalid YAML front matter at line 3: found duplicate key "true"')
+    expect(() => read('a: 1\n01: x\n1: y\n')).toThrow('found duplicate key "1"')
+    expect(read("1: a\n'2': b\nnull: c\n")).toStrictEqual({ 1: 'a', 2: 'b', null: 'c' })
+  })
+
+  it('rejects tabs where ruamel needs spaces', () => {
+    expect(() => read('a:\tx\n')).toThrow("invalid YAML front matter at line 2: found character '\\t'")
+    expect(read('a: "x\ty"\nb: [1,\t2]\n')).toStrictEqual({ a: 'x\ty', b: [1, 2] })
+  })
+
   it('rejects front matter that is not a mapping', () => {
     for (const text of ['---\n- a\n---\n', '---\nplain\n---\n']) {
       const error = errorOf(() => splitFrontMatter(text))
@@ -72,7 +129,7 @@ describe('splitFrontMatter', () => {
 
   it('rejects invalid YAML with its document line', () => {
     const duplicate = errorOf(() => splitFrontMatter('---\ntitle: X\ntitle: Y\n---\n'))
-    expect(duplicate.message).toBe('invalid YAML front matter at line 3: Map keys must be unique')
+    expect(duplicate.message).toBe('invalid YAML front matter at line 3: found duplicate key "title"')
     expect(duplicate.line).toBe(3)
     expect(errorOf(() => splitFrontMatter('---\na: b: c\n---\n')).message).toBe(
       'invalid YAML front matter at line 2: Nested mappings are not allowed in compact mappings',
