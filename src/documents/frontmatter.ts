@@ -1,20 +1,21 @@
 /**
- * YAML front matter of managed Markdown (SPEC §7, §8): split it off, read the materialization
- * jobs it declares, set generated values by JSON pointer, and write it back.
+ * YAML front matter of managed Markdown (SPEC §7, §8, §11): split it off, read it as the Python
+ * implementation's ruamel.yaml reads it, read the materialization jobs it declares, and write
+ * generated values into it without touching the user's own bytes (issue #14).
  *
- * In:  document text (LF or CRLF) and plain JS front-matter data.
+ * In:  document text (LF or CRLF; the caller takes off a BOM) and generated values by pointer.
  * Out: `FrontMatter` (data `null` when the document has none), `MaterializationJob`s, new text.
  * Pure: no I/O. Errors are `FrontMatterError`s carrying a 1-based document line.
  *
  * - Front matter: the text starts with `---\n` (or `---\r\n`) and ends at the next line matching
  *   `^---\s*$`; with no such line there is no front matter (as in Python). The body starts after
  *   that line and the whitespace-only lines right after it (as Python's offset does). Empty or
- *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML syntax
- *   error, or anything ruamel's round-trip loader rejects → `invalid YAML front matter at line
- *   <n>: <reason>` (n counted in the whole document). Values are read as the Python
- *   implementation's ruamel.yaml reads them (yaml-read.ts: `1_000` → 1000, timestamps → ISO
- *   text, `2.0` a float, big ints exact, merge keys, duplicate keys rejected). Flat mappings of
- *   plain values take a fast path with the same result (`simple-yaml.ts`).
+ *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML
+ *   syntax error, or anything ruamel's round-trip loader rejects → `invalid YAML front matter at
+ *   line <n>: <reason>` (n counted in the whole document). Values are read as ruamel reads them
+ *   (yaml-read.ts: `1_000` → 1000, timestamps → ISO text, `2.0` a float, big ints exact, merge
+ *   keys, duplicate keys rejected). Flat mappings of plain values take a fast path with the same
+ *   result (`simple-yaml.ts`).
  * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
  *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
  *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
@@ -24,14 +25,18 @@
  *   The job's transform is the entry's `kind`, else `sql` (the Python implementation's default);
  *   its options are the entry without `target` and `kind`; its id is the entry's `id`, else the
  *   entry's name; its line is the entry key's line (else the `insitu` key's, else 1).
- * - Writing: `---\n<yaml>---\n` + the body with its leading line breaks removed. The existing YAML
- *   document is updated in place (key order, comments and scalar styles of unchanged values are
- *   kept; new keys are appended); lines are never folded. A CRLF document is written with CRLF.
+ * - Writing (`writeGeneratedValues`): each value is spliced in at its pointer, in order, by
+ *   frontmatter-write.ts: the generated subtree is written as ruamel's round-trip dumper writes it,
+ *   every other byte of the document (comments, spacing, flow style, `1e3`, `017`, the body, the
+ *   line after the fence) stays as it is; new text takes the document's line ends (CRLF stays
+ *   CRLF). A document without front matter gets `---\n<yaml>---\n` + its body with its leading
+ *   line breaks removed (SPEC §8). `generatedValuesEdit` is the same change as one text edit.
  * - Indexing: the keys `insitu` and `generated` are never indexed (`indexableFrontMatter`).
  */
-import { Document, isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
+import { isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
 import { PythonFloat } from '../values/python-float.js'
+import { spliceGeneratedValue } from './frontmatter-write.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
@@ -168,20 +173,34 @@ export function setPointer(data: Record<string, unknown>, pointer: string, value
   defineOwn(cursor, last, value)
 }
 
-/** `---\n<yaml>---\n` followed by the body with its leading line breaks removed. */
-export function writeFrontMatter(text: string, data: Record<string, unknown>): string {
+/** A generated value and the pointer (under `/generated/`) it is written at. */
+export interface GeneratedValue {
+  pointer: string
+  value: unknown
+}
+
+/** The document with each value written at its pointer, every other byte kept (see header). */
+export function writeGeneratedValues(text: string, values: readonly GeneratedValue[]): string {
   const fence = locateFrontMatter(text)
-  const body = (fence === null ? text : text.slice(fence.bodyOffset)).replace(/^(?:\r?\n)+/, '')
   const eol = fence === null ? lineEndingOf(text) : fence.eol
-  const parsed = fence === null ? null : parseDocument(fence.raw)
-  const document: Document = parsed !== null && parsed.errors.length === 0 ? parsed : new Document()
-  if (!isMap(document.contents)) {
-    document.contents = document.createNode(data)
-  } else {
-    mergeInto(document, document.contents, data)
-  }
-  const yaml = document.toString({ lineWidth: 0 })
-  return ['---\n', yaml, '---\n'].join('').replaceAll('\n', eol) + body
+  const raw = values.reduce((yaml, { pointer, value }) => spliceGeneratedValue(yaml, pointer, value, eol), fence?.raw ?? '')
+  if (fence !== null) return text.slice(0, fence.rawOffset) + raw + text.slice(fence.rawOffset + fence.raw.length)
+  return `---${eol}${raw}---${eol}` + text.replace(/^(?:\r?\n)+/, '')
+}
+
+/** `writeGeneratedValues` as one edit of `text` (the smallest span that changes), or null. */
+export function generatedValuesEdit(text: string, values: readonly GeneratedValue[]): { start: number; end: number; text: string } | null {
+  const written = writeGeneratedValues(text, values)
+  if (written === text) return null
+  let head = 0
+  const limit = Math.min(text.length, written.length)
+  while (head < limit && text.charCodeAt(head) === written.charCodeAt(head)) head++
+  let tail = 0
+  while (
+    tail < limit - head &&
+    text.charCodeAt(text.length - 1 - tail) === written.charCodeAt(written.length - 1 - tail)
+  ) tail++
+  return { start: head, end: text.length - tail, text: written.slice(head, written.length - tail) }
 }
 
 /** Front matter without the keys Insitu owns (`insitu`, `generated`). */
@@ -280,32 +299,6 @@ function targetPointer(target: unknown, name: string, line: number): string {
   return pointer
 }
 
-/** Update `map` to hold `value`, keeping nodes (comments, styles) whose value did not change. */
-function mergeInto(document: Document, map: YAMLMap, value: Record<string, unknown>): void {
-  map.items = map.items.filter((pair) => Object.hasOwn(value, keyText(pair.key)))
-  for (const [key, item] of Object.entries(value)) {
-    const pair = findPair(map, key)
-    if (pair === undefined) {
-      map.items.push(document.createPair(key, item))
-      continue
-    }
-    const node = pair.value
-    if (isMap(node) && isMapping(item)) {
-      mergeInto(document, node, item)
-      continue
-    }
-    const current = isNode(node) ? node.toJS(document) : node
-    if (sameValue(current, item)) continue
-    const replacement = document.createNode(item)
-    if (isNode(node)) {
-      replacement.commentBefore = node.commentBefore
-      replacement.comment = node.comment
-      replacement.spaceBefore = node.spaceBefore
-    }
-    pair.value = replacement
-  }
-}
-
 function findPair(map: YAMLMap, key: string): { key: unknown; value: unknown } | undefined {
   return (map.items as Array<{ key: unknown; value: unknown }>).find((pair) => keyText(pair.key) === key)
 }
@@ -313,16 +306,6 @@ function findPair(map: YAMLMap, key: string): { key: unknown; value: unknown } |
 function keyText(key: unknown): string {
   if (isScalar(key)) return String(key.value)
   return isNode(key) ? String((key as Node).toJSON()) : String(key)
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => sameValue(item, b[index]))
-  if (isMapping(a) && isMapping(b)) {
-    const keys = Object.keys(a)
-    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]))
-  }
-  return false
 }
 
 /** A YAML mapping's JS value: an object that is not an array, a Date or a boxed float. */

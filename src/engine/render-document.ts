@@ -19,7 +19,7 @@
  *   without invoking anything (`reused`); the document is spliced the same way. A failure is
  *   thrown by `runJob`, never served.
  */
-import { materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
+import { generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
 import { lineEndingOf, parseRegions, regionBodyText, strayEndLines } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
@@ -181,13 +181,10 @@ export async function renderDocument(
     .map((materialization, i) => ({ pointer: materialization.pointer, job: jobs[regions.length + i]! }))
     .filter(({ job }) => job.error === null)
   if (values.length > 0 && frontMatter.data) {
-    const data = structuredClone(frontMatter.data)
-    for (const { pointer, job } of values) setPointer(data, pointer, job.value)
-    const body = text.slice(frontMatter.bodyOffset)
-    const written = writeFrontMatter(text, data)
-    // writeFrontMatter keeps the body as it is; only the front matter block is an edit.
-    if (!written.endsWith(body)) throw new Error('front matter rewrite changed the document body')
-    edits.push({ start: 0, end: frontMatter.bodyOffset, text: written.slice(0, written.length - body.length) })
+    // Only the generated values' text changes; the user's own bytes stay (issue #14).
+    const edit = generatedValuesEdit(text, values.map(({ pointer, job }) => ({ pointer, value: job.value })))
+    if (edit !== null && edit.end > frontMatter.bodyOffset) throw new Error('front matter rewrite changed the document body')
+    if (edit !== null) edits.push(edit)
   }
   const eol = lineEndingOf(text)
   regions.forEach((region, i) => {

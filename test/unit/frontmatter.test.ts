@@ -9,7 +9,7 @@ import {
   setPointer,
   splitFrontMatter,
   targetsOverlap,
-  writeFrontMatter,
+  writeGeneratedValues,
 } from '../../src/documents/frontmatter.js'
 import { PythonFloat } from '../../src/values/python-float.js'
 
@@ -269,76 +269,91 @@ describe('setPointer', () => {
   })
 })
 
-describe('writeFrontMatter', () => {
-  it('writes block YAML between fences and removes the leading line breaks of the body', () => {
-    const text = '---\ntitle: X\n---\n\n\nBody\n'
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/counts/total', 2)
-    expect(writeFrontMatter(text, data)).toBe('---\ntitle: X\ngenerated:\n  counts:\n    total: 2\n---\nBody\n')
-  })
+describe('writeGeneratedValues', () => {
+  const write = (text: string, ...values: Array<[string, unknown]>) =>
+    writeGeneratedValues(text, values.map(([pointer, value]) => ({ pointer, value })))
 
-  it('adds front matter to a document without any', () => {
-    expect(writeFrontMatter('\n# Hi\n', { generated: { n: 1 } })).toBe('---\ngenerated:\n  n: 1\n---\n# Hi\n')
-  })
-
-  it('keeps key order, comments and styles of unchanged values', () => {
-    const text = [
-      '---',
-      '# heading comment',
-      "title: 'Quoted' # trailing",
-      'generated:',
-      '  # about counts',
-      '  counts:',
-      '    total: 1 # was one',
-      '  old: 3',
-      'tags: [a, b]',
-      '---',
-      'Body',
-    ].join('\n')
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/counts/total', 5)
-    delete (data.generated as Record<string, unknown>).old
-    data.added = { list: ['x', 'y'] }
-    expect(writeFrontMatter(text, data)).toBe(
-      [
-        '---',
-        '# heading comment',
-        "title: 'Quoted' # trailing",
-        'generated:',
-        '  # about counts',
-        '  counts:',
-        '    total: 5 # was one',
-        'tags: [ a, b ]',
-        'added:',
-        '  list:',
-        '    - x',
-        '    - y',
-        '---',
-        'Body',
-      ].join('\n'),
+  it('appends a generated block and keeps the body and the blank line after the fence', () => {
+    expect(write('---\ntitle: X\n---\n\n\nBody\n', ['/generated/counts/total', 2])).toBe(
+      '---\ntitle: X\ngenerated:\n  counts:\n    total: 2\n---\n\n\nBody\n',
     )
   })
 
-  it('never folds long lines', () => {
-    const long = 'word '.repeat(40).trim()
-    expect(writeFrontMatter('B', { generated: { text: long } })).toBe(`---\ngenerated:\n  text: ${long}\n---\nB`)
+  it('adds front matter to a document without any (SPEC §8)', () => {
+    expect(write('\n# Hi\n', ['/generated/n', 1])).toBe('---\ngenerated:\n  n: 1\n---\n# Hi\n')
+    expect(write('# Hi\r\n', ['/generated/n', 1])).toBe('---\r\ngenerated:\r\n  n: 1\r\n---\r\n# Hi\r\n')
+  })
+
+  // issue #14: a materialization rewrote `tags: [a, b]` as `[ a, b ]`, `{a: 1}` as `{ a: 1 }`,
+  // `1e3` as `1e+3`, `017` as `17` and lost the spacing before a comment
+  it("keeps every byte of the user's own lines", () => {
+    const user = [
+      '---',
+      'title: "X"  # note',
+      'tags: [a, b]',
+      'meta: {a: 1}',
+      'ratio: 1e3',
+      'lead: 017',
+      'date: 2024-03-01',
+      "quoted: '2024-03-01'",
+      'text: |',
+      '  block',
+      '     kept',
+      'list:',
+      '- a',
+      'spaced:    value',
+      '#   comment   with   spaces',
+      'generated:',
+      '  keep: 0x1F    # mine',
+      '  counts: {}',
+      '---',
+      '',
+    ].join('\n')
+    const written = write(user, ['/generated/counts/total', 5])
+    expect(written).toBe(user.replace('  counts: {}', '  counts:\n    total: 5'))
+  })
+
+  it('replaces only the span of the generated value, keeping its comment column', () => {
+    const text = '---\ngenerated:\n  total: 1      # was one\n  rows:\n    - a: 1\n  # after rows\n  other: x\n---\nBody\n'
+    expect(write(text, ['/generated/total', 12], ['/generated/rows', [{ a: 2, b: null }, { a: 3, b: 'x y' }]])).toBe(
+      '---\ngenerated:\n  total: 12     # was one\n  rows:\n    - a: 2\n      b:\n    - a: 3\n      b: x y\n  # after rows\n  other: x\n---\nBody\n',
+    )
+  })
+
+  it('writes values as ruamel does: quoting only where YAML needs it, multi-line strings quoted with \\n', () => {
+    expect(write('---\n---\n', ['/generated/v', ['yes', 'null', '', 'a: b', "it's", 'two\nlines', 1.5, new PythonFloat(2), 10n ** 20n, true]])).toBe(
+      "---\ngenerated:\n  v:\n    - yes\n    - 'null'\n    - ''\n    - 'a: b'\n    - it's\n    - \"two\\nlines\"\n    - 1.5\n    - 2.0\n    - 100000000000000000000\n    - true\n---\n",
+    )
+  })
+
+  it('keeps a quoted string quoted when a new string replaces it', () => {
+    expect(write("---\ngenerated:\n  a: \"old\"\n  b: 'old'\n---\n", ['/generated/a', 'new'], ['/generated/b', 'new'])).toBe(
+      "---\ngenerated:\n  a: \"new\"\n  b: 'new'\n---\n",
+    )
+  })
+
+  it('writes into a flow mapping in flow style', () => {
+    expect(write('---\ngenerated: { a: 1 }\n---\n', ['/generated/b', [{ x: 1 }]])).toBe('---\ngenerated: { a: 1, b: [x: 1] }\n---\n')
   })
 
   it('keeps CRLF documents CRLF', () => {
     const text = '---\r\ntitle: X\r\n---\r\n\r\nBody\r\n'
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/n', 1)
-    expect(writeFrontMatter(text, data)).toBe('---\r\ntitle: X\r\ngenerated:\r\n  n: 1\r\n---\r\nBody\r\n')
+    expect(write(text, ['/generated/n', [1]])).toBe('---\r\ntitle: X\r\ngenerated:\r\n  n:\r\n    - 1\r\n---\r\n\r\nBody\r\n')
   })
 
-  it('is stable: writing the data it reads back changes nothing', () => {
-    const once = writeFrontMatter('---\ntitle: X\n---\nBody\n', { title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
-    expect(writeFrontMatter(once, splitFrontMatter(once).data!)).toBe(once)
+  it('never folds long lines', () => {
+    const long = 'word '.repeat(40).trim()
+    expect(write('B', ['/generated/text', long])).toBe(`---\ngenerated:\n  text: ${long}\n---\nB`)
+  })
+
+  it('is stable: writing the values it reads back changes nothing', () => {
+    const once = write('---\ntitle: X\n---\nBody\n', ['/generated/a', { b: [1, { c: 2 }] }])
+    expect(write(once, ['/generated/a', (splitFrontMatter(once).data!.generated as Record<string, unknown>).a])).toBe(once)
     expect(splitFrontMatter(once).data).toEqual({ title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
   })
 
-  it('writes an empty mapping as {}', () => {
-    expect(writeFrontMatter('---\n---\nB', {})).toBe('---\n{}\n---\nB')
+  it('refuses pointers outside /generated/', () => {
+    expect(() => write('---\na: 1\n---\n', ['/title', 'x'])).toThrow('frontmatter targets must be under /generated/')
   })
 })
 
