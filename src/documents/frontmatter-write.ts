@@ -97,7 +97,8 @@ function findPair(map: YAMLMap, segment: string): Pair<unknown, unknown> | undef
 
 function replaceValue(yaml: string, map: YAMLMap, pair: Pair<unknown, unknown>, value: unknown): Edit {
   const key = pair.key as Node
-  const node = pair.value as Node | null
+  // `key:` with nothing after it holds an empty plain scalar (placed at a comment that follows)
+  const node = isEmptyValue(pair.value) ? null : (pair.value as Node)
   if (map.flow) {
     if (node === null || node.range == null) {
       const end = key.range![1]
@@ -110,10 +111,17 @@ function replaceValue(yaml: string, map: YAMLMap, pair: Pair<unknown, unknown>, 
   const style = typeof value === 'string' ? stringStyle(node) : undefined
   const inline = node !== null && startsOnLine(yaml, colonEnd, node) && !isBlockScalar(node) && !isBlockCollection(node)
   let end = node === null ? colonEnd : Math.max(colonEnd, contentEnd(yaml, node))
+  let text = afterKey(value, keyColumn, style)
+  if (node !== null && isBlockScalar(node)) {
+    // a comment after a block scalar's header belongs to the scalar: ruamel keeps it, with its
+    // spacing, after the header of a block string that replaces it
+    const header = /^[|>][0-9+-]*([ \t]+#.*?)[ \t]*(?:\r?\n|$)/.exec(yaml.slice(node.range![0]))
+    if (header !== null && /^ [|>]/.test(text)) text = text.replace(/^( [|>][0-9+-]*)/, `$1${header[1]}`)
+    return { start: colonEnd, end, text }
+  }
   // the comment on the key's line: after an inline value, or between `key:` and a block value
   const comment = inline ? trailingComment(yaml, end) : trailingComment(yaml, colonEnd)
-  if (comment !== null && inline) end = comment.end
-  let text = afterKey(value, keyColumn, style)
+  if (comment !== null) end = Math.max(end, comment.end)
   if (comment !== null) {
     const firstBreak = text.indexOf('\n')
     const firstLine = firstBreak === -1 ? text : text.slice(0, firstBreak)
@@ -198,12 +206,15 @@ function contentEnd(yaml: string, node: Node): number {
     return contentEnd(yaml, last as Node)
   }
   const end = node.range![1]
-  if (isScalar(node) && isBlockScalar(node)) {
-    let back = end
-    while (back > node.range![0] && /[\s]/.test(yaml[back - 1]!)) back--
-    return back
+  if (isBlockScalar(node)) {
+    // its last line break (a `|+` scalar's blank lines are its own content; others' are not in range)
+    return yaml.endsWith('\r\n', end) ? end - 2 : yaml[end - 1] === '\n' ? end - 1 : end
   }
   return end
+}
+
+function isEmptyValue(node: unknown): boolean {
+  return isScalar(node) && node.type === 'PLAIN' && node.value === '' && node.tag === undefined && node.source === ''
 }
 
 /** The offset of the `:` that ends a block mapping key. */
