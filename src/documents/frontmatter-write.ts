@@ -36,13 +36,15 @@ interface Edit {
 
 export function spliceGeneratedValue(yaml: string, pointer: string, value: unknown, eol: '\n' | '\r\n'): string {
   if (!pointer.startsWith(GENERATED)) throw new Error('frontmatter targets must be under /generated/')
-  const segments = pointer
-    .slice(1)
-    .split('/')
-    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-  const edit = planEdit(yaml, segments, value)
+  const edit = planEdit(yaml, pointerSegments(pointer), value)
   const text = eol === '\n' ? edit.text : edit.text.replaceAll('\n', eol)
   return yaml.slice(0, edit.start) + text + yaml.slice(edit.end)
+}
+
+/** RFC 6901 pointer segments (`~1` → `/`, then `~0` → `~`). */
+export function pointerSegments(pointer: string): string[] {
+  if (!pointer.startsWith('/')) throw new Error(`front-matter pointer must start with '/': ${pointer}`)
+  return pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
 }
 
 function planEdit(yaml: string, segments: readonly string[], value: unknown): Edit {

@@ -36,7 +36,7 @@
 import { isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
 import { PythonFloat } from '../values/python-float.js'
-import { spliceGeneratedValue } from './frontmatter-write.js'
+import { pointerSegments, spliceGeneratedValue } from './frontmatter-write.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
@@ -79,6 +79,8 @@ export class FrontMatterError extends LineError {
 const OPENER = /^---\r?\n/
 const CLOSER = /^---\s*$/
 const GENERATED = '/generated/'
+
+export { pointerSegments }
 
 export function splitFrontMatter(text: string): FrontMatter {
   const fence = locateFrontMatter(text)
@@ -146,12 +148,6 @@ export function ownershipConflicts(targets: readonly string[]): string[] {
     }
   })
   return messages
-}
-
-/** RFC 6901 pointer segments (`~1` → `/`, then `~0` → `~`). */
-export function pointerSegments(pointer: string): string[] {
-  if (!pointer.startsWith('/')) throw new Error(`front-matter pointer must start with '/': ${pointer}`)
-  return pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
 }
 
 /** Set `value` at `pointer` (under `/generated/`), creating or replacing non-mapping parents. */
