@@ -20,7 +20,8 @@
  *   - inside a flow mapping (`generated: {a: 1}`) entries are replaced or appended in flow style
  *     (`{a: 1, b: 2}`), keeping the user's spacing around them.
  * - New text is written with `eol` line ends. The YAML must be readable (yaml-read.ts accepted
- *   it); a pointer outside `/generated/` throws.
+ *   it); a pointer outside `/generated/` throws; a value with no YAML form throws a
+ *   `FrontMatterWriteError` naming the pointer.
  */
 import { isAlias, isMap, isScalar, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml'
 import { afterKey, blockEntry, flowEntry, flowValue, type ScalarStyle } from './yaml-emit.js'
@@ -34,9 +35,26 @@ interface Edit {
   text: string
 }
 
+/** A value that has no YAML form (a Buffer, undefined, a class instance), named by its pointer. */
+export class FrontMatterWriteError extends Error {
+  override name = 'FrontMatterWriteError'
+  constructor(
+    readonly pointer: string,
+    reason: string,
+  ) {
+    super(`cannot write ${pointer} into the front matter: ${reason}`)
+  }
+}
+
 export function spliceGeneratedValue(yaml: string, pointer: string, value: unknown, eol: '\n' | '\r\n'): string {
   if (!pointer.startsWith(GENERATED)) throw new Error('frontmatter targets must be under /generated/')
-  const edit = planEdit(yaml, pointerSegments(pointer), value)
+  let edit: Edit
+  try {
+    edit = planEdit(yaml, pointerSegments(pointer), value)
+  } catch (error) {
+    if (error instanceof TypeError) throw new FrontMatterWriteError(pointer, error.message)
+    throw error
+  }
   const text = eol === '\n' ? edit.text : edit.text.replaceAll('\n', eol)
   return yaml.slice(0, edit.start) + text + yaml.slice(edit.end)
 }

@@ -36,7 +36,7 @@
 import { isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
 import { PythonFloat } from '../values/python-float.js'
-import { pointerSegments, spliceGeneratedValue } from './frontmatter-write.js'
+import { FrontMatterWriteError, pointerSegments, spliceGeneratedValue } from './frontmatter-write.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
@@ -80,7 +80,7 @@ const OPENER = /^---\r?\n/
 const CLOSER = /^---\s*$/
 const GENERATED = '/generated/'
 
-export { pointerSegments }
+export { FrontMatterWriteError, pointerSegments }
 
 export function splitFrontMatter(text: string): FrontMatter {
   const fence = locateFrontMatter(text)

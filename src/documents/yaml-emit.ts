@@ -6,7 +6,8 @@
  * Contract:
  * - Values are JSON values in the model of values/python-float.ts (strings, booleans, null, int
  *   numbers and bigints, floats as non-integral numbers or `PythonFloat` boxes, arrays, plain
- *   objects). Anything else throws a `TypeError` naming its type.
+ *   objects), and bytes (a Buffer, as an SQL BLOB reads: `!!binary |` and base64 lines, as ruamel
+ *   writes Python's bytes). Anything else throws a `TypeError` naming its type.
  * - `afterKey(value, column, style?)` is the text that follows `key:` for a key at `column` in a
  *   block mapping: ` scalar`, nothing for null, ` []` / ` {}` for empty collections, else a line
  *   break and the block lines (a mapping's keys at column + 2; a sequence's dashes at column + 2;
@@ -47,6 +48,7 @@ interface ScalarContext {
 
 export function afterKey(value: unknown, column: number, style?: ScalarStyle): string {
   if (value === null) return ''
+  if (value instanceof Uint8Array) return ' ' + binary(value, column + 2)
   if (Array.isArray(value)) return value.length === 0 ? ' []' : '\n' + sequenceLines(value, column + 2)
   if (isMapping(value)) return Object.keys(value).length === 0 ? ' {}' : '\n' + mappingLines(value, column + 2)
   return ' ' + scalarText(value, { flow: false, simpleKey: false, indent: column + 2, style })
@@ -61,6 +63,7 @@ export function blockEntry(key: string, value: unknown, column: number): string 
 
 export function flowValue(value: unknown): string {
   if (value === null) return 'null'
+  if (value instanceof Uint8Array) return '!!binary ' + doubleQuoted(encodeBytes(value))
   if (Array.isArray(value)) return '[' + value.map(flowItem).join(', ') + ']'
   if (isMapping(value)) return '{' + Object.entries(value).map(([key, item]) => flowEntry(key, item)).join(', ') + '}'
   return scalarText(value, { flow: true, simpleKey: false, indent: 0 })
@@ -93,6 +96,7 @@ function sequenceLines(items: readonly unknown[], dash: number): string {
 /** What follows a sequence dash at column `dash`. */
 function afterDash(item: unknown, dash: number): string {
   if (item === null) return ' '
+  if (item instanceof Uint8Array) return ' ' + binary(item, dash + 2)
   if (Array.isArray(item)) return item.length === 0 ? ' []' : '   ' + sequenceLines(item, dash + 4).trimStart()
   if (isMapping(item)) return Object.keys(item).length === 0 ? ' {}' : ' ' + mappingLines(item, dash + 2).trimStart()
   return ' ' + scalarText(item, { flow: false, simpleKey: false, indent: dash + 2 })
@@ -119,9 +123,9 @@ function scalarText(value: unknown, context: ScalarContext): string {
     if (n === -Infinity) return '-.inf'
     return pythonFloatRepr(n).toLowerCase()
   }
-  if (value === undefined) throw new TypeError('cannot write undefined into YAML front matter')
+  if (value === undefined) throw new TypeError('undefined has no YAML form')
   const name = (value as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof value
-  throw new TypeError(`cannot write a value of type ${name} into YAML front matter`)
+  throw new TypeError(`a value of type ${name} has no YAML form`)
 }
 
 /** ruamel's `choose_scalar_style` for a string, then its writer. */
@@ -141,6 +145,17 @@ function stringText(text: string, context: ScalarContext): string {
     return singleQuoted(text, context.indent)
   }
   return doubleQuoted(text)
+}
+
+/** Bytes (a Buffer) as ruamel's `represent_binary`: `!!binary` and a literal of base64 lines. */
+function binary(bytes: Uint8Array, indent: number): string {
+  return '!!binary ' + literal(encodeBytes(bytes), indent)
+}
+
+/** Python's `base64.encodebytes`: lines of 76 characters, each ending with a line break. */
+function encodeBytes(bytes: Uint8Array): string {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+  return text.replace(/.{1,76}/g, '$&\n')
 }
 
 interface Analysis {

@@ -8,8 +8,8 @@
  *   constructed by yaml-scalars.ts (`1_000` → 1000, `017` → 17, `0o17` → 15, `1e3` → float,
  *   `yes` a string, timestamps → `isoformat()` text, ints of any size exact); quoted and block
  *   scalars are strings; explicit `!!int`/`!!float`/`!!bool`/`!!null`/`!!timestamp`/`!!str` tags
- *   and the non-specific `!` construct as ruamel does; tags on collections are ignored, `!!omap`
- *   gives a mapping. Aliases share the anchored value. Merge keys (`<<: *a`, `<<: [*a, *b]`, an
+ *   and the non-specific `!` construct as ruamel does, `!!binary` gives a Buffer (ruamel's bytes);
+ *   tags on collections are ignored, `!!omap` gives a mapping. Aliases share the anchored value. Merge keys (`<<: *a`, `<<: [*a, *b]`, an
  *   inline mapping) add the sources' keys the mapping does not have, first source first, after
  *   its own keys. Keys become JSON object keys as `json.dumps` writes them (`1` → "1", `true` →
  *   "true", `null` → "null", `2.0` → "2.0", a timestamp its isoformat text).
@@ -20,7 +20,7 @@
  *   context outside quoted or block scalars and comments), a duplicate key under Python's
  *   equality (`1` and `01`, `1` and `true`, two timestamps of one instant), a second merge key, a
  *   merge of a non-mapping, a constructor failure (`2024-02-30`, `-_`, `!!int 1.5`), a key that is
- *   a mapping or sequence, a scalar with another tag (`!foo`, `!!binary`), `!!set`, and a value
+ *   a mapping or sequence, a scalar with another tag (`!foo`, `!!merge`), `!!set`, and a value
  *   that contains itself (ruamel builds `[None]` for `a: &x [*x]`; no Python program wrote it).
  *   A root that is not a mapping throws `YamlReadError` with `notMapping` set.
  */
@@ -207,6 +207,9 @@ class Builder {
         case 'str':
         case 'value':
           return text
+        case 'binary':
+          // base64.decodebytes: bytes (a Buffer); they have no JSON form, so the index leaves them out
+          return Buffer.from(text.replace(/[^A-Za-z0-9+/=]/g, ''), 'base64')
         default:
           throw new YamlReadError(`unsupported YAML tag ${tagName(tag ?? `${CORE}merge`)}`, offsetOf(node))
       }

@@ -19,7 +19,7 @@
  *   without invoking anything (`reused`); the document is spliced the same way. A failure is
  *   thrown by `runJob`, never served.
  */
-import { generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
+import { FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
 import { lineEndingOf, parseRegions, regionBodyText, strayEndLines } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
@@ -182,7 +182,13 @@ export async function renderDocument(
     .filter(({ job }) => job.error === null)
   if (values.length > 0 && frontMatter.data) {
     // Only the generated values' text changes; the user's own bytes stay (issue #14).
-    const edit = generatedValuesEdit(text, values.map(({ pointer, job }) => ({ pointer, value: job.value })))
+    let edit
+    try {
+      edit = generatedValuesEdit(text, values.map(({ pointer, job }) => ({ pointer, value: job.value })))
+    } catch (error) {
+      if (!(error instanceof FrontMatterWriteError)) throw error
+      return failed(error.message, materializations.find((m) => m.pointer === error.pointer)?.line ?? null)
+    }
     if (edit !== null && edit.end > frontMatter.bodyOffset) throw new Error('front matter rewrite changed the document body')
     if (edit !== null) edits.push(edit)
   }

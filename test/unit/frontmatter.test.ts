@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { errorOf as thrown } from './thrown-error.js'
 import {
   FrontMatterError,
+  FrontMatterWriteError,
   indexableFrontMatter,
   materializationJobs,
   ownershipConflicts,
@@ -354,6 +355,12 @@ describe('writeGeneratedValues', () => {
 
   it('refuses pointers outside /generated/', () => {
     expect(() => write('---\na: 1\n---\n', ['/title', 'x'])).toThrow('frontmatter targets must be under /generated/')
+  })
+
+  it('names the pointer of a value that has no YAML form; writes bytes as ruamel writes them', () => {
+    const error = thrown(FrontMatterWriteError, () => write('---\na: 1\n---\n', ['/generated/when', new Date(0)]))
+    expect([error.pointer, error.message]).toEqual(['/generated/when', 'cannot write /generated/when into the front matter: a value of type Date has no YAML form'])
+    expect(write('---\na: 1\n---\n', ['/generated/blob', Buffer.from('hi')])).toBe('---\na: 1\ngenerated:\n  blob: !!binary |\n    aGk=\n---\n')
   })
 })
 
