@@ -83,9 +83,18 @@ export class DevServerSession {
     answerReadyClients(dev.ws, () => lifecycle.current)
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
-    onServerClosing(dev, (reason) => {
+    onServerClosing(dev, async (reason) => {
       lifecycle.abort(reason)
-      return lifecycle.stop()
+      try {
+        await lifecycle.stop()
+      } finally {
+        // The same plugin object may build next (Astro runs a dev server to sync its content
+        // collections, then `vite build`): once its server is closed, its hooks are a build's.
+        if (this.server === dev) {
+          this.server = undefined
+          this.core.serving = false
+        }
+      }
     })
     // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
     const scope = this.core.loadedScope
