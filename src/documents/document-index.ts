@@ -44,6 +44,7 @@ import Database from 'better-sqlite3'
 import {
   type DocumentProjection,
   buildDocumentRecord,
+  entryDepth,
   hashContent,
   pathColumns,
   readFileState,
@@ -466,7 +467,8 @@ export class DocumentIndex {
   }
 
   private insertEntry(relPath: string, kind: EntryKind): void {
-    const { parent, name, depth } = pathColumns(relPath)
+    const { parent, name } = pathColumns(relPath)
+    const depth = entryDepth(relPath)
     const insert = this.statement('insert or replace into entries (path, parent, name, kind, depth) values (?, ?, ?, ?, ?)')
     insert.run(relPath, parent, name, kind, depth)
   }
@@ -498,11 +500,12 @@ export class DocumentIndex {
       this.keysMayHaveChanged = true
       return
     }
-    const added = Object.keys(JSON.parse(after) as object)
-    if (added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
+    const added = topLevelKeys(after)
+    if (added === undefined || added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
     else if (before !== undefined && before !== after) {
       const kept = new Set(added)
-      if (Object.keys(JSON.parse(before) as object).some((key) => !kept.has(key))) this.keysMayHaveChanged = true
+      const removed = topLevelKeys(before)
+      if (removed === undefined || removed.some((key) => !kept.has(key))) this.keysMayHaveChanged = true
     }
   }
 
@@ -568,6 +571,15 @@ export class DocumentIndex {
       remove.run(relPath)
       insert.run(relPath)
     }
+  }
+}
+
+/** The keys of a stored front-matter JSON text; undefined when JSON.parse cannot read it (Python's `NaN`). */
+function topLevelKeys(frontmatter: string): string[] | undefined {
+  try {
+    return Object.keys(JSON.parse(frontmatter) as object)
+  } catch {
+    return undefined
   }
 }
 

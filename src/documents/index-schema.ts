@@ -26,8 +26,10 @@ import { compareCodePoints } from '../values/code-point-order.js'
 /**
  * Bump when the layout changes or when a row is derived differently from the same file (body
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
+ * 4: front matter as Python's json.dumps text, `title` as Python's str(), LF bodies, entries depth
+ * = path segments (issue #15).
  */
-export const SCHEMA_VERSION = 3
+export const SCHEMA_VERSION = 4
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'

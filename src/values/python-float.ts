@@ -16,6 +16,13 @@
  * `pythonFloatRepr(n)` is Python's `repr(float)` of any JavaScript number.
  */
 
+let serialized = 0
+
+/** How many times a box was written by `JSON.stringify` (its `toJSON`): lets wire-json.ts skip a slow path. */
+export function pythonFloatsSerialized(): number {
+  return serialized
+}
+
 export class PythonFloat {
   constructor(readonly value: number) {}
 
@@ -24,6 +31,7 @@ export class PythonFloat {
   }
 
   toJSON(): number {
+    serialized++
     return this.value
   }
 

@@ -107,7 +107,8 @@ describe('rebuild', () => {
       'file tasks/beta.md',
     ])
     expect(index.query("select parent, name, depth from entries where path = 'tasks/alpha.md'")).toEqual([
-      { parent: 'tasks', name: 'alpha.md', depth: 1 },
+      // entries.depth counts path segments, documents.depth folders (as the Python implementation does)
+      { parent: 'tasks', name: 'alpha.md', depth: 2 },
     ])
   })
 
@@ -149,7 +150,8 @@ describe('rebuild', () => {
       'zeta',
     ])
     expect(row).toMatchObject({ name: 'gamma.md', owner: 'Ann', status: null, tags: '["a","b"]', zeta: 1 })
-    expect(row?.['frontmatter']).toBe('{"Name":"shadowed","owner":"Ann","tags":["a","b"],"zeta":1}')
+    // Python's json.dumps(front matter, sort_keys=True); a list column is SQLite's json_extract text
+    expect(row?.['frontmatter']).toBe('{"Name": "shadowed", "owner": "Ann", "tags": ["a", "b"], "zeta": 1}')
     expect(index.query(`select json_extract(frontmatter, '$.Name') as n from documents where path = 'tasks/gamma.md'`)).toEqual([
       { n: 'shadowed' },
     ])
