@@ -14,7 +14,9 @@
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
  *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
- *   now (when rows changed). The state folder is made by `ensureStateFolder` (state-folder.ts).
+ *   now (when rows changed). The folder is made by `ensureStateFolder` (state-folder.ts; the
+ *   engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
+ *   is the Python implementation's index).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row
  *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same

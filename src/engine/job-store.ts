@@ -1,6 +1,6 @@
 /**
  * The persistent job store: job results kept across runs in one SQLite file (`jobs.db` in the
- * project's state folder), beside the in-memory memo (job-memo.ts) that validates them.
+ * plugin's folder of the project's state folder, state-folder.ts), beside the in-memory memo (job-memo.ts) that validates them.
  *
  * Contract:
  * - `JobStore.open(file, header, logger)` opens the file when there is one (nothing is
@@ -29,7 +29,6 @@ import { toPosixPath } from '../documents/project-paths.js'
 import type { HostLogger } from '../host/process.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
-export const JOB_STORE_FILE = 'jobs.db'
 const FORMAT = 'insitu-jobs/1'
 
 export interface JobStoreHeader {
