@@ -533,8 +533,8 @@ export class DocumentIndex {
     this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
-         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, mtime_ns, size, read_ns)
-       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @mtime_ns, @size, @read_ns)`,
+         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, source_hash, mtime_ns, size, read_ns)
+       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @source_hash, @mtime_ns, @size, @read_ns)`,
     )
     upsert.run(record)
     const changed = !stored || !sameProjection(stored, record)

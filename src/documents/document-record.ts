@@ -15,7 +15,9 @@
  *   (`insitu`/`generated` dropped; `", "`/`": "` separators, non-ASCII as `\uXXXX`, `2.0` for a
  *   `PythonFloat`), `{}` when there is none, so `json_extract` and `LIKE` see the text Python
  *   stores; `title` is Python's `str()` of any non-null front matter `title` (`1984` → `'1984'`,
- *   `true` → `'True'`, a list → its Python repr), else null; `content_hash` is the sha256 of the bytes.
+ *   `true` → `'True'`, a list → its Python repr), else null; `content_hash` is the sha256 of the bytes
+ *   (change detection); `source_hash` is the Python implementation's `content_hash`, the sha256 of
+ *   the `frontmatter` text followed by `body` (UTF-8), which `documents` exposes as `content_hash`.
  *   A document whose front matter or regions cannot be parsed is still indexed, with what could
  *   be read (front matter `{}` and the whole text as body, or the body unblanked): the document's
  *   own rendering reports that error, the index must not fail a query over other documents.
@@ -46,6 +48,8 @@ export interface DocumentRecord extends PathColumns {
   /** Canonical JSON text of the indexable front matter. */
   frontmatter: string
   content_hash: string
+  /** sha256 hex of `frontmatter + body` (the Python implementation's `content_hash`). */
+  source_hash: string
   mtime_ns: bigint
   size: number
 }
@@ -123,6 +127,7 @@ export function buildDocumentRecord(
     body,
     frontmatter,
     content_hash: contentHash,
+    source_hash: createHash('sha256').update(frontmatter + body).digest('hex'),
     mtime_ns: state.mtimeNs,
     size: state.size,
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -77,6 +78,8 @@ beforeEach(() => {
   write('node_modules/pkg/readme.md', '# excluded\n')
   write('.gitignore', 'build/\n')
   write('build/out.md', '# ignored by git\n')
+  // a real git work tree: only there do .gitignore files apply (SPEC §11)
+  execFileSync('git', ['init', '--quiet'], { cwd: root })
 })
 
 afterEach(() => {
@@ -144,6 +147,7 @@ describe('rebuild', () => {
       'title',
       'body',
       'frontmatter',
+      'content_hash',
       'owner',
       'status',
       'tags',
@@ -250,7 +254,7 @@ describe('refresh', () => {
   })
 
   it('keeps the columns in step with the keys through renames, value edits and folder deletions', () => {
-    const columns = () => Object.keys(index.query('select * from documents limit 1')[0] ?? {}).slice(8)
+    const columns = () => Object.keys(index.query('select * from documents limit 1')[0] ?? {}).slice(9)
     write('drafts/one.md', '---\ndraft: true\nphase: wip\n---\n# One\n')
     index.refresh([{ type: 'create', path: 'drafts' }])
     expect(columns()).toEqual(['draft', 'phase', 'status'])
@@ -461,9 +465,9 @@ describe('statePath', () => {
 describe('the documents table', () => {
   /** What `documents` must hold: its select over `_documents`, computed afresh (a view would give this). */
   function expected(index: DocumentIndex): unknown[] {
-    const keys = (index.query("select name from pragma_table_info('documents')", {}) as { name: string }[]).slice(8).map((r) => r.name)
+    const keys = (index.query("select name from pragma_table_info('documents')", {}) as { name: string }[]).slice(9).map((r) => r.name)
     const columns = keys.map((key) => `json_extract(frontmatter, '$.${JSON.stringify(key).replaceAll("'", "''")}') as "${key}"`)
-    return index.query(`select path, parent, name, stem, depth, title, body, frontmatter${columns.map((c) => `, ${c}`).join('')} from _documents order by path`, {})
+    return index.query(`select path, parent, name, stem, depth, title, body, frontmatter, source_hash as content_hash${columns.map((c) => `, ${c}`).join('')} from _documents order by path`, {})
   }
 
   it('stays in step with every document through row updates, key changes, deletions and folder removals', () => {
