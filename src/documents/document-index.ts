@@ -37,7 +37,9 @@
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
  *   or an edit inside a generated region body (bodies are blanked) update
  *   `content_hash`/`mtime_ns`/`size` but report false.
- * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects.
+ * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
+ *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
+ *   REALs as `PythonFloat`, the first of duplicate column names).
  *   `prepareError(sql)`: SQLite's message when `sql` does not prepare, else null.
  */
 import fs from 'node:fs'

@@ -8,7 +8,8 @@
  *   `integer`: better-sqlite3 binds every `number` as REAL, so ints are passed as bigints); a
  *   float (any other number, or a `PythonFloat`) as REAL; a boolean as INTEGER 1/0 (Python's
  *   `True` is the int 1); a string as TEXT; a Buffer as BLOB; null/undefined as NULL; an array
- *   or object as its JSON text (`JSON.stringify`; Python's sqlite3 refuses those). An int outside
+ *   or object as its compact JSON text (`wireJson`: `JSON.stringify` keeping `2.0` and big ints;
+ *   Python's sqlite3 refuses those). An int outside
  *   SQLite's 64-bit range fails with `SQL parameter :<name> is too large for an SQLite INTEGER`.
  * - `readRows(stmt, params)`: the rows as Python's `[dict(row) for row in cursor]` over
  *   `sqlite3.Row` builds them: INTEGER → a number (a `bigint` beyond ±(2^53 − 1)), REAL → a
@@ -20,6 +21,7 @@
  */
 import type Database from 'better-sqlite3'
 import { PythonFloat } from '../values/python-float.js'
+import { wireJson } from '../values/wire-json.js'
 
 export type SqlParamValue = string | number | bigint | Buffer | null
 
@@ -43,7 +45,7 @@ function toSqlValue(name: string, value: unknown): SqlParamValue {
   }
   if (value instanceof PythonFloat) return value.value
   if (Buffer.isBuffer(value)) return value
-  return JSON.stringify(value) ?? null
+  return wireJson(value) ?? null
 }
 
 const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER)
