@@ -31,8 +31,11 @@
  *   (`SelfWrites.wrote`), and RECHECK_MS after it the file is checked again: the write is
  *   settled (an in-place save into the replaced inode is restored, write-back.ts), and when the
  *   file's state is neither the write's nor one already handled, a save the watcher did not
- *   report (its change throttle drops a second change of a path within 50 ms) is reported
- *   through `onMissedChange(file)`, which the host turns into a file event.
+ *   report is reported through `onMissedChange(file)`, which the host turns into a file event.
+ *   Vite's watcher (chokidar) drops a second change of a path within 50 ms of the first, for
+ *   every file: so every file whose event was handled is checked again RECHECK_MS later too
+ *   (its mtime and size; a document in write mode by its state), and a change that came
+ *   without an event is reported the same way.
  * - Self-writes chain only through front-matter materializations that another document's model
  *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
@@ -81,7 +84,7 @@ export interface LiveSyncOptions {
 /** How many writes may follow one another through self-write events before writing stops. */
 export const MAX_WRITE_CHAIN = 4
 
-/** When a written file is checked again: past the watcher's change throttle (50 ms) and a polling interval. */
+/** When a file is checked again after its last event or write: past the watcher's change throttle (50 ms) and a polling interval. */
 export const RECHECK_MS = 150
 
 const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
@@ -92,6 +95,10 @@ export class LiveSync {
   /** Writes whose replaced inode is still held, per file (settled at the re-check or before the next write). */
   private readonly held = new Map<string, WrittenFile>()
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
+  /** Files this process does not write: their mtime and size when their last event was handled. */
+  private readonly lastStats = new Map<string, FileStat | null>()
+  /** When the last event of each file reached `changed()` (the watcher's throttle window starts about then). */
+  private readonly lastEventAt = new Map<string, number>()
   /** The sync in progress per file: writes of one document never overlap. */
   private readonly chains = new Map<string, Promise<unknown>>()
   private closed = false
@@ -121,10 +128,18 @@ export class LiveSync {
     const absolute = toPosixPath(path.resolve(this.engine.root, file))
     if (type === 'delete') {
       this.ledger.forget(absolute)
+      this.lastStats.delete(absolute)
+      this.lastEventAt.delete(absolute)
       this.engine.forget(absolute)
     }
     if (type === 'update') await untilWrittenAfterTruncation(absolute)
     const document = type !== 'delete' && this.engine.isDocument(absolute)
+    if (type !== 'delete' && !this.closed) {
+      // Whatever this event's state is, a later save the watcher drops must still be seen.
+      this.lastEventAt.set(absolute, Date.now())
+      if (!(document && this.writing)) this.lastStats.set(absolute, await readStat(absolute))
+      this.recheckLater(absolute)
+    }
     if (document && this.writing) {
       const state = await readState(absolute)
       const seen = state ? this.ledger.classify(absolute, state) : { kind: 'new' as const }
@@ -253,6 +268,11 @@ export class LiveSync {
       else this.held.set(file, sync.writtenFile)
     }
     this.options.onWritten?.(sync)
+    this.recheckLater(file)
+  }
+
+  /** Check `file` again RECHECK_MS from now (one pending re-check per file). */
+  private recheckLater(file: string): void {
     if (this.closed) return
     clearTimeout(this.rechecks.get(file))
     const timer = setTimeout(() => void this.recheck(file), this.options.recheckMs ?? RECHECK_MS)
@@ -270,13 +290,54 @@ export class LiveSync {
     return true
   }
 
-  /** The late re-check of a written file (see the contract). */
+  /**
+   * The late re-check (see the contract): a written document is settled (a restored save is a
+   * change at once), then compared with the states accounted for; any other file's mtime and
+   * size with those of its last handled event. Only a change made within the watcher's
+   * throttle window after the file's last event counts as missed: a later one the watcher
+   * reports itself (a polling watcher may report it after this re-check, so reporting it here
+   * too would send it twice).
+   */
   private async recheck(file: string): Promise<void> {
     this.rechecks.delete(file)
     if (this.closed) return
-    this.settleHeld(file)
-    const state = await readState(file)
-    if (state && !this.closed && !this.ledger.isCurrent(file, state)) this.options.onMissedChange(file)
+    if (this.settleHeld(file)) {
+      this.options.onMissedChange(file)
+      return
+    }
+    let changedAt: number | null = null
+    if (this.lastStats.has(file)) {
+      const before = this.lastStats.get(file)
+      const now = await readStat(file)
+      if (now !== null && (before === null || before === undefined || now.mtimeMs !== before.mtimeMs || now.size !== before.size)) changedAt = now.mtimeMs
+    } else {
+      const state = await readState(file)
+      if (state !== null && !this.ledger.isCurrent(file, state)) changedAt = state.mtimeMs
+    }
+    if (changedAt === null || this.closed) return
+    const lastEvent = this.lastEventAt.get(file)
+    if (lastEvent === undefined || changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
+  }
+}
+
+/**
+ * A change this soon after a file's last event may have been dropped by the watcher (chokidar
+ * drops a second `change` of a path within 50 ms of the first; the rest is the clock's grain
+ * and the time the event took to reach `changed()`).
+ */
+const DROPPED_WITHIN_MS = 75
+
+interface FileStat {
+  mtimeMs: number
+  size: number
+}
+
+async function readStat(file: string): Promise<FileStat | null> {
+  try {
+    const stat = await fs.promises.stat(file)
+    return { mtimeMs: stat.mtimeMs, size: stat.size }
+  } catch {
+    return null
   }
 }
 
