@@ -414,8 +414,11 @@ export class InsituHost {
           // Keep what the builtin depended on so far: the caller watches it and retries.
           throw withDependencies(error, dependencies)
         }
-        const result = parseBoundary(InvocationResult, partial, `result of builtin ${builtin.kind} ${builtin.name}`)
-        return { ...result, dependencies: unique([...dependencies, ...result.dependencies]) }
+        // A builtin's value is the host's own data in the value model (PythonFloat boxes, bigints:
+        // values/python-float.ts), which the wire writes as Python does; only its shape is checked.
+        const { value = null, ...shape } = partial
+        const result = parseBoundary(InvocationResult, shape, `result of builtin ${builtin.kind} ${builtin.name}`)
+        return { ...result, value, dependencies: unique([...dependencies, ...result.dependencies]) }
       },
     }
   }
