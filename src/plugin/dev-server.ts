@@ -24,7 +24,9 @@
  *   server`) instead. A save the watcher missed (found by the live sync's late re-check) is
  *   emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
  * - Git changes and Vite 5's creates and deletes reload the planned owners' modules in every
- *   module graph (vite-compat.ts).
+ *   module graph (vite-compat.ts). A server without HMR (`server.hmr: false`, as Astro's content
+ *   sync makes) runs no hot-update hook: its watcher's events are planned the same way (write
+ *   mode keeps writing), and the owners' modules are invalidated for the next request.
  */
 import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
@@ -43,7 +45,7 @@ import { isClosing, type PluginCore } from './plugin-core.js'
 import { isRestartTrigger } from './restart-triggers.js'
 import { onServerClosing } from './server-close.js'
 import { logPluginUpdates } from './update-log.js'
-import { type DevModule, devModuleGraphs, hasEnvironmentHotUpdate, watchCreateAndDelete } from './vite-compat.js'
+import { type DevModule, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
 
 type HandleHotUpdate = Extract<Plugin['handleHotUpdate'], (...args: never[]) => unknown>
 type HmrContext = Parameters<HandleHotUpdate>[0]
@@ -81,25 +83,40 @@ export class DevServerSession {
     answerReadyClients(dev.ws, () => lifecycle.current)
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
-    onServerClosing(dev, (reason) => {
+    onServerClosing(dev, async (reason) => {
       lifecycle.abort(reason)
-      return lifecycle.stop()
+      try {
+        await lifecycle.stop()
+      } finally {
+        // The same plugin object may build next (Astro runs a dev server to sync its content
+        // collections, then `vite build`): once its server is closed, its hooks are a build's.
+        if (this.server === dev) {
+          this.server = undefined
+          this.core.serving = false
+        }
+      }
     })
     // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
     const scope = this.core.loadedScope
     if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
     if (lifecycle.current) this.watchServer(dev, lifecycle.current)
-    if (!hasEnvironmentHotUpdate(dev)) {
-      // Vite 5: `handleHotUpdate` sees updates only; creates and deletes come from the watcher.
-      watchCreateAndDelete(dev, (type, file) => {
-        const plan = this.fileEvent(type, file, Date.now())
-        if (plan === 'restart') return
-        plan
-          .then((planned) => planned && this.reloadOwners(dev, planned.owners))
-          .catch((error: unknown) => {
-            this.core.logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
-          })
-      })
+    // Vite 5's `handleHotUpdate` sees updates only: creates and deletes come from the watcher.
+    // Without HMR no hot-update hook runs at all: every event does (vite-compat.ts).
+    const fromWatcher = !hasHotUpdates(dev) ? (['create', 'update', 'delete'] as const) : !hasEnvironmentHotUpdate(dev) ? (['create', 'delete'] as const) : []
+    if (fromWatcher.length > 0) {
+      watchFileEvents(
+        dev,
+        (type, file) => {
+          const plan = this.fileEvent(type, file, Date.now())
+          if (plan === 'restart') return
+          plan
+            .then((planned) => planned && this.reloadOwners(dev, planned.owners))
+            .catch((error: unknown) => {
+              this.core.logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
+            })
+        },
+        fromWatcher,
+      )
     }
   }
 
@@ -205,14 +222,21 @@ export class DevServerSession {
     )
   }
 
-  /** Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment. */
+  /**
+   * Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment
+   * (without HMR: invalidate them, so the next request gets them fresh).
+   */
   private async reloadOwners(dev: ViteDevServer, owners: readonly string[]): Promise<void> {
     const engine = this.core.lifecycle.current
     if (!engine) return
     const files = new Set(owners.map((owner) => moduleFile(engine.root, ownerFile(owner))))
+    const hot = hasHotUpdates(dev)
     for (const graph of devModuleGraphs(dev)) {
       for (const file of files) {
-        for (const module of graph.getModulesByFile(file) ?? []) await graph.reloadModule(module)
+        for (const module of graph.getModulesByFile(file) ?? []) {
+          if (hot) await graph.reloadModule(module)
+          else graph.invalidateModule(module)
+        }
       }
     }
   }

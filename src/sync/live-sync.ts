@@ -316,7 +316,8 @@ export class LiveSync {
     }
     if (changedAt === null || this.closed) return
     const lastEvent = this.lastEventAt.get(file)
-    if (lastEvent === undefined || changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
+    // No event handled yet: none can have opened a throttle window, so the watcher reports it.
+    if (lastEvent !== undefined && changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
   }
 }
 

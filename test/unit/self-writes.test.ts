@@ -42,7 +42,7 @@ describe('SelfWrites', () => {
     expect(ledger.classify(file, stateOf(file))).toEqual({ kind: 'seen' })
   })
 
-  it('a later save of the very text written is the user\\'s (another mtime): new', () => {
+  it("a later save of the very text written is the user's (another mtime): new", () => {
     const file = tempFile('old\n')
     const ledger = new SelfWrites()
     save(file, 'written\n', 1)
