@@ -25,7 +25,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { materializationJobs, splitFrontMatter, writeGeneratedValues } from '../documents/frontmatter.js'
-import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
+import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, TextEdit } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -187,7 +187,8 @@ export function staleJobs(source: string, result: DocumentResult): StaleJob[] {
   let materializations
   try {
     frontMatter = splitFrontMatter(source)
-    regions = parseRegions(source, frontMatter.bodyOffset)
+    // Every region, one with a broken header too: the render made a (failed) job of each (issue #18).
+    regions = scanRegions(source, frontMatter.bodyOffset).regions
     materializations = materializationJobs(frontMatter.data, source)
   } catch {
     return [] // unparsable: the render changed nothing either
