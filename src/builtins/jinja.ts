@@ -10,7 +10,8 @@
  * - Template names: `@insitu/<x>` is a builtin (`BUILTIN_TEMPLATES`; else
  *   `unknown builtin template: @insitu/<x>`); any other name is a file under `templatesDir`
  *   (`template escapes templates directory: <name>` when `..`, an absolute path or a symlink
- *   leads outside; `template not found: <name>` when there is no such file).
+ *   leads outside; `template not found: <name>` when there is no such file). Both not-found
+ *   messages add `; did you mean <name>?` when a template's name is close (template-names.ts).
  * - Dependencies: `fs:file:<path relative to root>` (POSIX) of the template file and of every
  *   file it includes/imports/extends during the render; none for builtins.
  * - Errors raised while compiling or rendering are rethrown as
@@ -55,6 +56,8 @@ import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/projec
 import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
 import { normalizeJinjaSource } from './jinja-source.js'
+import { templateNames } from './template-names.js'
+import { didYouMean } from '../values/did-you-mean.js'
 import { jinjaToJson, pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
 
 export { jinjaToJson, pythonJsonDumps } from '../values/python-json.js'
@@ -281,7 +284,7 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
     // Read through a descriptor verified to lie inside the directory (no check-then-read race).
     const read = readConfinedFile(fs.realpathSync(this.directory!), located.file)
     if (read.kind === 'outside') throw new Error(`template escapes templates directory: ${name}`)
-    if (read.kind !== 'file') throw new Error(`template not found: ${name}`)
+    if (read.kind !== 'file') throw new Error(`template not found: ${name}${didYouMean(name, templateNames(this.directory))}`)
     const source = read.bytes.toString('utf8')
     this.loaded.add(located.file)
     return { src: normalizeJinjaSource(source), path: located.file, noCache: true }
@@ -310,7 +313,7 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
   locate(name: string): { builtin: string; file?: never } | { builtin?: never; file: string } {
     if (name.startsWith(BUILTIN_PREFIX)) {
       const builtin = BUILTIN_TEMPLATES[name]
-      if (builtin === undefined) throw new Error(`unknown builtin template: ${name}`)
+      if (builtin === undefined) throw new Error(`unknown builtin template: ${name}${didYouMean(name, Object.keys(BUILTIN_TEMPLATES))}`)
       return { builtin }
     }
     if (this.directory === undefined) throw new Error(`template not found: ${name}`)
@@ -323,7 +326,8 @@ class InsituTemplateLoader extends nunjucks.Loader implements nunjucks.ILoader {
       real = fs.realpathSync(file)
       if (!fs.statSync(real).isFile()) throw new Error('not a file')
     } catch {
-      throw new Error(`template not found: ${name}`)
+      // `; did you mean tasks.md.j2?`: the nearest template file (issue #18).
+      throw new Error(`template not found: ${name}${didYouMean(name, templateNames(this.directory))}`)
     }
     if (!isBelowFolder(fs.realpathSync(this.directory), real)) {
       throw new Error(`template escapes templates directory: ${name}`)
