@@ -4,7 +4,7 @@
  * the first sync, dependency edits (a file, a glob's new file, the document index, a git
  * commit, a folder a tree lists, a file in an excluded folder), an edit of the document itself,
  * restarts on a config or extension change (a broken config waits for the next edit), the
- * config error at start, and the ways it stops (SIGINT, SIGTERM, stdin closing) with no
+ * config error at start, and the ways it stops (SIGINT, SIGTERM, SIGHUP, stdin closing) with no
  * extension process left behind — one that ignores stdin EOF included.
  *
  * And the no-lost-save guarantee of write mode (issue #14.1), with the write-race harness's
@@ -300,7 +300,7 @@ describe('vite-plugin-insitu watch', () => {
     expect(bad.stderr).toBe("vite-plugin-insitu: --poll must be a number of milliseconds (got often)\nRun 'vite-plugin-insitu --help' for usage.\n")
   })
 
-  describe.each(['SIGINT', 'SIGTERM', 'stdin closing'] as const)('stopped by %s', (how) => {
+  describe.each(['SIGINT', 'SIGTERM', 'SIGHUP', 'stdin closing'] as const)('stopped by %s', (how) => {
     it('prints stopped, exits 0 and leaves no extension process behind', { timeout: 60_000 }, async () => {
       const root = copyProject()
       fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(STUBBORN)}\n`)
