@@ -1,0 +1,664 @@
+/**
+ * Compiles a parsed Jinja template (jinja-nodes.ts) into JavaScript closures with Jinja2 3.1's
+ * semantics; jinja-engine.ts runs them.
+ *
+ * Contract:
+ * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
+ *   top-level statements, appending text to `render.out`; `blocks` holds each `{% block %}`.
+ *   Filters and tests are resolved when compiling (an unknown one is a `TemplateSyntaxError`
+ *   naming its line, as Jinja's `No filter named 'x'.`).
+ * - Scopes are prototype chains of plain objects (a name is looked up through them, the base
+ *   being the globals): `set` writes the current scope (top level: the template's context, what
+ *   `import` exports), a `for` body, a macro call, `with` and a block each get a child scope;
+ *   a block sees the template context, not the local names around it, unless `scoped`.
+ * - Undefined names and attributes are `Undefined` values (StrictUndefined: using one raises).
+ * - Errors thrown while running a statement are stamped, once, with the innermost template
+ *   name and line (and column of its tag) (jinja-errors.ts `stampPosition`).
+ */
+import { TemplateSyntaxError, TemplateRuntimeError, stampPosition, typeError, valueError } from './jinja-errors.js'
+import { PySlice, getAttr, getItem } from './jinja-access.js'
+import type { CallArgs, Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
+import { add, binary, negate, positive } from './jinja-operators.js'
+import { LoopContext, Macro, TemplateModule, TemplateReference, type MacroDefinition, type Scope } from './jinja-runtime.js'
+import {
+  Namespace,
+  PyCallable,
+  PyFunction,
+  Undefined,
+  fail,
+  isDict,
+  isTuple,
+  iterate,
+  pyCompare,
+  pyStr,
+  toOutput,
+  truthy,
+  tuple,
+  typeName,
+} from './jinja-values.js'
+
+/** A filter: `value | name(*args, **kwargs)`. */
+export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown
+/** A test: `value is name(*args)`. */
+export type TestFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => boolean
+
+export interface CompileHost {
+  filters: Record<string, FilterFunction>
+  tests: Record<string, TestFunction>
+  /** Loads and compiles a template by name (include, import, extends). */
+  getTemplate(name: string): CompiledTemplate
+  /** A fresh root scope (the globals only). */
+  newRootScope(): Scope
+}
+
+export interface BlockEntry {
+  run: (scope: Scope, render: RenderState) => void
+}
+
+/** One render: the output buffer and the block chains of the template context being rendered. */
+export interface RenderState {
+  out: string
+  host: CompileHost
+  blocks: Map<string, BlockEntry[]>
+  /** The template context (root scope) of the template being rendered. */
+  context: Scope
+  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
+  extendsMark: number
+  parent: CompiledTemplate | null
+}
+
+export interface CompiledTemplate {
+  name: string
+  root: (scope: Scope, render: RenderState) => void
+  blocks: Map<string, BlockEntry>
+}
+
+type Eval = (scope: Scope, render: RenderState) => unknown
+type Run = (scope: Scope, render: RenderState) => void
+
+const NO_KWARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
+
+export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
+  const compiler = new Compiler(name, host)
+  const root = compiler.statements(ast.body, true)
+  const blocks = new Map<string, BlockEntry>()
+  for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
+  return { name, root, blocks }
+}
+
+/** Renders `template` as the main template of a render (its own context and block chains). */
+export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {
+  const savedBlocks = render.blocks
+  const savedContext = render.context
+  const savedMark = render.extendsMark
+  const savedParent = render.parent
+  render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
+  render.context = scope
+  render.extendsMark = -1
+  render.parent = null
+  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0))
+  let current: CompiledTemplate | null = template
+  while (current) {
+    const start = render.out.length
+    current.root(scope, render)
+    if (render.parent === null) break
+    // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
+    render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
+    current = render.parent
+    render.parent = null
+    render.extendsMark = -1
+  }
+  render.blocks = savedBlocks
+  render.context = savedContext
+  render.extendsMark = savedMark
+  render.parent = savedParent
+}
+
+function renderBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {
+  const chain = render.blocks.get(blockName)
+  const entry = chain?.[index]
+  if (!entry) return undefined
+  const blockScope = Object.create(scope ?? render.context) as Scope
+  blockScope.super = new PyFunction('super', () => {
+    const text = renderBlock(render, blockName, index + 1)
+    if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
+    return text
+  })
+  const saved = render.out
+  render.out = ''
+  entry.run(blockScope, render)
+  const text = render.out
+  render.out = saved
+  return text
+}
+
+function callValue(callee: unknown, args: unknown[], kwargs: Record<string, unknown>): unknown {
+  if (callee instanceof PyCallable) return callee.invoke(args, kwargs)
+  if (typeof callee === 'function') {
+    const extra = Object.keys(kwargs).length > 0 ? [kwargs] : []
+    return (callee as (...a: unknown[]) => unknown)(...args, ...extra)
+  }
+  if (callee instanceof Undefined) fail(callee)
+  throw typeError(`'${typeName(callee)}' object is not callable`)
+}
+
+function lookup(scope: Scope, name: string): unknown {
+  const value = scope[name]
+  return value === undefined ? new Undefined(`'${name}' is undefined`) : value
+}
+
+/** Names a macro body reads that make it take `caller`, `varargs`, `kwargs`. */
+function specialNames(body: Stmt[]): Set<string> {
+  const found = new Set<string>()
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item)
+      return
+    }
+    if (typeof node !== 'object' || node === null) return
+    const record = node as Record<string, unknown>
+    if (record.kind === 'name' && typeof record.name === 'string') found.add(record.name)
+    for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') visit(record[key])
+  }
+  visit(body)
+  return found
+}
+
+class Compiler {
+  constructor(
+    private readonly file: string,
+    private readonly host: CompileHost,
+  ) {}
+
+  private fail(message: string, line: number): never {
+    throw new TemplateSyntaxError(message, this.file, line)
+  }
+
+  /** Wraps a statement so that an error leaving it names this template and line. */
+  private located(run: Run, line: number, column: number | undefined): Run {
+    const file = this.file
+    return (scope, render) => {
+      try {
+        run(scope, render)
+      } catch (error) {
+        stampPosition(error, file, line, column)
+        throw error
+      }
+    }
+  }
+
+  statements(body: Stmt[], topLevel: boolean): Run {
+    const runs = body.map((stmt) => this.statement(stmt, topLevel))
+    if (runs.length === 0) return () => {}
+    if (runs.length === 1) return runs[0]!
+    return (scope, render) => {
+      for (let i = 0; i < runs.length; i++) runs[i]!(scope, render)
+    }
+  }
+
+  private statement(stmt: Stmt, topLevel: boolean): Run {
+    if (stmt.kind === 'data') {
+      const text = stmt.text
+      return (_scope, render) => {
+        render.out += text
+      }
+    }
+    const column = (stmt as { column?: number }).column
+    return this.located(this.statementBody(stmt, topLevel), stmt.line, column)
+  }
+
+  private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
+    switch (stmt.kind) {
+      case 'output': {
+        const value = this.expr(stmt.expr)
+        return (scope, render) => {
+          render.out += toOutput(value(scope, render))
+        }
+      }
+      case 'if': {
+        const test = this.expr(stmt.test)
+        const body = this.statements(stmt.body, topLevel)
+        const otherwise = this.statements(stmt.otherwise, topLevel)
+        return (scope, render) => {
+          if (truthy(test(scope, render))) body(scope, render)
+          else otherwise(scope, render)
+        }
+      }
+      case 'for':
+        return this.forLoop(stmt)
+      case 'set': {
+        const value = this.expr(stmt.value)
+        const assign = this.assigner(stmt.target)
+        return (scope, render) => assign(scope, value(scope, render))
+      }
+      case 'setblock': {
+        const body = this.statements(stmt.body, false)
+        const filters = stmt.filters ? this.filterChain(stmt.filters) : null
+        const assign = this.assigner(stmt.target)
+        return (scope, render) => {
+          const saved = render.out
+          render.out = ''
+          body(Object.create(scope) as Scope, render)
+          const text = render.out
+          render.out = saved
+          assign(scope, filters ? filters(scope, render, text) : text)
+        }
+      }
+      case 'macro': {
+        const definition = this.macroDefinition(stmt.name, stmt.signature, stmt.body)
+        const name = stmt.name
+        return (scope, render) => {
+          scope[name] = new Macro(definition(render), scope, render)
+        }
+      }
+      case 'callblock': {
+        const definition = this.macroDefinition('caller', stmt.signature, stmt.body)
+        const call = stmt.call as Extract<Expr, { kind: 'call' }>
+        const callee = this.expr(call.callee)
+        const args = this.callArgs(call.call)
+        return (scope, render) => {
+          const caller = new Macro(definition(render), scope, render)
+          const fn = callee(scope, render)
+          const [positional, keywords] = args(scope, render)
+          render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))
+        }
+      }
+      case 'filterblock': {
+        const body = this.statements(stmt.body, false)
+        const filters = this.filterChain(stmt.filters)
+        return (scope, render) => {
+          const saved = render.out
+          render.out = ''
+          body(Object.create(scope) as Scope, render)
+          const text = render.out
+          render.out = saved
+          render.out += toOutput(filters(scope, render, text))
+        }
+      }
+      case 'with': {
+        const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
+        const body = this.statements(stmt.body, false)
+        return (scope, render) => {
+          const inner = Object.create(scope) as Scope
+          for (const { assign, value } of targets) assign(inner, value(scope, render))
+          body(inner, render)
+        }
+      }
+      case 'include': {
+        const template = this.expr(stmt.template)
+        const { withContext, ignoreMissing } = stmt
+        const host = this.host
+        return (scope, render) => {
+          const compiled = this.loadTemplate(template(scope, render), ignoreMissing)
+          if (!compiled) return
+          const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
+          renderTemplate(compiled, root, render)
+        }
+      }
+      case 'import': {
+        const template = this.expr(stmt.template)
+        const { target, withContext } = stmt
+        return (scope, render) => {
+          scope[target] = this.module(template(scope, render), withContext ? scope : null, render)
+        }
+      }
+      case 'fromimport': {
+        const template = this.expr(stmt.template)
+        const { names, withContext, line } = stmt
+        return (scope, render) => {
+          const module = this.module(template(scope, render), withContext ? scope : null, render)
+          for (const { name, alias } of names) {
+            const value = module.getAttribute(name)
+            scope[alias] =
+              value instanceof Undefined
+                ? new Undefined(
+                    `the template '${module.templateName}' (imported on line ${line}) does not export the requested name '${name}'`,
+                  )
+                : value
+          }
+        }
+      }
+      case 'extends': {
+        const template = this.expr(stmt.template)
+        return (scope, render) => {
+          if (render.parent !== null) throw new TemplateRuntimeError('extended multiple times')
+          const parent = this.loadTemplate(template(scope, render), false)!
+          for (const [blockName, entry] of parent.blocks) {
+            const chain = render.blocks.get(blockName)
+            if (chain) chain.push(entry)
+            else render.blocks.set(blockName, [entry])
+          }
+          render.parent = parent
+          render.extendsMark = render.out.length
+        }
+      }
+      case 'block': {
+        const { name, scoped } = stmt
+        return (scope, render) => {
+          const text = renderBlock(render, name, 0, scoped ? scope : undefined)
+          if (text !== undefined) render.out += text
+        }
+      }
+    }
+  }
+
+  private loadTemplate(nameValue: unknown, ignoreMissing: boolean): CompiledTemplate | null {
+    const names = typeof nameValue === 'string' ? [nameValue] : Array.isArray(nameValue) ? nameValue : [nameValue]
+    let lastError: unknown
+    for (const candidate of names) {
+      if (candidate instanceof Undefined) fail(candidate)
+      if (typeof candidate !== 'string') {
+        if (candidate !== null && typeof candidate === 'object' && 'root' in (candidate as object)) return candidate as CompiledTemplate
+        throw typeError(`Template name must be a string, not ${typeName(candidate)}`)
+      }
+      try {
+        return this.host.getTemplate(candidate)
+      } catch (error) {
+        if (!(error instanceof TemplateRuntimeError) || error.pythonType !== 'TemplateNotFound') throw error
+        lastError = error
+      }
+    }
+    if (ignoreMissing) return null
+    if (names.length > 1) {
+      throw new TemplateRuntimeError(`none of the templates given were found: ${names.map(String).join(', ')}`, 'TemplateNotFound')
+    }
+    throw lastError
+  }
+
+  private module(nameValue: unknown, context: Scope | null, render: RenderState): TemplateModule {
+    const compiled = this.loadTemplate(nameValue, false)!
+    const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
+    const saved = render.out
+    render.out = ''
+    renderTemplate(compiled, root, render)
+    const body = render.out
+    render.out = saved
+    const exports: Scope = {}
+    for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
+    return new TemplateModule(compiled.name, exports, body)
+  }
+
+  private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[]): (render: RenderState) => MacroDefinition {
+    const body = this.statements(bodyNodes, false)
+    const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
+    const special = specialNames(bodyNodes)
+    const params = signature.params.map((param) => param.name)
+    return (render) => ({
+      name,
+      params,
+      defaults: defaults.map((fallback) => (fallback ? (scope: Scope) => fallback(scope, render) : null)),
+      body: (scope) => body(scope, render),
+      catchVarargs: special.has('varargs') && !params.includes('varargs'),
+      catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
+      usesCaller: special.has('caller') && !params.includes('caller'),
+    })
+  }
+
+  private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
+    const iter = this.expr(stmt.iter)
+    const assign = this.assigner(stmt.target)
+    const body = this.statements(stmt.body, false)
+    const otherwise = this.statements(stmt.otherwise, false)
+    const filter = stmt.filter ? this.expr(stmt.filter) : null
+    const recursive = stmt.recursive
+    const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
+      let items = iterate(iterable)
+      if (filter) {
+        const probe = Object.create(scope) as Scope
+        items = items.filter((item) => {
+          assign(probe, item)
+          return truthy(filter(probe, render))
+        })
+      } else if (items === iterable) {
+        items = items.slice()
+      }
+      if (items.length === 0) {
+        otherwise(scope, render)
+        return
+      }
+      const recurse = recursive
+        ? (children: unknown, depth: number): string => {
+            const saved = render.out
+            render.out = ''
+            run(children, depth, scope, render)
+            const text = render.out
+            render.out = saved
+            return text
+          }
+        : null
+      const loop = new LoopContext(items, depth0, recurse)
+      const inner = Object.create(scope) as Scope
+      inner.loop = loop
+      for (let i = 0; i < items.length; i++) {
+        loop.index0 = i
+        assign(inner, items[i])
+        body(inner, render)
+      }
+    }
+    return (scope, render) => run(iter(scope, render), 0, scope, render)
+  }
+
+  private assigner(target: Target): (scope: Scope, value: unknown) => void {
+    if (target.kind === 'name') {
+      const name = target.name
+      return (scope, value) => {
+        scope[name] = value
+      }
+    }
+    if (target.kind === 'nsref') {
+      const { name, attr } = target
+      return (scope, value) => {
+        const namespace = lookup(scope, name)
+        if (namespace instanceof Undefined) fail(namespace)
+        if (!(namespace instanceof Namespace)) throw new TemplateRuntimeError('cannot assign attribute on non-namespace object')
+        namespace.attrs[attr] = value
+      }
+    }
+    const parts = target.items.map((item) => this.assigner(item))
+    return (scope, value) => {
+      const items = iterate(value)
+      if (items.length > parts.length) throw valueError(`too many values to unpack (expected ${parts.length})`)
+      if (items.length < parts.length) {
+        throw valueError(`not enough values to unpack (expected ${parts.length}, got ${items.length})`)
+      }
+      for (let i = 0; i < parts.length; i++) parts[i]!(scope, items[i])
+    }
+  }
+
+  private callArgs(call: CallArgs): (scope: Scope, render: RenderState) => [unknown[], Record<string, unknown>] {
+    const args = call.args.map((arg) => this.expr(arg))
+    const kwargs = call.kwargs.map(({ name, value }) => ({ name, value: this.expr(value) }))
+    const dynArgs = call.dynArgs ? this.expr(call.dynArgs) : null
+    const dynKwargs = call.dynKwargs ? this.expr(call.dynKwargs) : null
+    if (!dynArgs && !dynKwargs && kwargs.length === 0) {
+      return (scope, render) => [args.map((arg) => arg(scope, render)), NO_KWARGS]
+    }
+    return (scope, render) => {
+      const positional = args.map((arg) => arg(scope, render))
+      if (dynArgs) positional.push(...iterate(dynArgs(scope, render)))
+      const keywords: Record<string, unknown> = {}
+      for (const { name, value } of kwargs) keywords[name] = value(scope, render)
+      if (dynKwargs) {
+        const extra = dynKwargs(scope, render)
+        if (!isDict(extra)) throw typeError(`argument after ** must be a mapping, not ${typeName(extra)}`)
+        Object.assign(keywords, extra)
+      }
+      return [positional, keywords]
+    }
+  }
+
+  /** A filter chain whose innermost target is supplied at run time (filter blocks, block set). */
+  private filterChain(expr: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
+    if (expr.kind !== 'filter') throw new TemplateSyntaxError('expected a filter', this.file, expr.line)
+    const inner = expr.target ? this.filterChain(expr.target) : null
+    const apply = this.filterApplier(expr)
+    return (scope, render, input) => apply(scope, render, inner ? inner(scope, render, input) : input)
+  }
+
+  private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
+    const filter = this.host.filters[expr.name]
+    if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
+    const args = this.callArgs(expr.call)
+    const host = this.host
+    return (scope, render, value) => {
+      const [positional, keywords] = args(scope, render)
+      return filter(host, value, positional, keywords)
+    }
+  }
+
+  expr(expr: Expr): Eval {
+    switch (expr.kind) {
+      case 'const': {
+        const value = expr.value
+        return () => value
+      }
+      case 'name': {
+        const name = expr.name
+        return (scope) => {
+          const value = scope[name]
+          return value === undefined ? new Undefined(`'${name}' is undefined`) : value
+        }
+      }
+      case 'getattr': {
+        const target = this.expr(expr.target)
+        const attr = expr.attr
+        return (scope, render) => getAttr(target(scope, render), attr)
+      }
+      case 'getitem': {
+        const target = this.expr(expr.target)
+        const index = this.expr(expr.index)
+        return (scope, render) => {
+          const obj = target(scope, render)
+          if (obj instanceof Undefined) fail(obj)
+          return getItem(obj, index(scope, render))
+        }
+      }
+      case 'slice': {
+        const start = expr.start ? this.expr(expr.start) : null
+        const stop = expr.stop ? this.expr(expr.stop) : null
+        const step = expr.step ? this.expr(expr.step) : null
+        return (scope, render) =>
+          new PySlice(start ? start(scope, render) : null, stop ? stop(scope, render) : null, step ? step(scope, render) : null)
+      }
+      case 'call': {
+        const callee = this.expr(expr.callee)
+        const args = this.callArgs(expr.call)
+        return (scope, render) => {
+          const fn = callee(scope, render)
+          const [positional, keywords] = args(scope, render)
+          return callValue(fn, positional, keywords)
+        }
+      }
+      case 'filter': {
+        const target = expr.target ? this.expr(expr.target) : () => null
+        const apply = this.filterApplier(expr)
+        return (scope, render) => apply(scope, render, target(scope, render))
+      }
+      case 'test': {
+        const test = this.host.tests[expr.name]
+        if (!test) this.fail(`No test named '${expr.name}'.`, expr.line)
+        const target = this.expr(expr.target)
+        const args = this.callArgs(expr.call)
+        const host = this.host
+        const negated = expr.negated
+        return (scope, render) => {
+          const value = target(scope, render)
+          const [positional, keywords] = args(scope, render)
+          const result = test(host, value, positional, keywords)
+          return negated ? !result : result
+        }
+      }
+      case 'condexpr': {
+        const test = this.expr(expr.test)
+        const then = this.expr(expr.then)
+        const otherwise = expr.otherwise ? this.expr(expr.otherwise) : null
+        const line = expr.line
+        return (scope, render) => {
+          if (truthy(test(scope, render))) return then(scope, render)
+          if (otherwise) return otherwise(scope, render)
+          return new Undefined(`the inline if-expression on line ${line} evaluated to false and no else section was defined.`)
+        }
+      }
+      case 'binop': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        const op = expr.op
+        if (op === '+') return (scope, render) => add(left(scope, render), right(scope, render))
+        return (scope, render) => binary(op, left(scope, render), right(scope, render))
+      }
+      case 'concat': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => {
+          let out = ''
+          for (const item of items) {
+            const value = item(scope, render)
+            out += typeof value === 'string' ? value : pyStr(value)
+          }
+          return out
+        }
+      }
+      case 'compare': {
+        const first = this.expr(expr.first)
+        const ops = expr.ops.map(({ op, expr: operand }) => ({ op, value: this.expr(operand) }))
+        return (scope, render) => {
+          let left = first(scope, render)
+          for (const { op, value } of ops) {
+            const right = value(scope, render)
+            if (!pyCompare(op, left, right)) return false
+            left = right
+          }
+          return true
+        }
+      }
+      case 'and': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        return (scope, render) => {
+          const value = left(scope, render)
+          return truthy(value) ? right(scope, render) : value
+        }
+      }
+      case 'or': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        return (scope, render) => {
+          const value = left(scope, render)
+          return truthy(value) ? value : right(scope, render)
+        }
+      }
+      case 'not': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => !truthy(operand(scope, render))
+      }
+      case 'neg': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => negate(operand(scope, render))
+      }
+      case 'pos': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => positive(operand(scope, render))
+      }
+      case 'list': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => items.map((item) => item(scope, render))
+      }
+      case 'tuple': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => tuple(items.map((item) => item(scope, render)))
+      }
+      case 'dict': {
+        const items = expr.items.map(({ key, value }) => ({ key: this.expr(key), value: this.expr(value) }))
+        return (scope, render) => {
+          const out: Record<string, unknown> = {}
+          for (const { key, value } of items) {
+            const k = key(scope, render)
+            if (k instanceof Undefined) fail(k)
+            if (Array.isArray(k) && !isTuple(k)) throw typeError("unhashable type: 'list'")
+            out[typeof k === 'string' ? k : pyStr(k)] = value(scope, render)
+          }
+          return out
+        }
+      }
+    }
+  }
+}

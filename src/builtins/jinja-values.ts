@@ -1,0 +1,539 @@
+/**
+ * Python values as Jinja templates see them: the runtime types and Python's `str`, `repr`,
+ * truth, equality, ordering, hashing, `len` and iteration over JavaScript values.
+ *
+ * Contract (the value model of values/python-float.ts, extended for templates):
+ * - None `null`, bool `boolean`, int an integral `number` (a `bigint` beyond 2^53, always
+ *   normalized back to a number when safe: `normalizeInt`), float a non-integral `number` or a
+ *   `PythonFloat` box, str `string`, list an array, tuple an array marked by `tuple()`, dict a
+ *   plain object (string keys, insertion order).
+ * - Template-only types: `Undefined` (StrictUndefined: every use but `is defined`, `default`
+ *   and friends raises `UndefinedError` with its hint), `Markup` (a safe string), `DictView`
+ *   (`.items()`, `.keys()`, `.values()`), `PyRange`, `PyIterator` (a one-shot generator such as
+ *   `map()` returns), `Namespace`, and `PyCallable` (macros, bound methods, globals).
+ * - `pyStr`, `pyRepr` write what Python's `str()` / `repr()` write (floats as `2.0`, `inf`,
+ *   strings quoted as Python quotes them, `[None, True]`, `{'k': 1}`, `(1,)`).
+ * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
+ *   `true`/`false` at the top level only), then `str()`.
+ * - `truthy`, `pyEq`, `pyLess`, `contains`, `iterate`, `pyLen`, `hashKey` follow Python; type
+ *   errors are raised with Python's messages (`'<' not supported between instances of …`).
+ */
+import { compareCodePoints } from '../values/code-point-order.js'
+import { PythonFloat } from '../values/python-float.js'
+import { pythonFloatRepr } from '../values/python-json.js'
+import { typeError, undefinedError } from './jinja-errors.js'
+
+/** A StrictUndefined value: using it raises `UndefinedError(hint)`. */
+export class Undefined {
+  constructor(readonly hint: string) {}
+}
+
+export function fail(value: Undefined): never {
+  throw undefinedError(value.hint)
+}
+
+/** markupsafe's `Markup`: a string that needs no escaping. */
+export class Markup {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text
+  }
+}
+
+const TUPLE = Symbol('python tuple')
+
+/** Marks `items` as a Python tuple (returns it). */
+export function tuple<T>(items: T[]): T[] {
+  ;(items as unknown as Record<symbol, boolean>)[TUPLE] = true
+  return items
+}
+
+export function isTuple(value: unknown): value is unknown[] {
+  return Array.isArray(value) && (value as unknown as Record<symbol, boolean>)[TUPLE] === true
+}
+
+/** A named tuple (`groupby`'s `_GroupTuple(grouper, list)`): a tuple with field names. */
+export function namedTuple(typeName: string, fields: string[], values: unknown[]): unknown[] {
+  const items = tuple(values)
+  Object.defineProperty(items, NAMED, { value: { typeName, fields } })
+  return items
+}
+
+const NAMED = Symbol('python namedtuple')
+
+export function namedTupleInfo(value: unknown): { typeName: string; fields: string[] } | undefined {
+  return Array.isArray(value) ? (value as unknown as Record<symbol, { typeName: string; fields: string[] }>)[NAMED] : undefined
+}
+
+/** `dict.items()`, `.keys()`, `.values()`: live views of a dict. */
+export class DictView {
+  constructor(
+    readonly dict: Record<string, unknown>,
+    readonly view: 'items' | 'keys' | 'values',
+  ) {}
+
+  list(): unknown[] {
+    if (this.view === 'keys') return Object.keys(this.dict)
+    if (this.view === 'values') return Object.values(this.dict)
+    return Object.entries(this.dict).map((entry) => tuple(entry))
+  }
+}
+
+/** Python's `range`. */
+export class PyRange {
+  readonly length: number
+  constructor(
+    readonly start: number,
+    readonly stop: number,
+    readonly step: number,
+  ) {
+    const span = step > 0 ? stop - start : start - stop
+    this.length = span <= 0 ? 0 : Math.ceil(span / Math.abs(step))
+  }
+
+  at(index: number): number {
+    return this.start + index * this.step
+  }
+
+  list(): number[] {
+    const out = new Array<number>(this.length)
+    for (let i = 0; i < this.length; i++) out[i] = this.start + i * this.step
+    return out
+  }
+}
+
+/** A one-shot iterator (a generator, `reversed()`, `map()`): iterating it uses it up. */
+export class PyIterator {
+  private index = 0
+  constructor(
+    private readonly items: unknown[],
+    readonly typeName = 'generator',
+  ) {}
+
+  drain(): unknown[] {
+    const rest = this.index === 0 ? this.items : this.items.slice(this.index)
+    this.index = this.items.length
+    return rest
+  }
+}
+
+/** Jinja's `namespace()`. */
+export class Namespace {
+  constructor(readonly attrs: Record<string, unknown>) {}
+}
+
+/** Anything a template can call: `invoke(args, kwargs)` with Python's calling convention. */
+export abstract class PyCallable {
+  abstract readonly name: string
+  abstract invoke(args: unknown[], kwargs: Record<string, unknown>): unknown
+  repr(): string {
+    return `<function ${this.name}>`
+  }
+}
+
+/** A plain function as a Python callable. */
+export class PyFunction extends PyCallable {
+  constructor(
+    readonly name: string,
+    private readonly fn: (args: unknown[], kwargs: Record<string, unknown>) => unknown,
+    private readonly display?: string,
+  ) {
+    super()
+  }
+  invoke(args: unknown[], kwargs: Record<string, unknown>): unknown {
+    return this.fn(args, kwargs)
+  }
+  override repr(): string {
+    return this.display ?? `<function ${this.name}>`
+  }
+}
+
+/** A value with Python attributes of its own (loop, cycler, template module): `getAttribute`. */
+export interface HasAttributes {
+  getAttribute(name: string): unknown
+  repr(): string
+  toStr?(): string
+}
+
+export function hasAttributes(value: unknown): value is HasAttributes {
+  return typeof value === 'object' && value !== null && typeof (value as HasAttributes).getAttribute === 'function'
+}
+
+export function isDict(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** An integral result as the value model keeps it: a number when safe, else a bigint. */
+export function normalizeInt(value: bigint): number | bigint {
+  return value >= -9007199254740991n && value <= 9007199254740991n ? Number(value) : value
+}
+
+/** The float `n` in the value model (boxed when integral, so it prints `2.0`). */
+export function float(n: number): number | PythonFloat {
+  return Number.isInteger(n) ? new PythonFloat(n) : n
+}
+
+export function isInt(value: unknown): value is number | bigint {
+  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint'
+}
+
+export function isFloat(value: unknown): value is number | PythonFloat {
+  return (typeof value === 'number' && !Number.isInteger(value)) || value instanceof PythonFloat
+}
+
+export function isNumber(value: unknown): boolean {
+  return typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat || typeof value === 'boolean'
+}
+
+export function isString(value: unknown): value is string | Markup {
+  return typeof value === 'string' || value instanceof Markup
+}
+
+/** The text of a str or Markup. */
+export function textOf(value: string | Markup): string {
+  return typeof value === 'string' ? value : value.text
+}
+
+export function floatStr(n: number): string {
+  if (Number.isNaN(n)) return 'nan'
+  if (n === Infinity) return 'inf'
+  if (n === -Infinity) return '-inf'
+  return pythonFloatRepr(n)
+}
+
+/** Python's `type(value).__name__`. */
+export function typeName(value: unknown): string {
+  if (value === null) return 'NoneType'
+  switch (typeof value) {
+    case 'boolean':
+      return 'bool'
+    case 'number':
+      return Number.isInteger(value) ? 'int' : 'float'
+    case 'bigint':
+      return 'int'
+    case 'string':
+      return 'str'
+    case 'function':
+      return 'function'
+  }
+  if (value instanceof PythonFloat) return 'float'
+  if (value instanceof Undefined) return 'StrictUndefined'
+  if (value instanceof Markup) return 'Markup'
+  if (Array.isArray(value)) return namedTupleInfo(value)?.typeName ?? (isTuple(value) ? 'tuple' : 'list')
+  if (value instanceof DictView) return `dict_${value.view}`
+  if (value instanceof PyRange) return 'range'
+  if (value instanceof PyIterator) return value.typeName
+  if (value instanceof Namespace) return 'Namespace'
+  if (value instanceof PyCallable) return 'function'
+  if (isDict(value)) return 'dict'
+  return (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+}
+
+/** What `{{ value }}` prints (SPEC §10's finalize, then `str()`). */
+export function toOutput(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === null) return ''
+  if (value === true) return 'true'
+  if (value === false) return 'false'
+  return pyStr(value)
+}
+
+/** Python's `str(value)`. */
+export function pyStr(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value
+    case 'number':
+      return Number.isInteger(value) ? String(value) : floatStr(value)
+    case 'bigint':
+      return value.toString()
+    case 'boolean':
+      return value ? 'True' : 'False'
+  }
+  if (value === null) return 'None'
+  if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof Markup) return value.text
+  if (value instanceof Undefined) fail(value)
+  if (hasAttributes(value) && value.toStr) return value.toStr()
+  return pyRepr(value)
+}
+
+/** Python's `repr(value)`. */
+export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
+  switch (typeof value) {
+    case 'string':
+      return reprString(value)
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return pyStr(value)
+    case 'function':
+      return `<function ${(value as { name?: string }).name || 'anonymous'}>`
+    case 'undefined':
+      return 'None'
+  }
+  if (value === null) return 'None'
+  if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof Markup) return `Markup(${reprString(value.text)})`
+  if (value instanceof Undefined) fail(value)
+  if (typeof value === 'object' && seen.has(value)) return Array.isArray(value) ? '[...]' : '{...}'
+  if (Array.isArray(value)) {
+    seen.add(value)
+    const parts = value.map((item) => pyRepr(item, seen))
+    seen.delete(value)
+    // Jinja's _GroupTuple prints as a plain tuple (its __repr__ is tuple.__repr__).
+    if (isTuple(value)) return parts.length === 1 ? `(${parts[0]},)` : `(${parts.join(', ')})`
+    return `[${parts.join(', ')}]`
+  }
+  if (value instanceof DictView) return `dict_${value.view}(${pyRepr(value.list(), seen)})`
+  if (value instanceof PyRange) {
+    return value.step === 1 ? `range(${value.start}, ${value.stop})` : `range(${value.start}, ${value.stop}, ${value.step})`
+  }
+  if (value instanceof PyIterator) return `<${value.typeName} object>`
+  if (value instanceof Namespace) return `<Namespace ${pyRepr(value.attrs, seen)}>`
+  if (value instanceof PyCallable) return value.repr()
+  if (hasAttributes(value)) return value.repr()
+  if (isDict(value)) {
+    seen.add(value)
+    const parts = Object.keys(value).map((key) => `${reprString(key)}: ${pyRepr(value[key], seen)}`)
+    seen.delete(value)
+    return `{${parts.join(', ')}}`
+  }
+  return `<${typeName(value)} object>`
+}
+
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+
+/** Python's `repr(str)`. */
+export function reprString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'"
+  let out = quote
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    if (char === quote || char === '\\') out += '\\' + char
+    else if (char === '\n') out += '\\n'
+    else if (char === '\r') out += '\\r'
+    else if (char === '\t') out += '\\t'
+    else if (code < 0x20 || code === 0x7f) out += '\\x' + code.toString(16).padStart(2, '0')
+    else if (code < 0x7f || char === ' ' || !NON_PRINTABLE.test(char)) out += char
+    else if (code <= 0xff) out += '\\x' + code.toString(16).padStart(2, '0')
+    else if (code <= 0xffff) out += '\\u' + code.toString(16).padStart(4, '0')
+    else out += '\\U' + code.toString(16).padStart(8, '0')
+  }
+  return out + quote
+}
+
+/** Python's `bool(value)`. */
+export function truthy(value: unknown): boolean {
+  switch (typeof value) {
+    case 'boolean':
+      return value
+    case 'string':
+      return value.length > 0
+    case 'number':
+      return value !== 0
+    case 'bigint':
+      return value !== 0n
+  }
+  if (value === null) return false
+  if (value instanceof Undefined) fail(value)
+  if (Array.isArray(value)) return value.length > 0
+  if (value instanceof PythonFloat) return value.value !== 0
+  if (value instanceof Markup) return value.text.length > 0
+  if (value instanceof DictView) return Object.keys(value.dict).length > 0
+  if (value instanceof PyRange) return value.length > 0
+  if (isDict(value)) {
+    for (const _ in value) return true
+    return false
+  }
+  return true
+}
+
+/** The number of a numeric value (bool, int, float), or undefined for other values. */
+function numeric(value: unknown): number | bigint | undefined {
+  if (typeof value === 'number' || typeof value === 'bigint') return value
+  if (value instanceof PythonFloat) return value.value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  return undefined
+}
+
+/** Python's `a == b`. */
+export function pyEq(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'number' || !Number.isNaN(a)
+  if (a instanceof Undefined) fail(a)
+  if (b instanceof Undefined) fail(b)
+  const x = numeric(a)
+  if (x !== undefined) {
+    const y = numeric(b)
+    // Loose equality compares a bigint and a number exactly.
+    return y !== undefined && x == y
+  }
+  if (isString(a)) return isString(b) && textOf(a) === textOf(b)
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || isTuple(a) !== isTuple(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!pyEq(a[i], b[i])) return false
+    return true
+  }
+  if (a instanceof PyRange && b instanceof PyRange) return pyEq(a.list(), b.list())
+  if (isDict(a)) {
+    if (!isDict(b)) return false
+    const keys = Object.keys(a)
+    if (keys.length !== Object.keys(b).length) return false
+    return keys.every((key) => Object.hasOwn(b, key) && pyEq(a[key], b[key]))
+  }
+  if (a instanceof DictView && b instanceof DictView && a.view === b.view) return pyEq(a.list(), b.list())
+  return false
+}
+
+/** Python's `a < b` (raises TypeError for unorderable types). */
+export function pyLess(a: unknown, b: unknown, op = '<'): boolean {
+  if (a instanceof Undefined) fail(a)
+  if (b instanceof Undefined) fail(b)
+  const x = numeric(a)
+  const y = numeric(b)
+  if (x !== undefined && y !== undefined) return x < y
+  if (isString(a) && isString(b)) return compareCodePoints(textOf(a), textOf(b)) < 0
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    const n = Math.min(a.length, b.length)
+    for (let i = 0; i < n; i++) {
+      if (!pyEq(a[i], b[i])) return pyLess(a[i], b[i], op)
+    }
+    return a.length < b.length
+  }
+  throw typeError(`'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`)
+}
+
+/** Python's comparison operators. */
+export function pyCompare(op: string, a: unknown, b: unknown): boolean {
+  switch (op) {
+    case '==':
+      return pyEq(a, b)
+    case '!=':
+      return !pyEq(a, b)
+    case '<':
+      return pyLess(a, b, '<')
+    case '>':
+      return pyLess(b, a, '>')
+    case '<=':
+      return pyLessOrEqual(a, b, '<=')
+    case '>=':
+      return pyLessOrEqual(b, a, '>=')
+    case 'in':
+      return contains(b, a)
+    default:
+      return !contains(b, a)
+  }
+}
+
+function pyLessOrEqual(a: unknown, b: unknown, op: string): boolean {
+  const x = numeric(a)
+  const y = numeric(b)
+  if (x !== undefined && y !== undefined) return x <= y
+  return pyLess(a, b, op) || pyEq(a, b)
+}
+
+/** Python's `item in container`. */
+export function contains(container: unknown, item: unknown): boolean {
+  if (item instanceof Undefined) fail(item)
+  if (typeof container === 'string' || container instanceof Markup) {
+    if (!isString(item)) throw typeError(`'in <string>' requires string as left operand, not ${typeName(item)}`)
+    return textOf(container).includes(textOf(item))
+  }
+  if (Array.isArray(container)) {
+    for (const element of container) if (pyEq(element, item)) return true
+    return false
+  }
+  if (isDict(container)) return isString(item) && Object.hasOwn(container, textOf(item))
+  if (container instanceof DictView) {
+    if (container.view === 'keys') return isString(item) && Object.hasOwn(container.dict, textOf(item))
+    return contains(container.list(), item)
+  }
+  if (container instanceof PyRange) {
+    const n = numeric(item)
+    if (n === undefined || !Number.isInteger(Number(n))) return container.list().some((v) => pyEq(v, item))
+    const k = Number(n)
+    const offset = (k - container.start) / container.step
+    return Number.isInteger(offset) && offset >= 0 && offset < container.length
+  }
+  if (container instanceof Undefined) fail(container)
+  if (container instanceof PyIterator) return contains(container.drain(), item)
+  if (container instanceof Namespace) return Object.hasOwn(container.attrs, String(item))
+  throw typeError(`argument of type '${typeName(container)}' is not iterable`)
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/
+
+/** The items of an iterable, as Python's `iter()` yields them (a fresh array or the list itself). */
+export function iterate(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value
+  if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value) : value.split('')
+  if (value instanceof Undefined) fail(value)
+  if (isDict(value)) return Object.keys(value)
+  if (value instanceof DictView || value instanceof PyRange) return value.list()
+  if (value instanceof PyIterator) return value.drain()
+  if (value instanceof Markup) return Array.from(value.text)
+  throw typeError(`'${typeName(value)}' object is not iterable`)
+}
+
+export function isIterable(value: unknown): boolean {
+  return (
+    Array.isArray(value) ||
+    typeof value === 'string' ||
+    value instanceof Markup ||
+    isDict(value) ||
+    value instanceof DictView ||
+    value instanceof PyRange ||
+    value instanceof PyIterator
+  )
+}
+
+/** Python's `len(value)`. */
+export function pyLen(value: unknown): number {
+  if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value).length : value.length
+  if (Array.isArray(value)) return value.length
+  if (value instanceof Undefined) fail(value)
+  if (value instanceof Markup) return pyLen(value.text)
+  if (isDict(value)) return Object.keys(value).length
+  if (value instanceof DictView) return Object.keys(value.dict).length
+  if (value instanceof PyRange) return value.length
+  throw typeError(`object of type '${typeName(value)}' has no len()`)
+}
+
+/** Code points of a string (Python indexes strings by code point). */
+export function codePoints(text: string): string[] | string {
+  return SURROGATE.test(text) ? Array.from(text) : text
+}
+
+const identities = new WeakMap<object, number>()
+let nextIdentity = 1
+
+/** A string equal for values Python hashes and compares equal (`1`, `1.0`, `True`). */
+export function hashKey(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return 's' + value
+    case 'number':
+      return 'n' + (Object.is(value, -0) ? 0 : value)
+    case 'bigint':
+      return 'n' + value.toString()
+    case 'boolean':
+      return value ? 'n1' : 'n0'
+  }
+  if (value === null) return 'N'
+  if (value instanceof PythonFloat) return 'n' + (Object.is(value.value, -0) ? 0 : value.value)
+  if (value instanceof Markup) return 's' + value.text
+  if (value instanceof Undefined) fail(value)
+  if (Array.isArray(value)) {
+    if (!isTuple(value)) throw typeError("unhashable type: 'list'")
+    return 't(' + value.map(hashKey).join(',') + ')'
+  }
+  if (isDict(value)) throw typeError("unhashable type: 'dict'")
+  if (typeof value === 'object' || typeof value === 'function') {
+    let id = identities.get(value as object)
+    if (id === undefined) identities.set(value as object, (id = nextIdentity++))
+    return 'o' + id
+  }
+  return 'u'
+}
