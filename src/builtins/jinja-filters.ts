@@ -72,14 +72,19 @@ export function bind(name: string, params: readonly Param[], args: unknown[], kw
   return out
 }
 
-function define(params: readonly Param[], fn: (host: CompileHost, value: unknown, ...rest: never[]) => unknown, name = 'filter'): FilterFunction {
-  if (params.length === 0) {
-    return (host, value, args, kwargs) => {
-      if (args.length > 0 || Object.keys(kwargs).length > 0) bind(name, params, args, kwargs)
-      return (fn as (host: CompileHost, value: unknown) => unknown)(host, value)
+type NamedFilter = FilterFunction & { pythonName?: string }
+
+/** A filter `def f(value, <params>)`; its Python name (for TypeErrors) is set when registered. */
+function define(params: readonly Param[], fn: (host: CompileHost, value: unknown, ...rest: never[]) => unknown): FilterFunction {
+  const call = fn as (host: CompileHost, value: unknown, ...rest: unknown[]) => unknown
+  const filter: NamedFilter = (host, value, args, kwargs) => {
+    if (params.length === 0 && args.length === 0) {
+      for (const _ in kwargs) return call(host, value, ...bind(filter.pythonName ?? 'filter', params, args, kwargs))
+      return call(host, value)
     }
+    return call(host, value, ...bind(filter.pythonName ?? 'filter', params, args, kwargs))
   }
-  return (host, value, args, kwargs) => (fn as (h: CompileHost, v: unknown, ...r: unknown[]) => unknown)(host, value, ...bind(name, params, args, kwargs))
+  return filter
 }
 
 /** `soft_str`: str of anything (Markup stays its text). */
@@ -610,6 +615,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     return new Markup(truthy(autospace) && out ? ' ' + out : out)
   }),
 }
+for (const [name, filter] of Object.entries(STOCK_FILTERS)) (filter as NamedFilter).pythonName = `do_${name}`
 STOCK_FILTERS.d = STOCK_FILTERS.default!
 STOCK_FILTERS.e = STOCK_FILTERS.escape!
 
