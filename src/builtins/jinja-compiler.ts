@@ -17,6 +17,7 @@
  */
 import { TemplateSyntaxError, TemplateRuntimeError, stampPosition, typeError, valueError } from './jinja-errors.js'
 import { PySlice, getAttr, getItem } from './jinja-access.js'
+import { DICT_METHOD_NAMES } from './jinja-methods.js'
 import type { CallArgs, Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
 import { add, binary, negate, positive } from './jinja-operators.js'
 import { LoopContext, Macro, TemplateModule, TemplateReference, type MacroDefinition, type Scope } from './jinja-runtime.js'
@@ -174,25 +175,40 @@ class Compiler {
     throw new TemplateSyntaxError(message, this.file, line)
   }
 
-  /** Wraps a statement so that an error leaving it names this template and line. */
-  private located(run: Run, line: number, column: number | undefined): Run {
-    const file = this.file
-    return (scope, render) => {
-      try {
-        run(scope, render)
-      } catch (error) {
-        stampPosition(error, file, line, column)
-        throw error
-      }
-    }
-  }
-
+  /**
+   * The statements of one body as one function. An error leaving statement `i` is stamped with
+   * its line and column here (one try per body, not per statement: bodies nest, so the
+   * innermost body that saw the error names it).
+   */
   statements(body: Stmt[], topLevel: boolean): Run {
     const runs = body.map((stmt) => this.statement(stmt, topLevel))
-    if (runs.length === 0) return () => {}
-    if (runs.length === 1) return runs[0]!
+    const lines = body.map((stmt) => stmt.line)
+    const columns = body.map((stmt) => stmt.column)
+    const file = this.file
+    const count = runs.length
+    if (count === 0) return () => {}
+    if (count === 1) {
+      const only = runs[0]!
+      if (body[0]!.kind === 'data') return only
+      const line = lines[0]!
+      const column = columns[0]
+      return (scope, render) => {
+        try {
+          only(scope, render)
+        } catch (error) {
+          stampPosition(error, file, line, column)
+          throw error
+        }
+      }
+    }
     return (scope, render) => {
-      for (let i = 0; i < runs.length; i++) runs[i]!(scope, render)
+      let i = 0
+      try {
+        for (; i < count; i++) runs[i]!(scope, render)
+      } catch (error) {
+        stampPosition(error, file, lines[i]!, columns[i])
+        throw error
+      }
     }
   }
 
@@ -203,8 +219,7 @@ class Compiler {
         render.out += text
       }
     }
-    const column = (stmt as { column?: number }).column
-    return this.located(this.statementBody(stmt, topLevel), stmt.line, column)
+    return this.statementBody(stmt, topLevel)
   }
 
   private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
@@ -522,7 +537,15 @@ class Compiler {
       case 'getattr': {
         const target = this.expr(expr.target)
         const attr = expr.attr
-        return (scope, render) => getAttr(target(scope, render), attr)
+        if (DICT_METHOD_NAMES.has(attr)) return (scope, render) => getAttr(target(scope, render), attr)
+        // Not a dict method: on a plain object (a row, `this`) the attribute is its own key.
+        return (scope, render) => {
+          const obj = target(scope, render)
+          if (typeof obj === 'object' && obj !== null && Object.getPrototypeOf(obj) === Object.prototype && Object.hasOwn(obj, attr)) {
+            return (obj as Record<string, unknown>)[attr]
+          }
+          return getAttr(obj, attr)
+        }
       }
       case 'getitem': {
         const target = this.expr(expr.target)

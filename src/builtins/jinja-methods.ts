@@ -468,6 +468,9 @@ const DICT_METHODS: Record<string, Method> = {
   },
 }
 
+/** Names `d.<name>` reads as a dict method rather than the key (Jinja: attribute first). */
+export const DICT_METHOD_NAMES: ReadonlySet<string> = new Set(Object.keys(DICT_METHODS))
+
 const RANGE_METHODS: Record<string, Method> = {
   index: (r: PyRange, a) => TUPLE_METHODS.index!(r.list() as never, a, {}),
   count: (r: PyRange, a) => TUPLE_METHODS.count!(r.list() as never, a, {}),

@@ -201,12 +201,36 @@ function buildEngine(loader: TemplateLoader, loaderRoot: string | undefined): Ji
 function relativeTo(base: string, value: unknown, directory: unknown): string {
   if (typeof value !== 'string') throw new TemplateRuntimeError('relative_to expects a path string', 'TypeError')
   const from = typeof directory === 'string' && directory !== '' ? directory : '.'
+  const fast = relativeOfNormalPaths(value, from === '.' ? '' : from)
+  if (fast !== undefined) return fast
   const root = toPosixPath(base)
   const relative = path.posix.relative(
     path.posix.resolve(root, toPosixPath(from)),
     path.posix.resolve(root, toPosixPath(value)),
   )
   return relative === '' ? '.' : relative
+}
+
+/** A segment that needs resolving (or a backslash, which toPosixPath would turn into `/`). */
+const NOT_NORMAL = /(^|\/)\.{1,2}(\/|$)|\/\/|\\|^\/|\/$/
+
+/**
+ * `relative_to` of two normalized relative paths (no `.`, `..`, empty segments or absolute
+ * start: what rows and `this.directory` hold) without resolving them against the base: the
+ * same result, much cheaper in a loop over thousands of rows. Undefined for other paths.
+ */
+function relativeOfNormalPaths(value: string, directory: string): string | undefined {
+  if (value === '' || NOT_NORMAL.test(value) || (directory !== '' && NOT_NORMAL.test(directory))) return undefined
+  if (directory === '') return value
+  if (value.startsWith(directory) && value[directory.length] === '/') return value.slice(directory.length + 1)
+  const to = value.split('/')
+  const from = directory.split('/')
+  let common = 0
+  while (common < to.length && common < from.length && to[common] === from[common]) common++
+  const up = from.length - common
+  const rest = to.slice(common)
+  const parts = [...Array<string>(up).fill('..'), ...rest]
+  return parts.length === 0 ? '.' : parts.join('/')
 }
 
 /** Text of one value in a table cell or list item: null empty, objects as JSON text. */

@@ -207,6 +207,19 @@ describe('relative_to filter', () => {
     expect(ours).toEqual(python.relpaths)
     expect(ours.slice(0, 4)).toEqual(['guide/a.md', '../x.md', '.', 'a.md'])
   })
+
+  it('gives the resolved answer for normalized paths too (the loop fast path)', () => {
+    const env = createJinjaEnvironment(RELATIVE_BASE)
+    const segment = fc.constantFrom('a', 'b', 'docs', 'a.md', 'ab')
+    const relPath = fc.array(segment, { minLength: 0, maxLength: 4 }).map((parts) => parts.join('/'))
+    fc.assert(
+      fc.property(relPath.filter((p) => p !== ''), relPath, (value, directory) => {
+        const expected = path.posix.relative(path.posix.resolve(RELATIVE_BASE, directory || '.'), path.posix.resolve(RELATIVE_BASE, value)) || '.'
+        expect(env.renderString('{{ p | relative_to(d) }}', { p: value, d: directory })).toBe(expected)
+      }),
+      { numRuns: 300, seed: 15 },
+    )
+  })
 })
 
 describe('rowsOf', () => {
