@@ -78,6 +78,8 @@ type Eval = (scope: Scope, render: RenderState) => unknown
 type Run = (scope: Scope, render: RenderState) => void
 
 const NO_KWARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
+/** Top-level statements that only produce output (skipped once the template has extended another). */
+const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
 
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
@@ -213,13 +215,24 @@ class Compiler {
   }
 
   private statement(stmt: Stmt, topLevel: boolean): Run {
+    let run: Run
     if (stmt.kind === 'data') {
       const text = stmt.text
-      return (_scope, render) => {
+      run = (_scope, render) => {
         render.out += text
       }
+    } else {
+      run = this.statementBody(stmt, topLevel)
     }
-    return this.statementBody(stmt, topLevel)
+    if (topLevel && OUTPUT_STATEMENTS.has(stmt.kind)) {
+      // After `{% extends %}` a template's own top-level output is not rendered (Jinja's
+      // `if parent_template is None` guard): its blocks render through the parent.
+      const inner = run
+      run = (scope, render) => {
+        if (render.parent === null) inner(scope, render)
+      }
+    }
+    return run
   }
 
   private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
@@ -260,14 +273,14 @@ class Compiler {
         }
       }
       case 'macro': {
-        const definition = this.macroDefinition(stmt.name, stmt.signature, stmt.body)
+        const definition = this.macroDefinition(stmt.name, stmt.signature, stmt.body, stmt.line)
         const name = stmt.name
         return (scope, render) => {
           scope[name] = new Macro(definition(render), scope, render)
         }
       }
       case 'callblock': {
-        const definition = this.macroDefinition('caller', stmt.signature, stmt.body)
+        const definition = this.macroDefinition('caller', stmt.signature, stmt.body, stmt.line)
         const call = stmt.call as Extract<Expr, { kind: 'call' }>
         const callee = this.expr(call.callee)
         const args = this.callArgs(call.call)
@@ -307,6 +320,8 @@ class Compiler {
           const compiled = this.loadTemplate(template(scope, render), ignoreMissing)
           if (!compiled) return
           const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
+          // Jinja passes the includer's names but not its `loop` variable.
+          if (withContext && root.loop !== undefined) root.loop = undefined
           renderTemplate(compiled, root, render)
         }
       }
@@ -393,7 +408,10 @@ class Compiler {
     return new TemplateModule(compiled.name, exports, body)
   }
 
-  private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[]): (render: RenderState) => MacroDefinition {
+  private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[], line = 0): (render: RenderState) => MacroDefinition {
+    if (signature.params.some((param) => param.name === 'caller' && param.default === null)) {
+      this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
+    }
     const body = this.statements(bodyNodes, false)
     const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
     const special = specialNames(bodyNodes)
@@ -599,7 +617,8 @@ class Compiler {
         return (scope, render) => {
           if (truthy(test(scope, render))) return then(scope, render)
           if (otherwise) return otherwise(scope, render)
-          return new Undefined(`the inline if-expression on line ${line} evaluated to false and no else section was defined.`)
+          // Jinja uses its plain (not strict) Undefined here: it prints empty (`cond_expr_undefined`).
+          return new Undefined(`the inline if-expression on line ${line} evaluated to false and no else section was defined.`, false)
         }
       }
       case 'binop': {

@@ -384,11 +384,19 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   }),
   batch: define([['linecount'], ['fill_with', null]], (_h, value, linecount: unknown, fillWith: unknown) => {
     const size = Number(toInt(linecount))
-    const items = iterate(value)
     const out: unknown[][] = []
-    for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
-    const last = out[out.length - 1]
-    if (last && fillWith !== null) while (last.length < size) last.push(fillWith)
+    let current: unknown[] = []
+    for (const item of iterate(value)) {
+      if (current.length === size) {
+        out.push(current)
+        current = []
+      }
+      current.push(item)
+    }
+    if (current.length > 0) {
+      if (fillWith !== null) while (current.length < size) current.push(fillWith)
+      out.push(current)
+    }
     return new PyIterator(out)
   }),
   capitalize: define([], (_h, value) => pyCapitalize(softStr(value))),

@@ -68,9 +68,10 @@ export function roundDecimal(x: number, digits: number): number {
   if (digits > 325) return x
   const { digits: d, point } = exactDigits(Math.abs(x))
   const rounded = roundDigits(d, point, point + digits)
-  const int = rounded.digits.slice(0, Math.max(rounded.point, 0)) || '0'
-  const frac = rounded.digits.slice(Math.max(rounded.point, 0))
-  const text = (rounded.point < 0 ? '0.' + '0'.repeat(-rounded.point) + rounded.digits : int + (frac ? '.' + frac : '')) || '0'
+  const kept = rounded.digits.padEnd(Math.max(rounded.point, 0), '0')
+  const int = kept.slice(0, Math.max(rounded.point, 0)) || '0'
+  const frac = kept.slice(Math.max(rounded.point, 0))
+  const text = rounded.point < 0 ? '0.' + '0'.repeat(-rounded.point) + rounded.digits : int + (frac ? '.' + frac : '')
   const value = Number(text) * (x < 0 ? -1 : 1)
   return value === 0 && x < 0 ? -0 : value
 }

@@ -194,6 +194,12 @@ export function power(a: unknown, b: unknown): unknown {
   const y = num(b)
   if (!x || !y) return unsupported('** or pow()', a, b)
   if (x.int && y.int && y.value >= 0n) return normalizeInt(x.value ** y.value)
+  if (x.int && y.int && x.value !== 0n) {
+    // int ** -n: 1 / base**n with one rounding (as C's pow gives it; JavaScript's ** may be 1 ulp off).
+    const denominator = x.value ** -y.value
+    const magnitude = denominator < 0n ? -denominator : denominator
+    if (magnitude <= 9007199254740991n) return float(1 / Number(denominator))
+  }
   const base = Number(x.value)
   if (base === 0 && Number(y.value) < 0) {
     throw divisionByZero('0.0 cannot be raised to a negative power')

@@ -23,9 +23,17 @@ import { PythonFloat } from '../values/python-float.js'
 import { pythonFloatRepr } from '../values/python-json.js'
 import { typeError, undefinedError } from './jinja-errors.js'
 
-/** A StrictUndefined value: using it raises `UndefinedError(hint)`. */
+/**
+ * An undefined value. Strict (StrictUndefined, what missing names and attributes give): every
+ * use raises `UndefinedError(hint)`. Not strict (Jinja's plain `Undefined`, what an inline `if`
+ * without `else` gives when false): prints empty, is false, iterates as empty, has length 0;
+ * arithmetic and attributes still raise.
+ */
 export class Undefined {
-  constructor(readonly hint: string) {}
+  constructor(
+    readonly hint: string,
+    readonly strict = true,
+  ) {}
 }
 
 export function fail(value: Undefined): never {
@@ -255,7 +263,7 @@ export function pyStr(value: unknown): string {
   if (value === null) return 'None'
   if (value instanceof PythonFloat) return floatStr(value.value)
   if (value instanceof Markup) return value.text
-  if (value instanceof Undefined) fail(value)
+  if (value instanceof Undefined) return value.strict ? fail(value) : ''
   if (hasAttributes(value) && value.toStr) return value.toStr()
   return pyRepr(value)
 }
@@ -277,7 +285,7 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
   if (value === null) return 'None'
   if (value instanceof PythonFloat) return floatStr(value.value)
   if (value instanceof Markup) return `Markup(${reprString(value.text)})`
-  if (value instanceof Undefined) fail(value)
+  if (value instanceof Undefined) return 'Undefined'
   if (typeof value === 'object' && seen.has(value)) return Array.isArray(value) ? '[...]' : '{...}'
   if (Array.isArray(value)) {
     seen.add(value)
@@ -338,7 +346,7 @@ export function truthy(value: unknown): boolean {
       return value !== 0n
   }
   if (value === null) return false
-  if (value instanceof Undefined) fail(value)
+  if (value instanceof Undefined) return value.strict ? fail(value) : false
   if (Array.isArray(value)) return value.length > 0
   if (value instanceof PythonFloat) return value.value !== 0
   if (value instanceof Markup) return value.text.length > 0
@@ -362,8 +370,8 @@ function numeric(value: unknown): number | bigint | undefined {
 /** Python's `a == b`. */
 export function pyEq(a: unknown, b: unknown): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a)
-  if (a instanceof Undefined) fail(a)
-  if (b instanceof Undefined) fail(b)
+  if (a instanceof Undefined) return a.strict ? fail(a) : b instanceof Undefined && !b.strict
+  if (b instanceof Undefined) return b.strict ? fail(b) : false
   const x = numeric(a)
   if (x !== undefined) {
     const y = numeric(b)
@@ -457,7 +465,7 @@ export function contains(container: unknown, item: unknown): boolean {
     const offset = (k - container.start) / container.step
     return Number.isInteger(offset) && offset >= 0 && offset < container.length
   }
-  if (container instanceof Undefined) fail(container)
+  if (container instanceof Undefined) return container.strict ? fail(container) : false
   if (container instanceof PyIterator) return contains(container.drain(), item)
   if (container instanceof Namespace) return Object.hasOwn(container.attrs, String(item))
   throw typeError(`argument of type '${typeName(container)}' is not iterable`)
@@ -469,7 +477,7 @@ const SURROGATE = /[\uD800-\uDFFF]/
 export function iterate(value: unknown): unknown[] {
   if (Array.isArray(value)) return value
   if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value) : value.split('')
-  if (value instanceof Undefined) fail(value)
+  if (value instanceof Undefined) return value.strict ? fail(value) : []
   if (isDict(value)) return Object.keys(value)
   if (value instanceof DictView || value instanceof PyRange) return value.list()
   if (value instanceof PyIterator) return value.drain()
@@ -493,7 +501,7 @@ export function isIterable(value: unknown): boolean {
 export function pyLen(value: unknown): number {
   if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value).length : value.length
   if (Array.isArray(value)) return value.length
-  if (value instanceof Undefined) fail(value)
+  if (value instanceof Undefined) return value.strict ? fail(value) : 0
   if (value instanceof Markup) return pyLen(value.text)
   if (isDict(value)) return Object.keys(value).length
   if (value instanceof DictView) return Object.keys(value.dict).length

@@ -7,6 +7,8 @@
  * `breakOnHyphens`) or on whitespace only, filled greedily, long words broken at `width`
  * (at a hyphen when possible); an empty or all-whitespace line gives no lines.
  */
+import { valueError } from './jinja-errors.js'
+
 const WS = '[\\t\\n\\x0b\\x0c\\r ]'
 const NOWS = '[^\\t\\n\\x0b\\x0c\\r ]'
 const WORD_PUNCT = `[\\w!"'&.,?]`
@@ -24,7 +26,7 @@ function split(text: string, breakOnHyphens: boolean): string[] {
 const length = (text: string): number => Array.from(text).length
 
 export function textWrap(text: string, width: number, breakLongWords: boolean, breakOnHyphens: boolean): string[] {
-  if (width <= 0) throw new RangeError(`invalid width ${width} (must be > 0)`)
+  if (width <= 0) throw valueError(`invalid width ${width} (must be > 0)`)
   const chunks = split(text, breakOnHyphens).reverse()
   const lines: string[] = []
   while (chunks.length > 0) {
