@@ -123,7 +123,7 @@ function loadCandidates(folder: string | undefined): Candidate[] {
   }
   const out: Candidate[] = []
   try {
-    const nunjucks = require('nunjucks') as typeof import('nunjucks')
+    const nunjucks = require('nunjucks') as NunjucksModule
     let files: Record<string, string> = {}
     const loader = {
       getSource: (name: string) => (name in files ? { src: files[name]!, path: name, noCache: true } : null),
@@ -181,6 +181,13 @@ function loadCandidates(folder: string | undefined): Candidate[] {
     // not installed
   }
   return out
+}
+
+interface NunjucksModule {
+  Environment: new (
+    loader: unknown,
+    options: Record<string, unknown>,
+  ) => { addFilter(name: string, fn: (...args: never[]) => unknown): void; render(name: string, context: unknown): string }
 }
 
 interface MiniJinja {

@@ -14,25 +14,10 @@
  */
 import { PythonFloat } from '../values/python-float.js'
 import { typeError, valueError } from './jinja-errors.js'
-import { formatLookup, methodOf, numberAttribute } from './jinja-methods.js'
-import {
-  DictView,
-  Markup,
-  Namespace,
-  PyCallable,
-  PyIterator,
-  PyRange,
-  Undefined,
-  codePoints,
-  fail,
-  hasAttributes,
-  isDict,
-  isTuple,
-  namedTupleInfo,
-  pyRepr,
-  tuple,
-  typeName,
-} from './jinja-values.js'
+import { methodOf, numberAttribute } from './jinja-methods.js'
+import { formatLookup } from './jinja-str-methods.js'
+import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './jinja-values.js'
+import { codePoints } from './jinja-protocols.js'
 
 /** A slice `start:stop:step` (the value of a slice expression). */
 export class PySlice {

@@ -1,83 +1,38 @@
 /**
  * Compiles a parsed Jinja template (jinja-nodes.ts) into JavaScript closures with Jinja2 3.1's
- * semantics; jinja-engine.ts runs them.
+ * semantics; jinja-engine.ts runs them. Expressions: jinja-expression-compiler.ts; inheritance
+ * at run time: jinja-inheritance.ts.
  *
  * Contract:
  * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
  *   top-level statements, appending text to `render.out`; `blocks` holds each `{% block %}`.
- *   Filters and tests are resolved when compiling (an unknown one is a `TemplateSyntaxError`
- *   naming its line, as Jinja's `No filter named 'x'.`).
  * - Scopes are prototype chains of plain objects (a name is looked up through them, the base
  *   being the globals): `set` writes the current scope (top level: the template's context, what
- *   `import` exports), a `for` body, a macro call, `with` and a block each get a child scope;
+ *   `import` exports), a `for` loop, a macro call, `with` and a block each get a child scope;
  *   a block sees the template context, not the local names around it, unless `scoped`.
- * - Undefined names and attributes are `Undefined` values (StrictUndefined: using one raises).
+ * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (jinja-errors.ts `stampPosition`).
  */
-import { TemplateSyntaxError, TemplateRuntimeError, stampPosition, typeError, valueError } from './jinja-errors.js'
-import { PySlice, getAttr, getItem } from './jinja-access.js'
-import { DICT_METHOD_NAMES } from './jinja-methods.js'
-import type { CallArgs, Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
-import { add, binary, negate, positive } from './jinja-operators.js'
-import { LoopContext, Macro, TemplateModule, TemplateReference, type MacroDefinition, type Scope } from './jinja-runtime.js'
+import { TemplateRuntimeError, stampPosition, typeError, valueError } from './jinja-errors.js'
 import {
-  Namespace,
-  PyCallable,
-  PyFunction,
-  Undefined,
-  fail,
-  isDict,
-  isTuple,
-  iterate,
-  pyCompare,
-  pyStr,
-  toOutput,
-  truthy,
-  tuple,
-  typeName,
-} from './jinja-values.js'
+  ExpressionCompiler,
+  callValue,
+  type CompileHost,
+  type CompiledTemplate,
+  type BlockEntry,
+  type RenderState,
+  type Run,
+} from './jinja-expression-compiler.js'
+import { renderBlock, renderTemplate } from './jinja-inheritance.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
+import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './jinja-runtime.js'
+import { Namespace, Undefined, fail, toOutput, typeName } from './jinja-values.js'
+import { iterate, truthy } from './jinja-protocols.js'
 
-/** A filter: `value | name(*args, **kwargs)`. */
-export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown
-/** A test: `value is name(*args)`. */
-export type TestFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => boolean
+export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './jinja-expression-compiler.js'
+export { renderTemplate } from './jinja-inheritance.js'
 
-export interface CompileHost {
-  filters: Record<string, FilterFunction>
-  tests: Record<string, TestFunction>
-  /** Loads and compiles a template by name (include, import, extends). */
-  getTemplate(name: string): CompiledTemplate
-  /** A fresh root scope (the globals only). */
-  newRootScope(): Scope
-}
-
-export interface BlockEntry {
-  run: (scope: Scope, render: RenderState) => void
-}
-
-/** One render: the output buffer and the block chains of the template context being rendered. */
-export interface RenderState {
-  out: string
-  host: CompileHost
-  blocks: Map<string, BlockEntry[]>
-  /** The template context (root scope) of the template being rendered. */
-  context: Scope
-  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
-  extendsMark: number
-  parent: CompiledTemplate | null
-}
-
-export interface CompiledTemplate {
-  name: string
-  root: (scope: Scope, render: RenderState) => void
-  blocks: Map<string, BlockEntry>
-}
-
-type Eval = (scope: Scope, render: RenderState) => unknown
-type Run = (scope: Scope, render: RenderState) => void
-
-const NO_KWARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
 /** Top-level statements that only produce output (skipped once the template has extended another). */
 const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
 
@@ -87,62 +42,6 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
   const blocks = new Map<string, BlockEntry>()
   for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
   return { name, root, blocks }
-}
-
-/** Renders `template` as the main template of a render (its own context and block chains). */
-export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {
-  const savedBlocks = render.blocks
-  const savedContext = render.context
-  const savedMark = render.extendsMark
-  const savedParent = render.parent
-  render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
-  render.context = scope
-  render.extendsMark = -1
-  render.parent = null
-  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0))
-  let current: CompiledTemplate | null = template
-  while (current) {
-    const start = render.out.length
-    current.root(scope, render)
-    if (render.parent === null) break
-    // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
-    render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
-    current = render.parent
-    render.parent = null
-    render.extendsMark = -1
-  }
-  render.blocks = savedBlocks
-  render.context = savedContext
-  render.extendsMark = savedMark
-  render.parent = savedParent
-}
-
-function renderBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {
-  const chain = render.blocks.get(blockName)
-  const entry = chain?.[index]
-  if (!entry) return undefined
-  const blockScope = Object.create(scope ?? render.context) as Scope
-  blockScope.super = new PyFunction('super', () => {
-    const text = renderBlock(render, blockName, index + 1)
-    if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
-    return text
-  })
-  const saved = render.out
-  render.out = ''
-  entry.run(blockScope, render)
-  const text = render.out
-  render.out = saved
-  return text
-}
-
-function callValue(callee: unknown, args: unknown[], kwargs: Record<string, unknown>): unknown {
-  if (callee instanceof PyCallable) return callee.invoke(args, kwargs)
-  if (typeof callee === 'function') {
-    const extra = Object.keys(kwargs).length > 0 ? [kwargs] : []
-    return (callee as (...a: unknown[]) => unknown)(...args, ...extra)
-  }
-  if (callee instanceof Undefined) fail(callee)
-  throw typeError(`'${typeName(callee)}' object is not callable`)
 }
 
 function lookup(scope: Scope, name: string): unknown {
@@ -167,16 +66,7 @@ function specialNames(body: Stmt[]): Set<string> {
   return found
 }
 
-class Compiler {
-  constructor(
-    private readonly file: string,
-    private readonly host: CompileHost,
-  ) {}
-
-  private fail(message: string, line: number): never {
-    throw new TemplateSyntaxError(message, this.file, line)
-  }
-
+class Compiler extends ExpressionCompiler {
   /**
    * The statements of one body as one function. An error leaving statement `i` is stamped with
    * its line and column here (one try per body, not per statement: bodies nest, so the
@@ -498,209 +388,4 @@ class Compiler {
     }
   }
 
-  private callArgs(call: CallArgs): (scope: Scope, render: RenderState) => [unknown[], Record<string, unknown>] {
-    const args = call.args.map((arg) => this.expr(arg))
-    const kwargs = call.kwargs.map(({ name, value }) => ({ name, value: this.expr(value) }))
-    const dynArgs = call.dynArgs ? this.expr(call.dynArgs) : null
-    const dynKwargs = call.dynKwargs ? this.expr(call.dynKwargs) : null
-    if (!dynArgs && !dynKwargs && kwargs.length === 0) {
-      return (scope, render) => [args.map((arg) => arg(scope, render)), NO_KWARGS]
-    }
-    return (scope, render) => {
-      const positional = args.map((arg) => arg(scope, render))
-      if (dynArgs) positional.push(...iterate(dynArgs(scope, render)))
-      const keywords: Record<string, unknown> = {}
-      for (const { name, value } of kwargs) keywords[name] = value(scope, render)
-      if (dynKwargs) {
-        const extra = dynKwargs(scope, render)
-        if (!isDict(extra)) throw typeError(`argument after ** must be a mapping, not ${typeName(extra)}`)
-        Object.assign(keywords, extra)
-      }
-      return [positional, keywords]
-    }
-  }
-
-  /** A filter chain whose innermost target is supplied at run time (filter blocks, block set). */
-  private filterChain(expr: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
-    if (expr.kind !== 'filter') throw new TemplateSyntaxError('expected a filter', this.file, expr.line)
-    const inner = expr.target ? this.filterChain(expr.target) : null
-    const apply = this.filterApplier(expr)
-    return (scope, render, input) => apply(scope, render, inner ? inner(scope, render, input) : input)
-  }
-
-  private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
-    const filter = this.host.filters[expr.name]
-    if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
-    const args = this.callArgs(expr.call)
-    const host = this.host
-    return (scope, render, value) => {
-      const [positional, keywords] = args(scope, render)
-      return filter(host, value, positional, keywords)
-    }
-  }
-
-  expr(expr: Expr): Eval {
-    switch (expr.kind) {
-      case 'const': {
-        const value = expr.value
-        return () => value
-      }
-      case 'name': {
-        const name = expr.name
-        return (scope) => {
-          const value = scope[name]
-          return value === undefined ? new Undefined(`'${name}' is undefined`) : value
-        }
-      }
-      case 'getattr': {
-        const target = this.expr(expr.target)
-        const attr = expr.attr
-        if (DICT_METHOD_NAMES.has(attr)) return (scope, render) => getAttr(target(scope, render), attr)
-        // Not a dict method: on a plain object (a row, `this`) the attribute is its own key.
-        return (scope, render) => {
-          const obj = target(scope, render)
-          if (typeof obj === 'object' && obj !== null && Object.getPrototypeOf(obj) === Object.prototype && Object.hasOwn(obj, attr)) {
-            return (obj as Record<string, unknown>)[attr]
-          }
-          return getAttr(obj, attr)
-        }
-      }
-      case 'getitem': {
-        const target = this.expr(expr.target)
-        const index = this.expr(expr.index)
-        return (scope, render) => {
-          const obj = target(scope, render)
-          if (obj instanceof Undefined) fail(obj)
-          return getItem(obj, index(scope, render))
-        }
-      }
-      case 'slice': {
-        const start = expr.start ? this.expr(expr.start) : null
-        const stop = expr.stop ? this.expr(expr.stop) : null
-        const step = expr.step ? this.expr(expr.step) : null
-        return (scope, render) =>
-          new PySlice(start ? start(scope, render) : null, stop ? stop(scope, render) : null, step ? step(scope, render) : null)
-      }
-      case 'call': {
-        const callee = this.expr(expr.callee)
-        const args = this.callArgs(expr.call)
-        return (scope, render) => {
-          const fn = callee(scope, render)
-          const [positional, keywords] = args(scope, render)
-          return callValue(fn, positional, keywords)
-        }
-      }
-      case 'filter': {
-        const target = expr.target ? this.expr(expr.target) : () => null
-        const apply = this.filterApplier(expr)
-        return (scope, render) => apply(scope, render, target(scope, render))
-      }
-      case 'test': {
-        const test = this.host.tests[expr.name]
-        if (!test) this.fail(`No test named '${expr.name}'.`, expr.line)
-        const target = this.expr(expr.target)
-        const args = this.callArgs(expr.call)
-        const host = this.host
-        const negated = expr.negated
-        return (scope, render) => {
-          const value = target(scope, render)
-          const [positional, keywords] = args(scope, render)
-          const result = test(host, value, positional, keywords)
-          return negated ? !result : result
-        }
-      }
-      case 'condexpr': {
-        const test = this.expr(expr.test)
-        const then = this.expr(expr.then)
-        const otherwise = expr.otherwise ? this.expr(expr.otherwise) : null
-        const line = expr.line
-        return (scope, render) => {
-          if (truthy(test(scope, render))) return then(scope, render)
-          if (otherwise) return otherwise(scope, render)
-          // Jinja uses its plain (not strict) Undefined here: it prints empty (`cond_expr_undefined`).
-          return new Undefined(`the inline if-expression on line ${line} evaluated to false and no else section was defined.`, false)
-        }
-      }
-      case 'binop': {
-        const left = this.expr(expr.left)
-        const right = this.expr(expr.right)
-        const op = expr.op
-        if (op === '+') return (scope, render) => add(left(scope, render), right(scope, render))
-        return (scope, render) => binary(op, left(scope, render), right(scope, render))
-      }
-      case 'concat': {
-        const items = expr.items.map((item) => this.expr(item))
-        return (scope, render) => {
-          let out = ''
-          for (const item of items) {
-            const value = item(scope, render)
-            out += typeof value === 'string' ? value : pyStr(value)
-          }
-          return out
-        }
-      }
-      case 'compare': {
-        const first = this.expr(expr.first)
-        const ops = expr.ops.map(({ op, expr: operand }) => ({ op, value: this.expr(operand) }))
-        return (scope, render) => {
-          let left = first(scope, render)
-          for (const { op, value } of ops) {
-            const right = value(scope, render)
-            if (!pyCompare(op, left, right)) return false
-            left = right
-          }
-          return true
-        }
-      }
-      case 'and': {
-        const left = this.expr(expr.left)
-        const right = this.expr(expr.right)
-        return (scope, render) => {
-          const value = left(scope, render)
-          return truthy(value) ? right(scope, render) : value
-        }
-      }
-      case 'or': {
-        const left = this.expr(expr.left)
-        const right = this.expr(expr.right)
-        return (scope, render) => {
-          const value = left(scope, render)
-          return truthy(value) ? value : right(scope, render)
-        }
-      }
-      case 'not': {
-        const operand = this.expr(expr.operand)
-        return (scope, render) => !truthy(operand(scope, render))
-      }
-      case 'neg': {
-        const operand = this.expr(expr.operand)
-        return (scope, render) => negate(operand(scope, render))
-      }
-      case 'pos': {
-        const operand = this.expr(expr.operand)
-        return (scope, render) => positive(operand(scope, render))
-      }
-      case 'list': {
-        const items = expr.items.map((item) => this.expr(item))
-        return (scope, render) => items.map((item) => item(scope, render))
-      }
-      case 'tuple': {
-        const items = expr.items.map((item) => this.expr(item))
-        return (scope, render) => tuple(items.map((item) => item(scope, render)))
-      }
-      case 'dict': {
-        const items = expr.items.map(({ key, value }) => ({ key: this.expr(key), value: this.expr(value) }))
-        return (scope, render) => {
-          const out: Record<string, unknown> = {}
-          for (const { key, value } of items) {
-            const k = key(scope, render)
-            if (k instanceof Undefined) fail(k)
-            if (Array.isArray(k) && !isTuple(k)) throw typeError("unhashable type: 'list'")
-            out[typeof k === 'string' ? k : pyStr(k)] = value(scope, render)
-          }
-          return out
-        }
-      }
-    }
-  }
 }

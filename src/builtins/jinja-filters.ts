@@ -13,64 +13,21 @@
  */
 import { PythonFloat } from '../values/python-float.js'
 import { jinjaToJson } from '../values/python-json.js'
-import { attributeOnly, getItem } from './jinja-access.js'
+import { attributeOnly } from './jinja-access.js'
+import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './jinja-conversions.js'
+import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './jinja-filter-arguments.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, pprint, striptags, truncate, urlQuote, wordCount } from './jinja-text-filters.js'
 import type { CompileHost, FilterFunction } from './jinja-compiler.js'
-import { TemplateRuntimeError, typeError, undefinedError, valueError } from './jinja-errors.js'
-import { escapeHtml, unescapeHtml } from './jinja-escape.js'
-import { fixed, percentFormat, roundDecimal } from './jinja-format.js'
-import { pyCapitalize, pyCenter, pyReplace, pySplitlines, pyTitle } from './jinja-methods.js'
+import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
+import { escapeHtml } from './jinja-escape.js'
+import { percentFormat } from './jinja-format.js'
+import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './jinja-str-methods.js'
 import { add } from './jinja-operators.js'
 import { toPythonJson } from './jinja-json.js'
 import { textWrap } from './jinja-wrap.js'
 import { urlize } from './jinja-urlize.js'
-import {
-  DictView,
-  Markup,
-  PyIterator,
-  PyRange,
-  Undefined,
-  fail,
-  float,
-  hashKey,
-  isDict,
-  isString,
-  isTuple,
-  iterate,
-  namedTuple,
-  normalizeInt,
-  pyLen,
-  pyLess,
-  pyRepr,
-  pyStr,
-  textOf,
-  truthy,
-  tuple,
-  typeName,
-} from './jinja-values.js'
-
-const REQUIRED = Symbol('required')
-type Param = readonly [name: string, fallback?: unknown]
-
-/** Binds `args`/`kwargs` to `params` as Python does for `def f(value, <params>)`. */
-export function bind(name: string, params: readonly Param[], args: unknown[], kwargs: Record<string, unknown>): unknown[] {
-  if (args.length > params.length) {
-    throw typeError(`${name}() takes from 1 to ${params.length + 1} positional arguments but ${args.length + 1} were given`)
-  }
-  const out: unknown[] = new Array(params.length)
-  for (let i = 0; i < params.length; i++) {
-    const [param, fallback = REQUIRED] = params[i]!
-    if (i < args.length) {
-      if (Object.hasOwn(kwargs, param)) throw typeError(`${name}() got multiple values for argument '${param}'`)
-      out[i] = args[i]
-    } else if (Object.hasOwn(kwargs, param)) out[i] = kwargs[param]
-    else if (fallback === REQUIRED) throw typeError(`${name}() missing required argument: '${param}'`)
-    else out[i] = fallback
-  }
-  for (const key of Object.keys(kwargs)) {
-    if (!params.some(([param]) => param === key)) throw typeError(`${name}() got an unexpected keyword argument '${key}'`)
-  }
-  return out
-}
+import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './jinja-values.js'
+import { hashKey, iterate, pyLen, pyLess, truthy } from './jinja-protocols.js'
 
 type NamedFilter = FilterFunction & { pythonName?: string }
 
@@ -87,149 +44,9 @@ function define(params: readonly Param[], fn: (host: CompileHost, value: unknown
   return filter
 }
 
-/** `soft_str`: str of anything (Markup stays its text). */
-const softStr = (value: unknown): string => (typeof value === 'string' ? value : pyStr(value))
-
-function ignoreCase(value: unknown): unknown {
-  return typeof value === 'string' ? value.toLowerCase() : value instanceof Markup ? value.text.toLowerCase() : value
-}
-
-function attributeParts(attribute: unknown): unknown[] {
-  if (attribute === null || attribute === undefined) return []
-  if (typeof attribute === 'string') return attribute.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : part))
-  return [attribute]
-}
-
-/** Jinja's `make_attrgetter`. */
-export function attrGetter(attribute: unknown, postprocess?: (value: unknown) => unknown, fallback: unknown = null): (item: unknown) => unknown {
-  const parts = attributeParts(attribute)
-  return (item) => {
-    let value = item
-    for (const part of parts) {
-      value = getItem(value, part)
-      if (fallback !== null && value instanceof Undefined) value = fallback
-    }
-    return postprocess ? postprocess(value) : value
-  }
-}
-
-/** Jinja's `make_multi_attrgetter` (`sort(attribute='a,b')`). */
-function multiAttrGetter(attribute: unknown, postprocess?: (value: unknown) => unknown): (item: unknown) => unknown[] {
-  const split = typeof attribute === 'string' ? attribute.split(',') : [attribute]
-  const getters = split.map((part) => attrGetter(part, postprocess))
-  return (item) => getters.map((getter) => getter(item))
-}
-
-function compareKeys(a: unknown, b: unknown): number {
-  if (pyLess(a, b)) return -1
-  if (pyLess(b, a)) return 1
-  return 0
-}
-
-/** Python's `sorted(items, key=key, reverse=reverse)` (stable, reverse keeps equal items' order). */
-export function pySorted<T>(items: T[], key: (item: T) => unknown, reverse = false): T[] {
-  const keyed = items.map((item, index) => ({ item, key: key(item), index }))
-  keyed.sort((x, y) => {
-    const order = reverse ? compareKeys(y.key, x.key) : compareKeys(x.key, y.key)
-    return order !== 0 ? order : x.index - y.index
-  })
-  return keyed.map((entry) => entry.item)
-}
-
-function toInt(value: unknown): number | bigint {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TemplateRuntimeError('cannot convert float infinity to integer', 'OverflowError')
-    return normalizeInt(BigInt(Math.trunc(value)))
-  }
-  if (typeof value === 'bigint') return value
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (value instanceof PythonFloat) return toInt(value.value)
-  if (isString(value)) return parseIntText(textOf(value), 10)
-  throw typeError(`int() argument must be a string, a bytes-like object or a real number, not '${typeName(value)}'`)
-}
-
-const INT_DIGITS: Record<number, RegExp> = { 2: /^[01]+(_[01]+)*$/, 8: /^[0-7]+(_[0-7]+)*$/, 10: /^\d+(_\d+)*$/, 16: /^[\da-f]+(_[\da-f]+)*$/i }
-
-/** Python's `int(text, base)`. */
-function parseIntText(input: string, base: number): number | bigint {
-  let text = input.trim()
-  let sign = 1n
-  if (text.startsWith('-') || text.startsWith('+')) {
-    if (text[0] === '-') sign = -1n
-    text = text.slice(1)
-  }
-  let radix = base
-  const prefix = /^0([box])_?/i.exec(text)
-  if (base === 0) {
-    if (prefix) {
-      radix = prefix[1]!.toLowerCase() === 'b' ? 2 : prefix[1]!.toLowerCase() === 'o' ? 8 : 16
-      text = text.slice(prefix[0].length)
-    } else {
-      radix = 10
-      if (/^0+[1-9]/.test(text)) throw valueError(`invalid literal for int() with base 0: ${pyRepr(input)}`)
-    }
-  } else if (prefix && ((base === 16 && /x/i.test(prefix[1]!)) || (base === 8 && /o/i.test(prefix[1]!)) || (base === 2 && /b/i.test(prefix[1]!)))) {
-    text = text.slice(prefix[0].length)
-  }
-  const pattern = INT_DIGITS[radix] ?? new RegExp(`^[0-9a-z]+$`, 'i')
-  if (!pattern.test(text)) throw valueError(`invalid literal for int() with base ${base}: ${pyRepr(input)}`)
-  const digits = text.replaceAll('_', '').toLowerCase()
-  let value = 0n
-  for (const digit of digits) value = value * BigInt(radix) + BigInt(parseInt(digit, 36))
-  return normalizeInt(sign * value)
-}
-
-/** Python's `float(value)`. */
-function toFloat(value: unknown): number {
-  if (typeof value === 'number') return value
-  if (typeof value === 'bigint') return Number(value)
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (value instanceof PythonFloat) return value.value
-  if (isString(value)) {
-    const text = textOf(value).trim().toLowerCase()
-    if (/^[+-]?(inf|infinity)$/.test(text)) return text.startsWith('-') ? -Infinity : Infinity
-    if (/^[+-]?nan$/.test(text)) return NaN
-    if (/^[+-]?((\d+(_\d+)*)(\.(\d+(_\d+)*)?)?|\.\d+(_\d+)*)(e[+-]?\d+(_\d+)*)?$/.test(text)) return Number(text.replaceAll('_', ''))
-    throw valueError(`could not convert string to float: ${pyRepr(textOf(value))}`)
-  }
-  throw typeError(`float() argument must be a string or a real number, not '${typeName(value)}'`)
-}
-
-function catchConversion<T>(run: () => T, fallback: T): T {
-  try {
-    return run()
-  } catch (error) {
-    if (error instanceof TemplateRuntimeError && ['TypeError', 'ValueError', 'OverflowError'].includes(error.pythonType)) return fallback
-    throw error
-  }
-}
-
 function escape(value: unknown): Markup {
   if (value instanceof Markup) return value
   return new Markup(escapeHtml(softStr(value)))
-}
-
-/** Python's `round(value, ndigits)`. */
-function pyRound(value: unknown, digits: unknown): unknown {
-  const n = typeof digits === 'number' ? digits : Number(digits)
-  if (typeof value === 'number' && Number.isInteger(value) || typeof value === 'bigint' || typeof value === 'boolean') {
-    const int = BigInt(typeof value === 'boolean' ? Number(value) : value)
-    if (n >= 0) return normalizeInt(int)
-    const unit = 10n ** BigInt(-n)
-    let q = int / unit
-    let r = int % unit
-    if (r < 0n) {
-      r += unit
-      q -= 1n
-    }
-    const twice = r * 2n
-    if (twice > unit || (twice === unit && q % 2n !== 0n)) q += 1n
-    return normalizeInt(q * unit)
-  }
-  if (typeof value === 'number' || value instanceof PythonFloat) {
-    return float(roundDecimal(value instanceof PythonFloat ? value.value : value, n))
-  }
-  throw typeError(`type ${typeName(value)} doesn't define __round__ method`)
 }
 
 function firstOf(value: unknown, what: string): unknown {
@@ -274,98 +91,6 @@ function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwar
   } else test = truthy
   const items = iterate(value).filter((item) => test(transform(item)) === select)
   return new PyIterator(items)
-}
-
-function urlQuote(value: unknown, forQueryString: boolean): string {
-  const bytes = new TextEncoder().encode(softStr(value))
-  let out = ''
-  for (const byte of bytes) {
-    const char = String.fromCharCode(byte)
-    if (/[A-Za-z0-9_.\-~]/.test(char) || (!forQueryString && char === '/')) out += char
-    else out += '%' + byte.toString(16).toUpperCase().padStart(2, '0')
-  }
-  return forQueryString ? out.replaceAll('%20', '+') : out
-}
-
-const XML_ATTRIBUTE_KEY = /[\s/>=]/
-
-function wordCount(text: string): number {
-  return (text.match(/[\p{L}\p{N}_]+/gu) ?? []).length
-}
-
-function fileSize(value: unknown, binary: unknown): string {
-  const bytes = toFloat(value)
-  const base = truthy(binary) ? 1024 : 1000
-  const prefixes = truthy(binary) ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB']
-  if (bytes === 1) return '1 Byte'
-  if (bytes < base) return `${Math.trunc(bytes)} Bytes`
-  let unit = 0
-  for (let i = 0; i < prefixes.length; i++) {
-    unit = base ** (i + 2)
-    if (bytes < unit) return `${fixed((base * bytes) / unit, 1)} ${prefixes[i]}`
-  }
-  return `${fixed((base * bytes) / unit, 1)} ${prefixes[prefixes.length - 1]}`
-}
-
-function indent(value: unknown, width: unknown, first: unknown, blank: unknown): string {
-  const indention = isString(width) ? textOf(width) : ' '.repeat(Number(toInt(width)))
-  const text = softStr(value) + '\n'
-  let out: string
-  if (truthy(blank)) out = pySplitlines(text).join('\n' + indention)
-  else {
-    const lines = pySplitlines(text)
-    out = lines.shift() ?? ''
-    if (lines.length > 0) out += '\n' + lines.map((line) => (line ? indention + line : line)).join('\n')
-  }
-  return truthy(first) ? indention + out : out
-}
-
-function truncate(value: unknown, length: unknown, killwords: unknown, end: unknown, leeway: unknown): string {
-  const text = softStr(value)
-  const points = Array.from(text)
-  const size = Number(toInt(length))
-  const ending = softStr(end)
-  const slack = leeway === null ? 5 : Number(toInt(leeway))
-  if (size < Array.from(ending).length) throw new TemplateRuntimeError(`expected length >= ${Array.from(ending).length}, got ${size}`, 'AssertionError')
-  if (slack < 0) throw new TemplateRuntimeError(`expected leeway >= 0, got ${slack}`, 'AssertionError')
-  if (points.length <= size + slack) return text
-  const kept = points.slice(0, size - Array.from(ending).length).join('')
-  if (truthy(killwords)) return kept + ending
-  const space = kept.lastIndexOf(' ')
-  return (space >= 0 ? kept.slice(0, space) : kept) + ending
-}
-
-function striptags(value: unknown): string {
-  let text = softStr(value)
-  for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
-    const end = text.indexOf('-->', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 3)
-  }
-  for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
-    const end = text.indexOf('>', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 1)
-  }
-  text = text.split(/[\s\x1c-\x1f\x85]+/u).filter(Boolean).join(' ')
-  return unescapeHtml(text)
-}
-
-function pprint(value: unknown): string {
-  // pprint sorts dict keys (sort_dicts=True); short values print on one line as repr.
-  const sortDicts = (item: unknown): unknown => {
-    if (Array.isArray(item)) {
-      const mapped = item.map(sortDicts)
-      return isTuple(item) ? tuple(mapped) : mapped
-    }
-    if (isDict(item)) {
-      const out: Record<string, unknown> = {}
-      for (const key of Object.keys(item).sort()) out[key] = sortDicts(item[key])
-      return out
-    }
-    return item
-  }
-  return pyRepr(sortDicts(value))
 }
 
 export const STOCK_FILTERS: Record<string, FilterFunction> = {
@@ -636,4 +361,4 @@ function groupHash(key: unknown): string {
   }
 }
 
-export { toFloat, toInt, undefinedError }
+export { bind } from './jinja-filter-arguments.js'

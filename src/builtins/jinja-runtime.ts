@@ -14,7 +14,8 @@
  *   `str()` is the module's output).
  */
 import { typeError } from './jinja-errors.js'
-import { PyCallable, Undefined, pyEq, tuple, type HasAttributes } from './jinja-values.js'
+import { PyCallable, Undefined, tuple, type HasAttributes } from './jinja-values.js'
+import { pyEq } from './jinja-protocols.js'
 
 export type Scope = Record<string, unknown>
 

@@ -13,28 +13,8 @@ import type { TestFunction } from './jinja-compiler.js'
 import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
 import { bind } from './jinja-filters.js'
 import { Cycler, Joiner } from './jinja-runtime.js'
-import {
-  DictView,
-  Markup,
-  Namespace,
-  PyCallable,
-  PyFunction,
-  PyIterator,
-  PyRange,
-  Undefined,
-  contains,
-  fail,
-  isDict,
-  isIterable,
-  isString,
-  iterate,
-  pyCompare,
-  pyEq,
-  pyLen,
-  pyStr,
-  textOf,
-  truthy,
-} from './jinja-values.js'
+import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './jinja-values.js'
+import { contains, isIterable, iterate, pyCompare, pyEq, pyLen } from './jinja-protocols.js'
 import { modulo } from './jinja-operators.js'
 
 function test(params: readonly (readonly [string, unknown?])[], fn: (value: unknown, ...args: never[]) => boolean): TestFunction {

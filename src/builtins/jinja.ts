@@ -43,7 +43,7 @@ import { readConfinedFile } from '../documents/confined-files.js'
 import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
-import { jinjaToJson, pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
+import { pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
 import {
   TemplateRuntimeError,
   createJinjaEngine,
