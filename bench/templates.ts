@@ -20,6 +20,11 @@
  *   (b) a template using loops, filters, a macro and a namespace over 1,000 rows; a cell is
  *   `n/a` when the engine renders it differently from this package's engine (the reference:
  *   it passes the corpus).
+ * - `--baseline=<checkout>`: also renders the list template over 5,000 rows through the
+ *   plugin's renderer (`createJinjaRenderer`, template file, `rows` shaping, right-trim) of
+ *   another checkout of this repository (e.g. `git worktree add /tmp/base <commit>`, its
+ *   node_modules linked) and through this one's, alternating, and reports both medians of wall
+ *   and CPU time (CPU time is steadier on a busy machine): the before/after of a change.
  * - Rewrites the section `templates` of bench/RESULTS.md.
  */
 import fs from 'node:fs'
@@ -116,7 +121,8 @@ function loadCandidates(folder: string | undefined): Candidate[] {
   const require = createRequire(path.join(path.resolve(folder), 'package.json'))
   const version = (name: string): string => {
     try {
-      return (require(`${name}/package.json`) as { version: string }).version
+      const file = path.join(path.resolve(folder), 'node_modules', name, 'package.json')
+      return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
     } catch {
       return '?'
     }
@@ -247,6 +253,47 @@ const FEATURE_TEMPLATE = `{% macro badge(status) %}[{{ status | upper }}]{% endm
 Total priority: {{ ns.total }}, mean {{ '%.2f' | format(ns.total / (rows | length)) }}
 `
 
+type Renderer = { render(input: { template: string; value: unknown; location: typeof LOCATION }): { content: string } }
+
+/** The plugin's renderer of `checkout` (its src/builtins/jinja.ts) against this one's, alternating. */
+async function compareRenderers(checkout: string, runs: number): Promise<string[]> {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-bench-renderers-'))
+  fs.writeFileSync(path.join(folder, 'open.md.j2'), LIST_TEMPLATE)
+  const load = async (file: string): Promise<Renderer> => {
+    const module = (await import(file)) as { createJinjaRenderer(options: { templatesDir: string; root: string }): Renderer }
+    return module.createJinjaRenderer({ templatesDir: folder, root: folder })
+  }
+  const theirs = await load(path.resolve(checkout, 'src/builtins/jinja.ts'))
+  const ours = await load(path.resolve(import.meta.dirname, '../src/builtins/jinja.ts'))
+  const value = workloadRows(5000)
+  const input = { template: 'open.md.j2', value, location: LOCATION }
+  const same = theirs.render(input).content === ours.render(input).content
+  const wall = { theirs: [] as number[], ours: [] as number[] }
+  const cpu = { theirs: [] as number[], ours: [] as number[] }
+  for (let i = 0; i < runs + 3; i++) {
+    for (const [side, renderer] of [['theirs', theirs], ['ours', ours]] as const) {
+      const startCpu = process.cpuUsage()
+      const start = performance.now()
+      renderer.render(input)
+      const elapsed = performance.now() - start
+      const used = process.cpuUsage(startCpu)
+      if (i >= 3) {
+        wall[side].push(elapsed)
+        cpu[side].push((used.user + used.system) / 1000)
+      }
+    }
+  }
+  fs.rmSync(folder, { recursive: true, force: true })
+  return [
+    `The plugin's renderer (\`createJinjaRenderer\`: the template file, \`rows\`, right-trim) on the list template over 5,000 rows, baseline = \`${path.basename(path.resolve(checkout))}\`, alternating, median of ${runs} (min–max)${same ? '' : ' (the outputs differ)'}:`,
+    '',
+    '| renderer | wall time | CPU time |',
+    '| --- | --- | --- |',
+    `| baseline checkout | ${cell(wall.theirs, 'ms')} | ${cell(cpu.theirs, 'ms')} |`,
+    `| this checkout | ${cell(wall.ours, 'ms')} | ${cell(cpu.ours, 'ms')} |`,
+  ]
+}
+
 function workloadRows(count: number): Record<string, unknown>[] {
   const statuses = ['open', 'done', 'blocked', 'review']
   return Array.from({ length: count }, (_, i) => ({
@@ -264,7 +311,8 @@ function timeRenders(candidate: Candidate, template: string, context: Record<str
   try {
     output = candidate.render(files, context)
   } catch (error) {
-    return `n/a (fails: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 60)})`
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim()
+    return `n/a (fails: ${message.slice(0, 70)})`
   }
   if (output !== reference) return 'n/a (renders differently)'
   for (let i = 0; i < 3; i++) candidate.render(files, context)
@@ -285,8 +333,10 @@ process.on('uncaughtException', () => {
 })
 
 const argv = process.argv.slice(2)
-const candidatesFolder = argv.find((arg) => arg.startsWith('--candidates='))?.slice('--candidates='.length)
-const { runs } = benchArgs(argv.filter((arg) => !arg.startsWith('--candidates=')), 30)
+const option = (name: string): string | undefined => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3)
+const candidatesFolder = option('candidates')
+const baseline = option('baseline')
+const { runs } = benchArgs(argv.filter((arg) => !arg.startsWith('--candidates=') && !arg.startsWith('--baseline=')), 30)
 const corpus = JSON.parse(fs.readFileSync(CORPUS, 'utf8')) as { jinja2: string; cases: Case[] }
 const own = ownEngine()
 const engines = [own, ...loadCandidates(candidatesFolder)]
@@ -314,6 +364,7 @@ for (const engine of engines) {
 }
 if (engines.length === 1) lines.push('', 'Candidates were not measured in this run (no `--candidates=<folder>`).')
 if (strayErrors > 0) lines.push('', `(${strayErrors} error(s) were thrown asynchronously by a candidate after its render returned; not counted as raised.)`)
+if (baseline) lines.push('', ...(await compareRenderers(baseline, runs)))
 const markdown = lines.join('\n')
 writeSection('templates', markdown)
 console.log(markdown)
