@@ -5,14 +5,17 @@
  *
  * Each case's template is `main.j2` in a temporary templates folder (with the case's other
  * files); contexts are decoded from the corpus's tagged JSON (`$float` → PythonFloat, `$int` →
- * bigint, `$tuple` → a tuple). Output cases must match byte for byte; error cases must raise
- * an error naming the template Jinja blamed and Jinja's line (not Python's exact text).
+ * bigint, `$tuple` → a tuple). SQL model cases are `models/main.sql` of a project compiled by
+ * `loadSqlModels` (the models they ref exist as `select 1`). Output cases must match byte for
+ * byte; error cases must raise an error naming the template Jinja blamed and Jinja's line (not
+ * Python's exact text).
  */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createJinjaEnvironment, createJinjaRenderer } from '../../src/builtins/jinja.js'
+import { loadSqlModels } from '../../src/documents/sql-models.js'
 import { pythonFloat } from '../../src/values/python-float.js'
 import type { Location } from '../../src/protocol/schemas.js'
 
@@ -22,6 +25,8 @@ interface Case {
   context: Record<string, unknown>
   files?: Record<string, string>
   renderer?: boolean
+  /** An SQL model case: the models it refs. */
+  sql?: string[]
   expected: { output: string } | { error: { file: string; line: number; type: string; message: string } }
 }
 
@@ -66,7 +71,18 @@ function templatesFor(entry: Case): string {
   return folder
 }
 
+function compileModel(entry: Case): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-jinja-conformance-sql-'))
+  folders.push(root)
+  fs.mkdirSync(path.join(root, 'models'))
+  fs.writeFileSync(path.join(root, 'models/main.sql'), entry.template)
+  for (const model of entry.sql ?? []) fs.writeFileSync(path.join(root, `models/${model}.sql`), 'select 1')
+  const compiled = loadSqlModels(root, 'models').compile('main')
+  return compiled.parts.find((part) => part.name === 'main')!.sql
+}
+
 function render(entry: Case): string {
+  if (entry.sql) return compileModel(entry)
   const folder = templatesFor(entry)
   const context = decode(entry.context) as Record<string, unknown>
   if (entry.renderer) {
@@ -97,7 +113,10 @@ describe(`Jinja conformance corpus (${corpus.cases.length} cases, expected outpu
     expect(caught, `expected ${expected.error.type}: ${expected.error.message}`).toBeInstanceOf(Error)
     const message = (caught as Error).message
     const blamed = (caught as { templateName?: string; line?: number }).templateName
-    if (entry.renderer) {
+    if (entry.sql) {
+      expect(message).toMatch(/^cannot render SQL model main: /)
+      expect(message).toContain(`(models/main.sql line ${expected.error.line}`)
+    } else if (entry.renderer) {
       // The renderer's message names the template and the line (`template main.j2: … (line n…)`).
       expect(message).toMatch(/^template main\.j2: /)
       const where = expected.error.file === 'main.j2' ? '' : `${expected.error.file} `
