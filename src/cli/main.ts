@@ -1,109 +1,143 @@
 /**
- * The command line: `vite-plugin-insitu sync|check [--root <dir>]`, the engine without Vite.
+ * The command line: `vite-plugin-insitu <command>`, the engine and the extension toolchain
+ * without Vite.
  *
  * Contract: `runCli(argv, io)` runs one command and resolves to its exit code; it never calls
  * `process.exit` and always closes the engine it started (extension processes end with it).
- * - `check` renders every managed document and writes nothing; it prints one
- *   `<path>:<line> region <id> is stale` line per stale job with a short diff, then a summary.
- * - `sync` writes every document whose regenerated text differs (see sync/write-back.ts for
- *   the guarantees) and prints `wrote <path>` per document, then a summary.
- * - Both then run the project's validators (as `vite build` does): their errors and warnings
- *   are listed, and an error fails the command.
- * - `--root <dir>`: exactly that folder is the project (its `insitu.toml`, if any, else the
- *   defaults), like the plugin's `root` option. Default: the nearest `insitu.toml` walking up
- *   from `io.cwd`, else `io.cwd`.
- * - `--no-cache`: keep everything in memory and write nothing to the state folder (the
- *   plugin's `cache: false`); by default the document index persists in `paths.state`.
- * - `--help`/`-h` prints the usage (both commands and the options), `--version`/`-v` the version.
- * - Exit codes: 0 clean (check: nothing stale; sync: everything written or current); 1 stale
- *   documents (check) or failed jobs, writes or validators (both); 2 usage errors (stderr: the problem and
- *   a hint to `--help`) and config errors (a bad `insitu.toml` or extension manifest: its
- *   message, which starts `file:line:col:` when the position is known).
+ * - `check` / `sync` (project-command.ts): regenerate every managed document; `check` writes
+ *   nothing and fails on stale regions, `sync` writes. Both run the validators. `--root <dir>`,
+ *   `--no-cache`, `--format text|json|github` (report-formats.ts).
+ * - `extension add SOURCE [--version SPEC]`, `extension list` (extension-commands.ts).
+ * - `init [DIR] [--force]` (init-command.ts).
+ * - `--help`/`-h` prints `USAGE`, `--version`/`-v` the version (outside `extension add`,
+ *   where `--version` is the range).
+ * - Exit codes: 0 clean; 1 stale documents (check), failed jobs, writes, validators or installs;
+ *   2 usage errors (stderr: the problem and a hint to `--help`) and config errors (a bad
+ *   `insitu.toml`, extension manifest or `insitu.lock`: its message, which starts
+ *   `file:line:col:` when the position is known).
  * Reports go to stdout; usage, config and extension-log messages to stderr.
+ * One more command is one more entry in `COMMANDS` (its spec, usage lines and `run`).
  */
-import fs from 'node:fs'
-import path from 'node:path'
-import { InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { pluginVersion } from '../engine/dependency-fingerprints.js'
-import { ConfigError } from '../host/config.js'
-import { formatSyncReport, syncProject } from '../sync/sync-project.js'
+import { type CommandSpec, type ParsedCommand, parseArguments } from './arguments.js'
+import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_USAGE } from './cli-io.js'
+import { runExtensionAdd, runExtensionList } from './extension-commands.js'
+import { runInit } from './init-command.js'
+import { runProjectCommand } from './project-command.js'
+import { REPORT_FORMATS, type ReportFormat } from './report-formats.js'
 
-export interface CliOutput {
-  write(text: string): unknown
+export { type CliIo, type CliOutput, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE } from './cli-io.js'
+
+export interface CliCommand extends CommandSpec {
+  /** The command's line in `--help`: its synopsis and what it does. */
+  usage: { synopsis: string; summary: string[] }
+  run(parsed: ParsedCommand<CliCommand>, io: CliIo): Promise<number> | number
 }
 
-export interface CliIo {
-  stdout: CliOutput
-  stderr: CliOutput
-  /** The folder the command runs in (where the project is looked for). */
-  cwd: string
-}
+const ROOT = { '--root': { value: 'dir' } } as const
+const PROJECT_OPTIONS = {
+  ...ROOT,
+  '--no-cache': { value: null },
+  '--format': { value: 'format', choices: REPORT_FORMATS },
+} as const
 
-export const CLI_NAME = 'vite-plugin-insitu'
-
-export const EXIT_CLEAN = 0
-export const EXIT_STALE_OR_FAILED = 1
-export const EXIT_USAGE = 2
-
-export const USAGE = `Usage: ${CLI_NAME} <command> [options]
-
-Commands:
-  check   Regenerate every managed document in memory and fail when any region or
-          front-matter materialization on disk is stale (writes nothing)
-  sync    Write every managed document whose regenerated text differs back to disk
-
-Options:
-  --root <dir>   Use exactly this folder as the project (default: the folder of the
-                 nearest insitu.toml above the current folder, else the current folder)
-  --no-cache     Do not read or write the persistent cache (.insitu/ by default)
-  -h, --help     Show this help
-  -v, --version  Show the version
-
-Both commands then run the project's validators; a validator error fails them.
-
-Exit codes: 0 clean, 1 stale documents (check), failed jobs or validator errors,
-2 usage or config error
-`
-
-type Command = 'check' | 'sync'
-
-type Parsed =
-  | { kind: 'help' }
-  | { kind: 'version' }
-  | { kind: 'run'; command: Command; root: string | null; cache: boolean }
-  | { kind: 'usage'; problem: string }
-
-export function parseArguments(argv: readonly string[]): Parsed {
-  let command: Command | null = null
-  let root: string | null = null
-  let cache = true
-  for (let i = 0; i < argv.length; i++) {
-    const argument = argv[i]!
-    if (argument === '-h' || argument === '--help') return { kind: 'help' }
-    if (argument === '-v' || argument === '--version') return { kind: 'version' }
-    if (argument === '--no-cache') {
-      cache = false
-    } else if (argument === '--root' || argument.startsWith('--root=')) {
-      const value = argument === '--root' ? argv[++i] : argument.slice('--root='.length)
-      if (value === undefined || value === '') return { kind: 'usage', problem: '--root needs a folder' }
-      if (root !== null) return { kind: 'usage', problem: '--root given twice' }
-      root = value
-    } else if (argument.startsWith('-')) {
-      return { kind: 'usage', problem: `unknown option ${argument}` }
-    } else if (command !== null) {
-      return { kind: 'usage', problem: `unexpected argument ${argument}` }
-    } else if (argument === 'check' || argument === 'sync') {
-      command = argument
-    } else {
-      return { kind: 'usage', problem: `unknown command ${argument}` }
-    }
+function projectOptions(parsed: ParsedCommand<CliCommand>) {
+  return {
+    root: parsed.options.root ?? null,
+    cache: parsed.options['no-cache'] === undefined,
+    format: (parsed.options.format ?? 'text') as ReportFormat,
   }
-  if (command === null) return { kind: 'usage', problem: 'no command given' }
-  return { kind: 'run', command, root, cache }
 }
+
+export const COMMANDS: readonly CliCommand[] = [
+  {
+    name: 'check',
+    positionals: [],
+    options: PROJECT_OPTIONS,
+    usage: {
+      synopsis: 'check',
+      summary: [
+        'Regenerate every managed document in memory and fail when any region',
+        'or front-matter materialization on disk is stale (writes nothing)',
+      ],
+    },
+    run: (parsed, io) => runProjectCommand('check', projectOptions(parsed), io),
+  },
+  {
+    name: 'sync',
+    positionals: [],
+    options: PROJECT_OPTIONS,
+    usage: { synopsis: 'sync', summary: ['Write every managed document whose regenerated text differs', 'back to disk'] },
+    run: (parsed, io) => runProjectCommand('sync', projectOptions(parsed), io),
+  },
+  {
+    name: 'init',
+    positionals: [{ name: 'DIR', required: false }],
+    options: { '--force': { value: null } },
+    usage: {
+      synopsis: 'init [DIR] [--force]',
+      summary: ['Create a starter insitu.toml, SQL model and template in DIR (default: the', 'current folder); --force overwrites an existing insitu.toml'],
+    },
+    run: (parsed, io) => runInit({ dir: parsed.positionals.DIR ?? null, force: parsed.options.force !== undefined }, io),
+  },
+  {
+    name: 'extension add',
+    positionals: [{ name: 'SOURCE', required: true }],
+    options: { ...ROOT, '--version': { value: 'spec' } },
+    usage: {
+      synopsis: 'extension add SOURCE [--version SPEC]',
+      summary: [
+        'Install an extension and its dependencies into .insitu/extensions/, recording',
+        'them in insitu.lock and insitu.toml. SOURCE: a path, github:owner/repo[@rev],',
+        'git:<url>[#rev] or a git URL. SPEC: a version range (PEP 440 such as >=1.2,<2,',
+        'or npm such as ^1.2.0)',
+      ],
+    },
+    run: (parsed, io) => runExtensionAdd(parsed.positionals.SOURCE!, { root: parsed.options.root ?? null, version: parsed.options.version ?? null }, io),
+  },
+  {
+    name: 'extension list',
+    positionals: [],
+    options: ROOT,
+    usage: { synopsis: 'extension list', summary: ['List installed extensions (name, version, source) in dependency order'] },
+    run: (parsed, io) => runExtensionList({ root: parsed.options.root ?? null }, io),
+  },
+]
+
+function usageText(commands: readonly CliCommand[]): string {
+  // A long synopsis gets its own line; the summary is indented below it.
+  const width = 10
+  const lines = [`Usage: ${CLI_NAME} <command> [options]`, '', 'Commands:']
+  for (const command of commands) {
+    const summary = [...command.usage.summary]
+    if (command.usage.synopsis.length < width) lines.push(`  ${command.usage.synopsis.padEnd(width)}${summary.shift()}`)
+    else lines.push(`  ${command.usage.synopsis}`)
+    for (const line of summary) lines.push(`  ${' '.repeat(width)}${line}`)
+  }
+  lines.push(
+    '',
+    'Options:',
+    '  --root <dir>       Use exactly this folder as the project (default: the folder of the',
+    '                     nearest insitu.toml above the current folder, else the current folder)',
+    '  --no-cache         check, sync: do not read or write the persistent cache (.insitu/)',
+    '  --format <format>  check, sync: text (default), json (one JSON object) or github',
+    '                     (GitHub Actions annotations)',
+    '  -h, --help         Show this help',
+    '  -v, --version      Show the version',
+    '',
+    'check and sync then run the project\'s validators; a validator error fails them.',
+    '',
+    'Exit codes: 0 clean, 1 stale documents (check), failed jobs, validator errors or a failed',
+    'install, 2 usage or config error',
+    '',
+  )
+  return lines.join('\n')
+}
+
+export const USAGE = usageText(COMMANDS)
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseArguments(argv)
+  const parsed = parseArguments(argv, COMMANDS)
   switch (parsed.kind) {
     case 'help':
       io.stdout.write(USAGE)
@@ -114,52 +148,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     case 'usage':
       io.stderr.write(`${CLI_NAME}: ${parsed.problem}\nRun '${CLI_NAME} --help' for usage.\n`)
       return EXIT_USAGE
+    case 'run':
+      return parsed.command.run(parsed, io)
   }
-  let root: string
-  let searchParents: boolean
-  if (parsed.root !== null) {
-    root = path.resolve(io.cwd, parsed.root)
-    if (!isFolder(root)) {
-      io.stderr.write(`${CLI_NAME}: --root ${parsed.root}: not a folder\n`)
-      return EXIT_USAGE
-    }
-    searchParents = false
-  } else {
-    root = io.cwd
-    searchParents = true
-  }
-  let engine: InsituEngine
-  try {
-    const logger = {
-      info: () => {},
-      warn: (message: string) => io.stderr.write(`${message}\n`),
-      error: (message: string) => io.stderr.write(`${message}\n`),
-    }
-    engine = await InsituEngine.create({ root, config: readProjectConfig(root, searchParents), logger, cache: parsed.cache })
-  } catch (error) {
-    io.stderr.write(`${error instanceof ConfigError ? error.message : `${CLI_NAME}: ${messageOf(error)}`}\n`)
-    return error instanceof ConfigError ? EXIT_USAGE : EXIT_STALE_OR_FAILED
-  }
-  try {
-    const report = await syncProject(engine, { write: parsed.command === 'sync', validate: true })
-    io.stdout.write(formatSyncReport(report, parsed.command))
-    return report.stale > 0 || report.failed > 0 || report.validationErrors > 0 ? EXIT_STALE_OR_FAILED : EXIT_CLEAN
-  } catch (error) {
-    io.stderr.write(`${CLI_NAME}: ${messageOf(error)}\n`)
-    return EXIT_STALE_OR_FAILED
-  } finally {
-    await engine.close()
-  }
-}
-
-function isFolder(folder: string): boolean {
-  try {
-    return fs.statSync(folder).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -11,7 +11,8 @@
  *   `ref("<model>")` function that renders as the CTE name of that model; every
  *   referenced model is compiled the same way, once, and the result is
  *   `with <cte1> as (<sql1>), ..., __insitu_result as (<sql of name>) select * from __insitu_result`
- *   with the CTEs in dependency order. Each model's SQL (a trailing `;` stripped) must itself be
+ *   with the CTEs in dependency order; a model without refs is its own SQL, run as written (no
+ *   wrapping CTE, so duplicate result columns keep their names, as in the Python implementation). Each model's SQL (a trailing `;` stripped) must itself be
  *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
  *   requested model first, then in the order refs were first met.
  * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)` (a name that cannot
@@ -24,7 +25,8 @@
  *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
  * - `runSqlModel` runs a compiled model on the document index with the named parameters
  *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
- *   overridden by `params`. It returns the rows and the dependencies `index:documents`,
+ *   overridden by `params`, bound and read back as Python's sqlite3 does (sql-values.ts: ints
+ *   as INTEGER, floats as REAL, integral REALs read as `PythonFloat`). It returns the rows and the dependencies `index:documents`,
  *   `index:entries` when the compiled SQL mentions the `entries` table, and
  *   `fs:file:<model file>` for each compiled file (the caller adds `sql:model:...` itself).
  */

@@ -2,7 +2,12 @@
  * The insitu host: extensions and builtins behind one API (SPEC §3, §6, §9).
  *
  * Contract:
- * - `InsituHost.start()` discovers the project's enabled extensions, builds the capability
+ * - `InsituHost.start()` checks `.insitu/extensions/` against `insitu.lock` first (SPEC §12,
+ *   extensions/lock-check.ts): locked extensions that are missing throw a `LockError`
+ *   (`<insitu.lock>: locked extension is missing: <a, b>`); an installed extension that is not
+ *   locked, or whose version, protocol or content hash differs, is never spawned and fails like
+ *   a start failure (listed, logged once, its capabilities failing with that `LockError`).
+ *   It then discovers the project's enabled extensions, builds the capability
  *   registry (composition errors and dependency errors throw), and starts the extensions in
  *   dependency order, independent ones in parallel. An extension that fails to start does
  *   not stop the others: it is listed in `startFailures` and its capabilities fail with
@@ -19,6 +24,8 @@
  * - `abortInFlight(reason)` fails every pending extension request with `reason` at once, and
  *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
+import fs from 'node:fs'
+import { type InstalledExtensions, inspectInstalledExtensions, LockError, lockMissingMessage } from '../extensions/lock-check.js'
 import {
   type CapabilityKind,
   type Diagnostic,
@@ -135,6 +142,11 @@ export class InsituHost {
 
   static async start(options: HostOptions): Promise<InsituHost> {
     const { config } = options
+    // The lock first (SPEC §12): a locked extension that is missing fails the start as a whole.
+    const lockState = inspectInstalledExtensions(config.root)
+    if (lockState.missing.length > 0) {
+      throw new LockError(lockState.lockFile, lockMissingMessage(lockState.missing), lockState.missing.join(', '))
+    }
     const extensions = discoverExtensions(config, { enabled: options.enableExtension })
     const host = new InsituHost(config, extensions, undefined!, options)
     const providers: CapabilityProvider[] = [
@@ -153,6 +165,8 @@ export class InsituHost {
       owners,
     )
     for (const e of extensions) host.processes.set(e.manifest.name, host.createProcess(e.manifest))
+    // An installed extension that does not match insitu.lock never runs: it fails like a start failure.
+    for (const problem of lockProblems(extensions, lockState)) host.recordStartFailure(problem.manifest.name, problem.error)
     if (options.eager ?? true) {
       try {
         for (const layer of layers) {
@@ -322,15 +336,19 @@ export class InsituHost {
     })
   }
 
+  private recordStartFailure(extension: string, failure: Error): void {
+    this.startErrors.set(extension, failure)
+    this.startFailures.push({ extension, error: failure })
+    this.logger.error(`extension ${extension} failed to start: ${withoutOwnName(extension, failure.message)}`)
+  }
+
   private async startExtension(manifest: Manifest): Promise<void> {
+    if (this.startErrors.has(manifest.name)) return // refused by the lock check
     try {
       await this.processes.get(manifest.name)!.start()
     } catch (error) {
       if (this.closing) return // stopped during its handshake: no news
-      const failure = error as Error
-      this.startErrors.set(manifest.name, failure)
-      this.startFailures.push({ extension: manifest.name, error: failure })
-      this.logger.error(`extension ${manifest.name} failed to start: ${withoutOwnName(manifest.name, failure.message)}`)
+      this.recordStartFailure(manifest.name, error as Error)
     }
   }
 
@@ -396,10 +414,36 @@ export class InsituHost {
           // Keep what the builtin depended on so far: the caller watches it and retries.
           throw withDependencies(error, dependencies)
         }
-        const result = parseBoundary(InvocationResult, partial, `result of builtin ${builtin.kind} ${builtin.name}`)
-        return { ...result, dependencies: unique([...dependencies, ...result.dependencies]) }
+        // A builtin's value is the host's own data in the value model (PythonFloat boxes, bigints:
+        // values/python-float.ts), which the wire writes as Python does; only its shape is checked.
+        const { value = null, ...shape } = partial
+        const result = parseBoundary(InvocationResult, shape, `result of builtin ${builtin.kind} ${builtin.name}`)
+        return { ...result, value, dependencies: unique([...dependencies, ...result.dependencies]) }
       },
     }
+  }
+}
+
+/** The discovered extensions that are installed under `.insitu/extensions/` and fail the lock check. */
+function lockProblems(extensions: readonly DiscoveredExtension[], state: InstalledExtensions): { manifest: Manifest; error: LockError }[] {
+  const problems = new Map<string, string>()
+  for (const installed of state.installed) {
+    if (installed.problem) problems.set(realFolder(installed.dir), installed.problem)
+  }
+  const found: { manifest: Manifest; error: LockError }[] = []
+  if (problems.size === 0) return found
+  for (const extension of extensions) {
+    const problem = problems.get(realFolder(extension.manifest.dir))
+    if (problem) found.push({ manifest: extension.manifest, error: new LockError(state.lockFile, problem, extension.manifest.name) })
+  }
+  return found
+}
+
+function realFolder(dir: string): string {
+  try {
+    return fs.realpathSync.native(dir)
+  } catch {
+    return dir
   }
 }
 

@@ -4,7 +4,8 @@
  * Contract:
  * - `parseManifest(text, file)` / `loadManifest(dir)` return a `Manifest`: TOML keys as written
  *   (snake_case), SPEC defaults filled (`protocol` 1, `permissions` [], `cwd` ".", `mode` "provide",
- *   `before`/`after` [], absent `target`/schemas → null, dependency `version` "*", `capability` false),
+ *   `before`/`after` [], absent `target`/schemas → null, dependency `version` "*", `capability` false,
+ *   `source` null),
  *   plus `dir` (absolute POSIX manifest folder, not symlink-resolved) and `file`.
  *   Failures are `ConfigError`s `<file>:<line>:<column>: <message>`, placed at the key they are
  *   about (see config.ts for the message shapes); the SPEC rule messages (`extension command
@@ -36,6 +37,7 @@ import {
   type ProjectConfig,
 } from './config.js'
 import { tomlKeyPosition, type TomlPosition } from './toml-positions.js'
+import { extensionSlug, type LockedExtension, readLockFile } from '../extensions/lock-file.js'
 
 export const MANIFEST_FILE = 'insitu-extension.toml'
 
@@ -74,11 +76,15 @@ const ManifestCapabilitySchema = z
     result_schema: cap.result_schema ?? null,
   }))
 
-const ManifestDependencySchema = z.strictObject({
-  name: z.string().min(1),
-  version: z.string().min(1).default('*'),
-  capability: z.boolean().default(false),
-})
+const ManifestDependencySchema = z
+  .strictObject({
+    name: z.string().min(1),
+    version: z.string().min(1).default('*'),
+    capability: z.boolean().default(false),
+    /** Where `extension add` gets the dependency (SPEC §12): a path relative to this extension, or a git source. */
+    source: z.string().min(1).optional(),
+  })
+  .transform((dependency) => ({ ...dependency, source: dependency.source ?? null }))
 
 const ManifestSchema = z
   .strictObject({
@@ -192,7 +198,19 @@ function sourceNames(source: string): string[] {
   return last && last !== source ? [source, last] : [source]
 }
 
-function findInstalledSource(installed: readonly Installed[], source: string): Installed | undefined {
+function findInstalledSource(installed: readonly Installed[], source: string, root: string): Installed | undefined {
+  // `extension add <source>` recorded the source in insitu.lock and installed it at its name's slug.
+  let locked: Map<string, LockedExtension> | null = null
+  try {
+    locked = readLockFile(root)
+  } catch {
+    // a broken lock is reported by the host's lock check
+  }
+  for (const entry of locked?.values() ?? []) {
+    if (entry.source !== source) continue
+    const match = installed.find((ext) => ext.folder === extensionSlug(entry.name))
+    if (match) return match
+  }
   const names = sourceNames(source)
   return installed.find((ext) => names.includes(ext.folder) || names.includes(ext.manifest.name))
 }
@@ -267,14 +285,14 @@ export function discoverExtensions(config: ProjectConfig, options: DiscoveryOpti
       const manifest = same?.manifest ?? loadManifest(dir)
       if (options.enabled?.(manifest.name) !== false) add(manifest, entry.allow_replace, 'path', ['extensions', index])
     } else if (entry.source !== null) {
-      const match = findInstalledSource(installed, entry.source)
+      const match = findInstalledSource(installed, entry.source, config.root)
       if (match) claimed.add(match)
       const wanted = match ? (options.enabled?.(match.manifest.name) ?? entry.enabled) : entry.enabled
       if (!wanted) continue
       if (!match) {
         return fail(
-          `extension source ${entry.source} is not installed: install it into .insitu/extensions/ ` +
-            '(for example with the insitu CLI) or use path = "..."',
+          `extension source ${entry.source} is not installed: run \`vite-plugin-insitu extension add ${entry.source}\`` +
+            ' (or use path = "...")',
           ['extensions', index, 'source'],
         )
       }

@@ -12,10 +12,10 @@
  *   decorator runs before those named in its `before` and after those named in its `after`
  *   (by capability or extension name); ties by name; cycles reported).
  * - `extensionStartOrder(manifests, capabilityOwners)` checks `[[dependencies]]` (package
- *   with a semver range, or a capability) and returns layers: every extension comes after
+ *   with a version range (PEP 440 or npm, see extensions/version-spec.ts), or a capability) and returns layers: every extension comes after
  *   what it depends on; extensions of one layer can start in parallel.
  */
-import semver from 'semver'
+import { versionSatisfies } from '../extensions/version-spec.js'
 import type { CapabilityKind, InvocationRequest, InvocationResult } from '../protocol/schemas.js'
 import type { CapabilityMode, Manifest } from './manifest.js'
 
@@ -206,7 +206,8 @@ export function extensionStartOrder(
       if (!provider) {
         throw new CompositionError(`${manifest.name} depends on extension ${dependency.name}, which is not configured`)
       }
-      if (dependency.version !== '*' && !semver.satisfies(provider.version, dependency.version, { includePrerelease: true })) {
+      // PEP 440 ranges as the Python tool reads them, npm ranges otherwise (extensions/version-spec.ts).
+      if (dependency.version !== '*' && !dependencyVersionSatisfied(manifest, provider.version, dependency.version)) {
         throw new CompositionError(
           `${manifest.name} depends on ${dependency.name} ${dependency.version}, but version ${provider.version} is configured`,
         )
@@ -228,4 +229,12 @@ export function extensionStartOrder(
     layers.push(layer)
   }
   return layers
+}
+
+function dependencyVersionSatisfied(manifest: Manifest, version: string, spec: string): boolean {
+  try {
+    return versionSatisfies(version, spec)
+  } catch (error) {
+    throw new CompositionError(`${manifest.name}: ${(error as Error).message}`)
+  }
 }

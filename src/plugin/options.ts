@@ -56,9 +56,11 @@ export interface InsituOptions {
    */
   extensions?: Record<string, boolean>
   /**
-   * Persistent cache in the project's state folder (the folder of insitu.toml's `paths.state`,
-   * `.insitu/`, which holds its own `.gitignore`): the document index is kept in `paths.state`
-   * (`.insitu/index.db`), so a start re-reads only the files whose mtime or size changed.
+   * Persistent cache in the plugin's own folder of the project's state folder (the folder of
+   * insitu.toml's `paths.state`): `.insitu/vite-plugin-insitu/`, which holds its own `.gitignore`.
+   * The document index snapshot (`index.db`) lets a start re-read only the files whose mtime or
+   * size changed; job results are kept in `jobs.db`. `paths.state` itself (`.insitu/index.db`) is
+   * the Python implementation's index and is never touched.
    * `false` keeps everything in memory and writes nothing.
    * @default true
    */

@@ -7,8 +7,11 @@
  *   `server.moduleGraph` with `server.reloadModule` on Vite 5.
  * - `hasEnvironmentHotUpdate(server)`: Vite 6+ calls the `hotUpdate` hook for every file event
  *   (create, update, delete) and environment. Vite 5 only calls `handleHotUpdate`, and only for
- *   updates: `watchCreateAndDelete(server, onEvent)` then reports creates and deletes from the
- *   server's watcher instead.
+ *   updates: `watchFileEvents(server, onEvent, ['create', 'delete'])` then reports creates and
+ *   deletes from the server's watcher instead. A server without HMR (`server.hmr: false`: Astro's
+ *   content sync, Astro under `NODE_ENV=test`) calls no hot-update hook at all, on any major:
+ *   every event comes from the watcher, and modules are invalidated (`invalidateModule`), not
+ *   reloaded (Vite's `reloadModule` does nothing without HMR).
  * - How a server's close is noticed on each major lives in server-close.ts.
  */
 import type { ModuleNode, ViteDevServer } from 'vite'
@@ -21,10 +24,11 @@ export interface DevModule {
 export interface DevModuleGraph {
   getModulesByFile(file: string): Set<DevModule> | undefined
   reloadModule(module: DevModule): Promise<void>
+  invalidateModule(module: DevModule): void
 }
 
 interface Vite5Server {
-  moduleGraph: { getModulesByFile(file: string): Set<ModuleNode> | undefined }
+  moduleGraph: { getModulesByFile(file: string): Set<ModuleNode> | undefined; invalidateModule(module: ModuleNode): void }
   reloadModule(module: ModuleNode): Promise<void>
 }
 
@@ -37,6 +41,8 @@ export function devModuleGraphs(server: ViteDevServer): DevModuleGraph[] {
     return Object.values(server.environments).map((environment) => ({
       getModulesByFile: (file) => environment.moduleGraph.getModulesByFile(file),
       reloadModule: (module) => environment.reloadModule(module as Parameters<typeof environment.reloadModule>[0]),
+      invalidateModule: (module) =>
+        environment.moduleGraph.invalidateModule(module as Parameters<typeof environment.moduleGraph.invalidateModule>[0]),
     }))
   }
   const legacy = server as unknown as Vite5Server
@@ -44,12 +50,23 @@ export function devModuleGraphs(server: ViteDevServer): DevModuleGraph[] {
     {
       getModulesByFile: (file) => legacy.moduleGraph.getModulesByFile(file),
       reloadModule: (module) => legacy.reloadModule(module as ModuleNode),
+      invalidateModule: (module) => legacy.moduleGraph.invalidateModule(module as ModuleNode),
     },
   ]
 }
 
-/** Vite 5: report the watcher's creates and deletes (its `handleHotUpdate` only sees updates). */
-export function watchCreateAndDelete(server: ViteDevServer, onEvent: (type: 'create' | 'delete', file: string) => void): void {
-  server.watcher.on('add', (file: string) => onEvent('create', file))
-  server.watcher.on('unlink', (file: string) => onEvent('delete', file))
+/** Whether the server calls hot-update hooks at all (not with `server.hmr: false`). */
+export function hasHotUpdates(server: ViteDevServer): boolean {
+  return server.config.server.hmr !== false
+}
+
+/** Report the watcher's events of the given types (Vite 5's creates and deletes; everything without HMR). */
+export function watchFileEvents(
+  server: ViteDevServer,
+  onEvent: (type: 'create' | 'update' | 'delete', file: string) => void,
+  types: readonly ('create' | 'update' | 'delete')[],
+): void {
+  if (types.includes('create')) server.watcher.on('add', (file: string) => onEvent('create', file))
+  if (types.includes('update')) server.watcher.on('change', (file: string) => onEvent('update', file))
+  if (types.includes('delete')) server.watcher.on('unlink', (file: string) => onEvent('delete', file))
 }

@@ -14,8 +14,10 @@
  * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
  *   when the file does not exist. A file that is not valid UTF-8 is never rendered nor written
  *   (an error diagnostic: decoding it would lose bytes). With `write`, a changed text goes
- *   through `writeBack`: on 'conflict' (the file was edited since it was read) it reads and
- *   renders again, up to `MAX_CONFLICTS` times, then gives up with a warning and writes nothing;
+ *   through write-back.ts's `replaceDocument`, recorded in `selfWrites` before it can be seen:
+ *   on 'conflict' (the file was edited since it was read, or an editor's save raced the write
+ *   and won) it reads and renders again, up to `MAX_CONFLICTS` times, then gives up with a
+ *   warning and writes nothing;
  *   on 'missing' (deleted meanwhile) it returns null; a write error (EACCES, EROFS…) becomes an
  *   error diagnostic `cannot write <path>: <reason>` at the document. Nothing is ever lost.
  */
@@ -27,8 +29,10 @@ import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, TextEdit } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
+import { toPosixPath } from '../host/config.js'
+import { diskState, type SelfWrites } from './self-writes.js'
 import { unifiedDiff } from './unified-diff.js'
-import { writeBack } from './write-back.js'
+import { replaceDocument, type WrittenFile } from './write-back.js'
 
 export interface StaleJob {
   id: string
@@ -49,6 +53,8 @@ export interface DocumentSync {
   /** Jobs whose regenerated output differs from the file (empty: the file is current). */
   stale: StaleJob[]
   written: boolean
+  /** A write to settle (`settle: 'later'`): its replaced inode is still held, see write-back.ts. */
+  writtenFile?: WrittenFile
   /** Every diagnostic of the render (errors of failed jobs included) and of the write. */
   diagnostics: Diagnostic[]
   /** Whether any diagnostic is an error. */
@@ -77,11 +83,21 @@ export async function renderText(
   return { result, text: BOM + result.text, edits }
 }
 
-export async function syncDocument(
-  engine: InsituEngine,
-  file: string,
-  options: { write: boolean; /** Render as this module id's query (the engine's owner). @default '' */ query?: string },
-): Promise<DocumentSync | null> {
+export interface SyncOptions {
+  write: boolean
+  /** Render as this module id's query (the engine's owner). @default '' */
+  query?: string
+  /** Record each write in this ledger (before it can be seen on disk), at this write-chain depth. */
+  selfWrites?: { ledger: SelfWrites; depth: number }
+  /**
+   * 'now': each write is settled at once (a save that raced it is restored, and the document
+   * rendered again); 'later': the caller settles `DocumentSync.writtenFile` (the live sync, after
+   * its grace period). @default 'now'
+   */
+  settle?: 'now' | 'later'
+}
+
+export async function syncDocument(engine: InsituEngine, file: string, options: SyncOptions): Promise<DocumentSync | null> {
   const absolute = path.resolve(engine.root, file)
   const relPath = engine.relativePath(absolute)
   if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
@@ -112,17 +128,37 @@ export async function syncDocument(
     }
     sync.failed = sync.diagnostics.some((d) => d.severity === 'error')
     if (!options.write || sync.text === source) return sync
-    let outcome
+    const ledger = options.selfWrites
+    const recordAs = toPosixPath(absolute)
+    let result
     try {
-      outcome = await writeBack(absolute, source, sync.text, relPath)
+      result = await replaceDocument(absolute, source, sync.text, {
+        name: relPath,
+        beforeReplace: (state) => {
+          ledger?.ledger.wrote(recordAs, diskState(state, sync.text), ledger.depth)
+          ledger?.ledger.replaced(recordAs, source)
+        },
+        replaceFailed: () => ledger?.ledger.withdraw(recordAs),
+      })
     } catch (error) {
       sync.diagnostics.push({ severity: 'error', message: (error as Error).message, path: relPath, line: null, code: 'insitu/write' })
       sync.failed = true
       return sync
     }
-    if (outcome === 'missing') return null
-    if (outcome === 'written') sync.written = true
-    if (outcome !== 'conflict') return sync
+    if (result.outcome === 'missing') return null
+    if (result.outcome === 'unchanged') return sync
+    if (result.outcome === 'written') {
+      if ((options.settle ?? 'now') === 'later') {
+        sync.written = true
+        sync.writtenFile = result.written
+        return sync
+      }
+      if (result.written.settle() === 'kept') {
+        sync.written = true
+        return sync
+      }
+      ledger?.ledger.withdraw(recordAs) // an editor's save won: render its text again
+    }
     if (conflicts + 1 >= MAX_CONFLICTS) {
       const message = `${relPath} kept changing while it was being written (${MAX_CONFLICTS} times): not written`
       sync.diagnostics.push({ severity: 'warning', message, path: relPath, line: null, code: 'insitu/write' })

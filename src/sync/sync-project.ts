@@ -21,6 +21,7 @@
  */
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
+import type { SelfWrites } from './self-writes.js'
 import { type DocumentSync, syncDocument } from './sync-document.js'
 
 export interface ProjectSync {
@@ -43,8 +44,12 @@ export async function syncProject(
     write: boolean
     /** Run the validators too. @default false */
     validate?: boolean
-    /** Told of each document as soon as it is synced (e.g. to recognize a write's watcher event). */
+    /** Told of each document as soon as it is synced. */
     onDocument?: (document: DocumentSync) => void
+    /** Record each write in this ledger before it can be seen (see self-writes.ts). */
+    selfWrites?: SelfWrites
+    /** See `SyncOptions.settle`. @default 'now' */
+    settle?: 'now' | 'later'
   },
 ): Promise<ProjectSync> {
   const paths = engine.index.documentPaths()
@@ -53,7 +58,11 @@ export async function syncProject(
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const relPath = paths[next++]!
-      const sync = await syncDocument(engine, relPath, options)
+      const sync = await syncDocument(engine, relPath, {
+        write: options.write,
+        selfWrites: options.selfWrites && { ledger: options.selfWrites, depth: 0 },
+        settle: options.settle,
+      })
       if (!sync) continue
       options.onDocument?.(sync)
       documents.push(sync)

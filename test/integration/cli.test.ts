@@ -34,13 +34,16 @@ function processesInside(root: string): number[] {
 }
 
 describe('vite-plugin-insitu command line', () => {
-  it('--help lists both commands and the options; --version prints the version', async () => {
+  it('--help lists every command and the options; --version prints the version', async () => {
     const root = copyProject()
     expect(await cli(['--help'], { cwd: root })).toEqual({ code: 0, stdout: USAGE, stderr: '' })
     expect(USAGE).toMatch(/^ {2}check {3}/m)
     expect(USAGE).toMatch(/^ {2}sync {4}/m)
     expect(USAGE).toContain('--root <dir>')
     expect(USAGE).toContain('--no-cache ')
+    for (const command of ['init [DIR] [--force]', 'extension add SOURCE [--version SPEC]', 'extension list', '--format <format>']) {
+      expect(USAGE).toContain(command)
+    }
     const version = (JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version
     expect(await cli(['--version'], { cwd: root })).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
   })

@@ -115,7 +115,7 @@ describe('vite build', () => {
     // The sources keep their stale regions: only the output is regenerated.
     expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toContain('-->\n<!-- insitu:end -->')
     // `cache` (default): the document index persists in the state folder, which git ignores.
-    expect(fs.existsSync(path.join(root, '.insitu/index.db'))).toBe(true)
+    expect(fs.existsSync(path.join(root, '.insitu/vite-plugin-insitu/index.db'))).toBe(true)
     expect(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.insitu')).toBe('')
   })
 

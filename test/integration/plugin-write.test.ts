@@ -322,3 +322,55 @@ describe('early cutoff (without write)', () => {
     expect(await loadRaw(client(), '/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'in review'))
   })
 })
+
+describe('check wins over write in every dev server (issue #14.3)', () => {
+  /** A server as Astro's content sync makes it: middleware mode, no HMR. */
+  async function startSyncServer(plugin: Plugin): Promise<ViteDevServer> {
+    const dev = await createServer({
+      root,
+      configFile: false,
+      customLogger: recordingLogger((entry) => logs.push(entry)),
+      plugins: [plugin],
+      server: { middlewareMode: true, hmr: false, watch: { usePolling: true, interval: 50 } },
+    })
+    server = dev
+    return dev
+  }
+
+  /** `insitu(options)` made while INSITU_CHECK=1 (the option's default is read then). */
+  function withCheckVariable(options: InsituOptions): Plugin {
+    const before = process.env.INSITU_CHECK
+    process.env.INSITU_CHECK = '1'
+    try {
+      return insitu(options)
+    } finally {
+      if (before === undefined) delete process.env.INSITU_CHECK
+      else process.env.INSITU_CHECK = before
+    }
+  }
+
+  test.each([
+    ['the check option', () => insitu({ write: true, check: true })],
+    ['INSITU_CHECK=1', () => withCheckVariable({ write: true })],
+  ] as const)('%s: a middleware-mode server without HMR serves current text and writes nothing, at start or on a change', async (_name, plugin) => {
+    const stale = readFile(root, 'docs/tasks.md')
+    const dev = await startSyncServer(plugin())
+    expect(await loadRaw(dev.environments.client, '/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    await watchedByVite('tasks/alpha.md')
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => loadRaw(dev.environments.client, '/docs/tasks.md?raw'), WAIT).toBe(TASKS_DOC('blocked', 'done'))
+    await idle(IDLE_MS)
+    expect(readFile(root, 'docs/tasks.md')).toBe(stale)
+    expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.includes('.insitu-'))).toEqual([])
+  })
+
+  test('write mode in a server without HMR keeps the files current after start too (Vite runs no hot-update hook there)', async () => {
+    const dev = await startSyncServer(insitu({ write: true }))
+    expect(await loadRaw(dev.environments.client, '/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    await expect.poll(() => readFile(root, 'docs/tasks.md'), WAIT).toBe(TASKS_DOC('open', 'done'))
+    await watchedByVite('tasks/alpha.md')
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(() => readFile(root, 'docs/tasks.md'), WAIT).toBe(TASKS_DOC('blocked', 'done'))
+    expect(await loadRaw(dev.environments.client, '/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+  })
+})

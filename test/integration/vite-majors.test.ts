@@ -87,13 +87,14 @@ const readsMarkdownFromDisk = {
   },
 }
 
-async function startDev(vite: ViteModule, root: string, options: { write?: boolean } = {}) {
+async function startDev(vite: ViteModule, root: string, options: { write?: boolean; nativeWatcher?: boolean } = {}) {
   const server = (await vite.createServer({
     root,
     configFile: false,
     logLevel: 'silent',
     plugins: [insitu({ write: options.write ?? false }), options.write ? readsMarkdownFromDisk : compilesMarkdown],
-    server: { port: 0, watch: { usePolling: true, interval: 50 } },
+    // Native events (as users run it) report a write's echo within a millisecond or two.
+    server: { port: 0, watch: options.nativeWatcher ? {} : { usePolling: true, interval: 50 } },
   })) as AnyServer
   closers.push(() => server.close())
   const payloads: AnyPayload[] = []
@@ -181,6 +182,29 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
     await expect.poll(dev.updated, WAIT).toContain('/docs/tasks.md?raw')
     expect(await dev.load('/docs/tasks.md')).toBe(TASKS_DOC('blocked', 'done'))
     expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+  })
+
+  test('dev server, write mode: exactly one HMR payload per dependency edit (issue #14.2)', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const dev = await startDev(vite, root, { write: true, nativeWatcher: true })
+    await dev.transform('/main.js')
+    await dev.load('/docs/tasks.md?raw')
+    await expect.poll(() => fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8'), WAIT).toBe(TASKS_DOC('open', 'done'))
+    await expect.poll(() => dev.watched('tasks/alpha.md'), WAIT).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 500)) // the start-up write's echo and re-check
+    dev.payloads.length = 0
+    const EDITS = 10
+    const about = (p: AnyPayload) => p.type === 'full-reload' || (p.updates ?? []).some((u) => u.acceptedPath.startsWith('/docs/tasks.md'))
+    for (let edit = 1; edit <= EDITS; edit++) {
+      const [from, to] = edit % 2 === 1 ? ['open', 'blocked'] : ['blocked', 'open']
+      editFile(root, 'tasks/alpha.md', `status: ${from}`, `status: ${to}`)
+      await expect.poll(() => fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8'), WAIT).toBe(TASKS_DOC(to, 'done'))
+      await expect.poll(() => dev.payloads.filter(about).length, WAIT).toBeGreaterThanOrEqual(edit)
+      // The write's echo and the late re-check come within ~200 ms: give them time to (not) send.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(dev.payloads.filter(about).length, `payloads after edit ${edit}`).toBe(edit)
+    }
   })
 
   test('vite build ships the regenerated documents', async () => {

@@ -70,7 +70,7 @@ describe('parseManifest', () => {
           result_schema: null,
         },
       ],
-      dependencies: [{ name: 'acme/base', version: '*', capability: false }],
+      dependencies: [{ name: 'acme/base', version: '*', capability: false, source: null }],
       dir: '/pkg/hello',
       file: '/pkg/hello/insitu-extension.toml',
     })
@@ -99,7 +99,7 @@ describe('parseManifest', () => {
           result_schema: null,
         },
       ],
-      dependencies: [{ name: 'transform:hello', version: '*', capability: true }],
+      dependencies: [{ name: 'transform:hello', version: '*', capability: true, source: null }],
       dir: '/p',
       file: '/p/insitu-extension.toml',
     })
@@ -163,8 +163,8 @@ describe('parseManifest', () => {
     expect(messageOf(deps)).toBe(`${FILE}: extension dependencies must be unique`)
     const mixed = `${HEAD}[[dependencies]]\nname = "base"\n[[dependencies]]\nname = "base"\ncapability = true\n`
     expect(parseManifest(mixed, FILE).dependencies).toEqual([
-      { name: 'base', version: '*', capability: false },
-      { name: 'base', version: '*', capability: true },
+      { name: 'base', version: '*', capability: false, source: null },
+      { name: 'base', version: '*', capability: true, source: null },
     ])
   })
 
@@ -427,7 +427,7 @@ describe('discoverExtensions', () => {
     const root = project('[[extensions]]\nsource = "github.com/acme/remote"\n')
     expect(errorOf(ConfigError, () => discover(root)).message).toBe(
       `${root}/insitu.toml:2:1: extension source github.com/acme/remote is not installed: ` +
-        'install it into .insitu/extensions/ (for example with the insitu CLI) or use path = "..."',
+        'run `vite-plugin-insitu extension add github.com/acme/remote` (or use path = "...")',
     )
   })
 

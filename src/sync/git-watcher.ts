@@ -8,9 +8,13 @@
  * the initial scan is done, so changes from then on are seen — or when the watcher reports an
  * error, or is closed: it never keeps the caller waiting. Watcher errors go to `onError` and
  * never throw (an `error` event without a listener would). `close()` stops it.
+ * `watchEngineGit(engine, onAffected, onError)` does this for an engine's repository (none
+ * without one): each burst goes through `engine.affected()`, then to `onAffected` (the dev
+ * server reloads the modules, build watch wakes the bundler, `watch` writes documents).
  */
 import path from 'node:path'
 import { watch } from 'chokidar'
+import type { AffectedResult, InsituEngine } from '../engine/engine.js'
 
 export interface GitWatcher {
   ready: Promise<void>
@@ -64,4 +68,25 @@ export function watchGitMetadata(
       await watcher.close()
     },
   }
+}
+
+export function watchEngineGit(
+  engine: InsituEngine,
+  onAffected: (affected: AffectedResult) => void,
+  onError: (message: string) => void,
+): GitWatcher | undefined {
+  if (!engine.gitPaths) return undefined
+  return watchGitMetadata(
+    engine.gitPaths,
+    (file) => engine.isGitMetadata(file),
+    (files) => {
+      try {
+        onAffected(engine.affected(files.map((file) => ({ type: 'update' as const, path: file }))))
+      } catch (error) {
+        onError(`a git change could not be processed: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    },
+    engine.config.watch.debounce_ms,
+    (error) => onError(`git metadata watcher: ${error.message}`),
+  )
 }

@@ -1,0 +1,110 @@
+/**
+ * Build watch mode (`vite build --watch`, `rollup.watch`): which cached modules must be
+ * transformed again, and waking the bundler for what its own watcher cannot see.
+ *
+ * Contract:
+ * - `start(engine, outDir)` (once per engine, awaited at `buildStart`) starts the project
+ *   watcher of build-watcher.ts (creates and deletes of files and folders the bundler does not
+ *   watch) and the git metadata watcher; `wakeFile` is then the file to hand to
+ *   `addWatchFile`: it changes when a change the bundler cannot see affects a module.
+ * - `watchChange(engine, id, event)`: a change the bundler reports marks the affected modules
+ *   stale (a deleted file's records are forgotten); our own watcher reports a little later
+ *   (see build-watcher.ts) and skips paths the bundler reported within BUNDLER_REPORT_WINDOW_MS,
+ *   so a change the bundler also saw is handled once and one it missed (a folder it stopped
+ *   watching, a watcher not ready yet) is still handled. At worst a change costs one extra
+ *   rebuild, never a missed one.
+ * - `transformed(id)` clears a module's stale mark; `shouldTransform(id)` answers Rollup's
+ *   `shouldTransformCachedModule`: true (once) for a stale module, else null.
+ * - `ignoreOutput(dir)`: Rollup names its output folder only at `renderStart`; never watched.
+ * - `stop()` closes both watchers (the engine lifecycle's stop step).
+ * Module keys are absolute POSIX files (module-ids.ts `moduleKey`).
+ */
+import path from 'node:path'
+import { createPathMatcher } from '../documents/project-files.js'
+import { type AffectedResult, type InsituEngine, ownerFile } from '../engine/engine.js'
+import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
+import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
+import type { PluginLogger } from './diagnostics.js'
+import { moduleFile, moduleKey } from './module-ids.js'
+import { PLUGIN_NAME } from './options.js'
+
+/** How long a `watchChange` report keeps the plugin's own watcher from handling the same path. */
+const BUNDLER_REPORT_WINDOW_MS = 2_000
+
+export class BuildWatch {
+  private watcher: BuildWatcher | undefined
+  private gitWatcher: GitWatcher | undefined
+  /** When `watchChange` last reported each absolute path (the bundler saw it). */
+  private readonly reportedByBundler = new Map<string, number>()
+  /** Modules whose cached transform must be redone (until they are transformed). */
+  private readonly staleModules = new Set<string>()
+
+  constructor(private readonly logger: () => PluginLogger) {}
+
+  get wakeFile(): string | undefined {
+    return this.watcher?.wakeFile
+  }
+
+  async start(engine: InsituEngine, outDir: string | undefined): Promise<void> {
+    if (this.watcher) return
+    const onError = (message: string) => this.logger().error(`${PLUGIN_NAME}: ${message}`)
+    const watcher = startBuildWatcher({
+      root: engine.root,
+      isExcluded: createPathMatcher(engine.config.sources.exclude),
+      ignoredDirs: outDir ? [outDir] : [],
+      onChange: (events) => this.markStale(engine, engine.affected(events.filter((event) => !this.seenByBundler(event.path)))),
+      debounceMs: engine.config.watch.debounce_ms,
+      onError: (error) => onError(`build watcher: ${error.message}`),
+    })
+    this.watcher = watcher
+    this.gitWatcher ??= watchEngineGit(
+      engine,
+      (affected) => {
+        if (this.markStale(engine, affected)) watcher.wake()
+      },
+      onError,
+    )
+    await Promise.all([watcher.ready, this.gitWatcher?.ready])
+  }
+
+  watchChange(engine: InsituEngine, id: string, event: 'create' | 'update' | 'delete'): void {
+    const absolute = path.resolve(id)
+    if (this.watcher && absolute === this.watcher.wakeFile) return
+    this.reportedByBundler.set(absolute, Date.now())
+    if (this.reportedByBundler.size > 10_000) this.reportedByBundler.clear()
+    if (event === 'delete') engine.forget(id)
+    this.markStale(engine, engine.affected([{ type: event, path: id }]))
+  }
+
+  transformed(id: string): void {
+    this.staleModules.delete(moduleKey(id))
+  }
+
+  shouldTransform(id: string): true | null {
+    const file = moduleKey(id)
+    if (!this.staleModules.has(file)) return null
+    this.staleModules.delete(file)
+    return true
+  }
+
+  ignoreOutput(dir: string): void {
+    this.watcher?.ignore(dir)
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.watcher?.close(), this.gitWatcher?.close()])
+    this.watcher = undefined
+    this.gitWatcher = undefined
+  }
+
+  /** Mark the affected modules stale; true when there are any. */
+  private markStale(engine: InsituEngine, { owners }: AffectedResult): boolean {
+    for (const owner of owners) this.staleModules.add(moduleFile(engine.root, ownerFile(owner)))
+    return owners.length > 0
+  }
+
+  private seenByBundler(file: string): boolean {
+    const at = this.reportedByBundler.get(path.resolve(file))
+    return at !== undefined && Date.now() - at < BUNDLER_REPORT_WINDOW_MS
+  }
+}

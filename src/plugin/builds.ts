@@ -1,0 +1,91 @@
+/**
+ * Builds: `vite build`, build watch, plain Rollup. What happens at `buildStart` and `buildEnd`
+ * in each disk mode (src/sync/disk-mode.ts).
+ *
+ * Contract:
+ * - A bad project config fails `buildStart` with its file:line.
+ * - Plain build, disk mode 'none', no watch: nothing happens before modules load; the engine
+ *   (index, extension handshakes) starts while the bundler resolves, managed modules wait for
+ *   it, and its start error or validators' errors fail the build at `buildEnd`, before any
+ *   output is written.
+ * - Otherwise `buildStart` awaits the engine (a start error fails the build), then:
+ *   'check': nothing is written; any stale region or front-matter materialization fails the
+ *   build with `insitu check failed:` and the report (`path:line region <id> is stale` and a
+ *   diff, sync-project.ts); 'write': every managed document on disk is made current before any
+ *   module loads (loaders that read Markdown from disk see what transform serves; a failed
+ *   document fails the build), logging `insitu: wrote <n> of <m> documents`;
+ *   build watch: the watchers of build-watch.ts start and its wake file is watched;
+ *   validators run once per engine (errors fail the build).
+ */
+import type { InsituEngine } from '../engine/engine.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+import { formatSyncReport, syncProject } from '../sync/sync-project.js'
+import { BuildWatch } from './build-watch.js'
+import { engineStartError, PluginStoppedError, type ReportingContext, reportValidation } from './diagnostics.js'
+import type { PluginCore } from './plugin-core.js'
+
+export interface BuildContext extends ReportingContext {
+  error(error: string | (Error & { id?: string })): never
+  addWatchFile(id: string): void
+  meta: { watchMode: boolean }
+}
+
+type BackgroundStart = { engine: InsituEngine; diagnostics: Diagnostic[] } | { failure: unknown }
+
+export class BuildSession {
+  readonly watch: BuildWatch
+  /** A plain build: the engine starting in the background, and its validators' diagnostics. */
+  private backgroundStart: Promise<BackgroundStart> | undefined
+
+  constructor(private readonly core: PluginCore) {
+    this.watch = new BuildWatch(() => core.logger)
+    core.lifecycle.onStop(() => this.watch.stop())
+  }
+
+  async buildStart(context: BuildContext): Promise<void> {
+    const { core } = this
+    const project = core.projectScope()
+    if (project.error) return context.error(engineStartError(project.error))
+    if (core.disk === 'none' && !context.meta.watchMode) {
+      this.backgroundStart = core.lifecycle.start().then(
+        async (engine) => ({ engine, diagnostics: (await core.lifecycle.validateOnce(engine)) ?? [] }),
+        (failure: unknown) => ({ failure }),
+      )
+      return
+    }
+    let engine: InsituEngine
+    try {
+      engine = await core.lifecycle.start()
+    } catch (error) {
+      return context.error(engineStartError(error))
+    }
+    if (core.disk === 'check') {
+      const report = await syncProject(engine, { write: false })
+      if (report.stale > 0 || report.failed > 0) return context.error(`insitu check failed:\n${formatSyncReport(report, 'check')}`)
+    } else if (core.disk === 'write') {
+      const report = await syncProject(engine, { write: true })
+      if (report.failed > 0) return context.error(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`)
+      if (report.written > 0) core.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+    }
+    if (context.meta.watchMode) {
+      // The bundler cannot see new files in folders it does not watch, nor git: wake it.
+      await this.watch.start(engine, core.outDir)
+      context.addWatchFile(this.watch.wakeFile!)
+    }
+    const validation = core.lifecycle.validateOnce(engine)
+    if (validation) reportValidation(context, await validation, core.logger, engine.root, { failOnError: true })
+  }
+
+  async buildEnd(context: ReportingContext, error: Error | undefined): Promise<void> {
+    const pending = this.backgroundStart
+    this.backgroundStart = undefined
+    if (!pending) return
+    const outcome = await pending
+    if (error) return // the build failed already (a managed module reported the same start error)
+    if ('failure' in outcome) {
+      if (!(outcome.failure instanceof PluginStoppedError)) context.error(engineStartError(outcome.failure))
+      return
+    }
+    reportValidation(context, outcome.diagnostics, this.core.logger, outcome.engine.root, { failOnError: true })
+  }
+}

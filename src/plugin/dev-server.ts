@@ -1,0 +1,316 @@
+/**
+ * The dev server's side of the plugin: what a file event updates, write-back through the live
+ * sync, git reloads, restarts, and the browser-facing extras.
+ *
+ * Contract:
+ * - `configure(server)` (configureServer): the inspector (`/__insitu/`) and browser-diagnostics
+ *   middlewares, errors printed once, the close hook (as soon as closing starts, the engine's
+ *   start and jobs are aborted and it stops; the close resolves once extensions are gone), the
+ *   Vite 5 watcher for creates and deletes, and a watch on a broken config above the root.
+ * - `buildStart(context)`: the engine starts in the background (modules insitu does not manage
+ *   are served at once; managed ones wait for it); its validators run once per engine; a start
+ *   failure is logged once (diagnostics.ts).
+ * - Once an engine has started (`prepare`, before any module is served): a `LiveSync` in the
+ *   core's disk mode (src/sync/live-sync.ts; in 'check' and 'none' nothing is ever written);
+ *   file events seen while it started reach its index; the server watches the project root and
+ *   extension folders outside Vite's root; one log line per plugin-caused update and warnings
+ *   to the browser; the git metadata watcher is ready (a commit right after the first page load
+ *   is seen); in write mode every stale document is written back, in the background.
+ * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
+ *   event, shared by every environment; the modules to update are Vite's own (none when the
+ *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled)
+ *   plus every module of each planned owner's file. A change of `insitu.toml`, an extension
+ *   manifest or an extension's program restarts the server (`insitu: <file> changed, restarting
+ *   server`) instead. A save the watcher missed (found by the live sync's late re-check) is
+ *   emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
+ * - Git changes and Vite 5's creates and deletes reload the planned owners' modules in every
+ *   module graph (vite-compat.ts). A server without HMR (`server.hmr: false`, as Astro's content
+ *   sync makes) runs no hot-update hook: its watcher's events are planned the same way (write
+ *   mode keeps writing), and the owners' modules are invalidated for the next request.
+ */
+import path from 'node:path'
+import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
+import { type InsituEngine, ownerFile } from '../engine/engine.js'
+import type { FileEventType } from '../engine/dependency-graph.js'
+import { isInsideFolder } from '../documents/project-paths.js'
+import { toPosixPath } from '../host/config.js'
+import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
+import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
+import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
+import { logEngineStartError, messageOf, PluginStoppedError, printErrorsOnce, type ReportingContext, reportValidation } from './diagnostics.js'
+import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
+import { moduleFile } from './module-ids.js'
+import { PLUGIN_NAME } from './options.js'
+import { isClosing, type PluginCore } from './plugin-core.js'
+import { isRestartTrigger } from './restart-triggers.js'
+import { onServerClosing } from './server-close.js'
+import { logPluginUpdates } from './update-log.js'
+import { type DevModule, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
+
+type HandleHotUpdate = Extract<Plugin['handleHotUpdate'], (...args: never[]) => unknown>
+type HmrContext = Parameters<HandleHotUpdate>[0]
+type HotUpdateEnvironment = { moduleGraph: { getModulesByFile(file: string): Set<DevModule> | undefined } }
+
+export class DevServerSession {
+  private server: ViteDevServer | undefined
+  private liveSync: LiveSync | undefined
+  private gitWatcher: GitWatcher | undefined
+  /** File events seen while the engine starts (its index may have been walked before them). */
+  private eventsWhileStarting: { type: FileEventType; file: string }[] = []
+  /** One plan per file event, shared by the environments `hotUpdate` runs for. */
+  private readonly eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
+  private restarting: Promise<void> | undefined
+
+  constructor(private readonly core: PluginCore) {
+    core.lifecycle.onStart((engine) => this.prepare(engine))
+    core.lifecycle.onStop(async () => {
+      this.liveSync?.close()
+      await this.gitWatcher?.close()
+      this.liveSync = undefined
+      this.gitWatcher = undefined
+      this.eventsWhileStarting = []
+    })
+  }
+
+  configure(dev: ViteDevServer): void {
+    this.server = dev
+    this.core.serving = true
+    const { lifecycle } = this.core
+    printErrorsOnce(dev)
+    // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
+    dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
+    dev.middlewares.use(INSPECTOR_PATH, inspectorMiddleware(() => lifecycle.current))
+    answerReadyClients(dev.ws, () => lifecycle.current)
+    // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
+    // once, then stop the extensions; the close resolves once they are gone.
+    onServerClosing(dev, async (reason) => {
+      lifecycle.abort(reason)
+      try {
+        await lifecycle.stop()
+      } finally {
+        // The same plugin object may build next (Astro runs a dev server to sync its content
+        // collections, then `vite build`): once its server is closed, its hooks are a build's.
+        if (this.server === dev) {
+          this.server = undefined
+          this.core.serving = false
+        }
+      }
+    })
+    // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
+    const scope = this.core.loadedScope
+    if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
+    if (lifecycle.current) this.watchServer(dev, lifecycle.current)
+    // Vite 5's `handleHotUpdate` sees updates only: creates and deletes come from the watcher.
+    // Without HMR no hot-update hook runs at all: every event does (vite-compat.ts).
+    const fromWatcher = !hasHotUpdates(dev) ? (['create', 'update', 'delete'] as const) : !hasEnvironmentHotUpdate(dev) ? (['create', 'delete'] as const) : []
+    if (fromWatcher.length > 0) {
+      watchFileEvents(
+        dev,
+        (type, file) => {
+          const plan = this.fileEvent(type, file, Date.now())
+          if (plan === 'restart') return
+          plan
+            .then((planned) => planned && this.reloadOwners(dev, planned.owners))
+            .catch((error: unknown) => {
+              this.core.logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
+            })
+        },
+        fromWatcher,
+      )
+    }
+  }
+
+  /** The browser-diagnostics client tag (dev only). */
+  clientTags(): ReturnType<typeof clientScriptTag>[] | undefined {
+    return this.server ? [clientScriptTag()] : undefined
+  }
+
+  buildStart(context: ReportingContext): void {
+    const { lifecycle, logger } = this.core
+    lifecycle
+      .start()
+      .then(
+        (engine) =>
+          lifecycle.validateOnce(engine)?.then((diagnostics) => {
+            // Stopped meanwhile (closed, restarted): its validators' failures are no news.
+            if (lifecycle.current === engine) reportValidation(context, diagnostics, logger, engine.root, { failOnError: false })
+          }),
+        (error: unknown) => {
+          if (!(error instanceof PluginStoppedError) && !isClosing(error)) logEngineStartError(logger, error)
+        },
+      )
+      .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
+  }
+
+  /** Whether `text` is what the plugin's last write of `file` replaced (transform still serves it as Markdown). */
+  replacedText(file: string, text: string): boolean {
+    return this.liveSync?.replacedText(file, text) ?? false
+  }
+
+  async hotUpdate(environment: HotUpdateEnvironment, update: HotUpdateOptions): Promise<DevModule[] | undefined> {
+    const planned = this.fileEvent(update.type, update.file, update.timestamp)
+    if (planned === 'restart') return []
+    const plan = await planned
+    if (!plan) return
+    return this.modulesToUpdate(update.modules, plan, (file) => environment.moduleGraph.getModulesByFile(file))
+  }
+
+  /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
+  async handleHotUpdate(context: HmrContext): Promise<HmrContext['modules'] | undefined> {
+    const planned = this.fileEvent('update', context.file, context.timestamp)
+    if (planned === 'restart') return []
+    const plan = await planned
+    if (!plan) return
+    const graph = devModuleGraphs(context.server)[0]!
+    return this.modulesToUpdate(context.modules, plan, (file) => graph.getModulesByFile(file) as Set<HmrContext['modules'][number]> | undefined)
+  }
+
+  /** Once per started engine, before anything is served (see the contract). */
+  private async prepare(engine: InsituEngine): Promise<void> {
+    const dev = this.server
+    if (!dev) return
+    const { logger } = this.core
+    this.liveSync = new LiveSync(engine, {
+      disk: this.core.disk,
+      logger,
+      prefix: PLUGIN_NAME,
+      // A save the watcher dropped: Vite and every plugin handle it as any change.
+      onMissedChange: (file) => dev.watcher.emit('change', path.resolve(file)),
+    })
+    // Changes made while it started: the index learns them before anything is served.
+    const early = this.eventsWhileStarting.splice(0)
+    if (early.length > 0) {
+      try {
+        engine.affected(early.map((event) => ({ type: event.type, path: event.file })))
+      } catch (error) {
+        logger.error(`${PLUGIN_NAME}: changes made while insitu started could not be processed: ${messageOf(error)}`)
+      }
+    }
+    this.watchServer(dev, engine)
+    // Serve nothing before git changes can be seen (a commit right after the first page load).
+    await this.gitWatcher?.ready
+    // Write mode: bring every document on disk up to date, in the background (modules are
+    // served current by transform meanwhile; disk readers get a watcher event per write).
+    const live = this.liveSync
+    live.syncAll().catch((error: unknown) => {
+      if (!this.core.lifecycle.isStopping) logger.error(`${PLUGIN_NAME}: writing documents back failed: ${messageOf(error)}`)
+    })
+  }
+
+  private watchServer(dev: ViteDevServer, engine: InsituEngine): void {
+    if (!isInsideFolder(dev.config.root, engine.root)) dev.watcher.add(engine.root)
+    // Extension programs outside the watched folders: their edits restart the server too.
+    for (const { manifest } of engine.host.extensions) {
+      if (!isInsideFolder(dev.config.root, manifest.dir) && !isInsideFolder(engine.root, manifest.dir)) dev.watcher.add(manifest.dir)
+    }
+    const { logger } = this.core
+    // One line per plugin-caused update, and warnings/info to the browser (update-log.ts, browser-diagnostics.ts).
+    logPluginUpdates(engine, (line) => logger.info(line))
+    connectBrowserDiagnostics(dev.ws, engine)
+    if (this.gitWatcher) return
+    this.gitWatcher = watchEngineGit(
+      engine,
+      (affected) => {
+        const live = this.liveSync
+        if (!live || affected.owners.length === 0) return
+        live
+          .updatesFor(affected, { file: null, depth: 0 })
+          .then((plan) => this.reloadOwners(dev, plan.owners))
+          .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: reloading modules after a git change failed: ${messageOf(error)}`))
+      },
+      (message) => logger.error(`${PLUGIN_NAME}: ${message}`),
+    )
+  }
+
+  /**
+   * Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment
+   * (without HMR: invalidate them, so the next request gets them fresh).
+   */
+  private async reloadOwners(dev: ViteDevServer, owners: readonly string[]): Promise<void> {
+    const engine = this.core.lifecycle.current
+    if (!engine) return
+    const files = new Set(owners.map((owner) => moduleFile(engine.root, ownerFile(owner))))
+    const hot = hasHotUpdates(dev)
+    for (const graph of devModuleGraphs(dev)) {
+      for (const file of files) {
+        for (const module of graph.getModulesByFile(file) ?? []) {
+          if (hot) await graph.reloadModule(module)
+          else graph.invalidateModule(module)
+        }
+      }
+    }
+  }
+
+  /**
+   * One file event, however it reaches the plugin (`hotUpdate` once per environment, Vite 5's
+   * `handleHotUpdate` or watcher): planned once per event. `'restart'` when the event restarts
+   * the server, undefined when the engine is not running.
+   */
+  private fileEvent(type: FileEventType, file: string, timestamp: number): 'restart' | Promise<ChangePlan | undefined> {
+    if (this.server && this.restartFor(this.server, file)) return 'restart'
+    const key = `${type}\u0000${file}\u0000${timestamp}`
+    let plan = this.eventPlans.get(key)
+    if (!plan) {
+      const live = this.liveSync
+      // A failure is logged once per event, however many environments await the plan.
+      plan = live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(file, error)) : Promise.resolve(undefined)
+      // Not started yet: nothing is served, but the index must not miss the change.
+      if (!live && this.core.lifecycle.starting) this.eventsWhileStarting.push({ type, file })
+      this.eventPlans.set(key, plan)
+      // Every environment runs within the same event loop turn sequence; keep the map small.
+      setTimeout(() => this.eventPlans.delete(key), 10_000).unref()
+    }
+    return plan
+  }
+
+  /** A change that could not be planned: logged, and Vite's own update goes ahead. */
+  private failedPlan(file: string, error: unknown): undefined {
+    if (!this.core.lifecycle.isStopping) this.core.logger.error(`${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`)
+    return undefined
+  }
+
+  /**
+   * The modules to update for an event: Vite's own (none when the plan suppresses them) plus
+   * every module of each planned owner's file; undefined (Vite's own, untouched) when the plan
+   * adds nothing.
+   */
+  private modulesToUpdate<M extends DevModule>(
+    own: readonly M[],
+    plan: ChangePlan,
+    getModulesByFile: (file: string) => Set<M> | undefined,
+  ): M[] | undefined {
+    const engine = this.core.lifecycle.current
+    if (!engine || (plan.owners.length === 0 && !plan.suppressOwn)) return undefined
+    const modules = new Set(plan.suppressOwn ? [] : own)
+    for (const owner of plan.owners) {
+      for (const module of getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []) modules.add(module)
+    }
+    return [...modules]
+  }
+
+  /**
+   * Restart the server when `file` is the project config, an extension manifest or an
+   * extension's program. True when it is (the change is then the restart's business).
+   */
+  private restartFor(dev: ViteDevServer, file: string): boolean {
+    const project = this.core.loadedScope
+    if (!project) return false
+    const triggers = {
+      configFiles: [project.configFile, ...this.core.failedConfigFiles],
+      root: project.root,
+      extensions: this.core.lifecycle.current?.host.extensions.map((e) => e.manifest) ?? [],
+    }
+    if (!isRestartTrigger(file, triggers)) return false
+    if (!this.restarting) {
+      const { logger } = this.core
+      logger.info(`insitu: ${path.posix.relative(toPosixPath(dev.config.root), toPosixPath(path.resolve(file)))} changed, restarting server`)
+      this.restarting = dev
+        .restart()
+        .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: server restart failed: ${messageOf(error)}`))
+        .finally(() => {
+          this.restarting = undefined
+        })
+    }
+    return true
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * What one `insitu()` call knows for its whole life, shared by the dev server, builds and the
+ * document hooks: the resolved options, the disk mode, the logger, the project scope and the
+ * engine's lifecycle.
+ *
+ * Contract:
+ * - `disk` is `diskMode(options)`, decided once here (src/sync/disk-mode.ts: `check` wins over
+ *   `write` in every server and build): "may this process write?" is `core.disk === 'write'`.
+ * - `projectScope()`: the project config and module matchers, read once per resolved config
+ *   (`configResolved`; plain Rollup: on first use), never throwing (project-scope.ts).
+ * - `lifecycle` creates the engine from the scope and options (an unreadable config fails the
+ *   start with its file:line; such files are remembered in `failedConfigFiles`, whose edits
+ *   restart a dev server).
+ * - `engineFor(context)`: the engine for a hook, failing the hook with the start error
+ *   (`ERR_CLOSED_SERVER` is rethrown as is: Vite drops such requests quietly).
+ * - `serving`: set while a dev server that configured the plugin is open (its hooks then run in
+ *   dev mode); cleared when that server closes, so a plugin object reused by a build afterwards
+ *   (Astro: a content-sync dev server, then `vite build`) runs its hooks as a build's.
+ */
+import path from 'node:path'
+import type { ResolvedConfig } from 'vite'
+import { InsituEngine } from '../engine/engine.js'
+import { ConfigError, toPosixPath } from '../host/config.js'
+import { type DiskMode, diskMode } from '../sync/disk-mode.js'
+import { engineStartError, type PluginLogger, type ReportingContext } from './diagnostics.js'
+import { EngineLifecycle } from './engine-lifecycle.js'
+import { PLUGIN_NAME, type ResolvedOptions } from './options.js'
+import { loadProjectScope, type ProjectScope } from './project-scope.js'
+
+export class PluginCore {
+  readonly disk: DiskMode
+  readonly lifecycle: EngineLifecycle
+  logger: PluginLogger = consoleLogger
+  /** Vite's absolute output folder (never watched in build watch mode). */
+  outDir: string | undefined
+  /** Config or manifest files whose errors stopped the engine from starting (editing one restarts the dev server). */
+  readonly failedConfigFiles = new Set<string>()
+  serving = false
+  private scope: ProjectScope | undefined
+  private viteRoot: string | undefined
+
+  constructor(readonly options: ResolvedOptions) {
+    this.disk = diskMode(options)
+    this.lifecycle = new EngineLifecycle(
+      (signal) => this.createEngine(signal),
+      (message) => this.logger.error(`${PLUGIN_NAME}: ${message}`),
+    )
+  }
+
+  projectScope(): ProjectScope {
+    this.scope ??= loadProjectScope(this.options, this.viteRoot ?? process.cwd())
+    return this.scope
+  }
+
+  /** The scope if it has been read (no read as a side effect). */
+  get loadedScope(): ProjectScope | undefined {
+    return this.scope
+  }
+
+  configResolved(config: ResolvedConfig): void {
+    this.viteRoot = config.root
+    this.outDir = path.resolve(config.root, config.build.outDir)
+    const vite = config.logger
+    this.logger = {
+      info: (m) => vite.info(m, { timestamp: true }),
+      warn: (m) => vite.warn(m, { timestamp: true }),
+      error: (m, error) => vite.error(m, { timestamp: true, error }),
+    }
+    // Read once per resolved config (a restarted dev server resolves it again: edits apply).
+    this.scope = loadProjectScope(this.options, config.root)
+    this.failedConfigFiles.clear()
+  }
+
+  async engineFor(context: ReportingContext): Promise<InsituEngine> {
+    try {
+      return await this.lifecycle.start()
+    } catch (error) {
+      if (isClosing(error)) throw error // Vite drops the request quietly
+      return context.error(engineStartError(error))
+    }
+  }
+
+  private async createEngine(signal: AbortSignal): Promise<InsituEngine> {
+    const project = this.projectScope()
+    if (project.error) throw project.error
+    const { options } = this
+    try {
+      return await InsituEngine.create({
+        root: project.root,
+        config: project.config,
+        include: options.include,
+        exclude: options.exclude,
+        cache: options.cache,
+        python: options.python,
+        timeoutMs: options.timeout,
+        logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m), error: (m) => this.logger.error(m) },
+        enableExtension: (name) => options.extensions[name],
+        signal,
+      })
+    } catch (error) {
+      if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
+      throw error
+    }
+  }
+}
+
+/** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
+export function isClosing(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
+}
+
+const consoleLogger: PluginLogger = {
+  info: (m) => console.info(m),
+  warn: (m) => console.warn(m),
+  error: (m) => console.error(m),
+}

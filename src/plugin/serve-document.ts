@@ -1,0 +1,150 @@
+/**
+ * Serving modules: the bodies of `load` (managed documents imported with `?raw`) and
+ * `transform` (managed documents, module rules), with their source maps and watch files.
+ *
+ * Contract:
+ * - `load(context, id)`: a `?raw` import of a managed document is served as its regenerated
+ *   text (`export default "<text>"`, an empty source map); anything else is left to others.
+ * - `transform(context, code, id)`: a managed document whose `code` is its Markdown (the file's
+ *   own text, or the text this plugin's last write of it replaced) is regenerated (a BOM kept,
+ *   sync-document.ts `renderText`) with a source map (word-boundary mappings, line mappings
+ *   above LINE_MAPS_ABOVE); code another plugin's `load` produced (Astro compiles Markdown
+ *   there) is left untouched. A module matched by a module rule runs its transform capability
+ *   (errors fail the module at line 1). Modules that are neither are rejected before the
+ *   engine (and its extensions' handshakes) is awaited.
+ * - Every result's dependencies become watch files (watch-targets.ts, only where something
+ *   watches: a dev server or build watch; never a missing path); diagnostics are reported
+ *   (errors fail the module with file:line, warnings `this.warn`).
+ * - `hooks.transformed(id)` is told of every module transformed (build watch clears its stale
+ *   mark); `hooks.replacedText(file, code)` answers for the dev server's write-backs.
+ */
+import fs from 'node:fs'
+import MagicString from 'magic-string'
+import { type InsituEngine, ownerQuery } from '../engine/engine.js'
+import type { DocumentResult } from '../engine/render-document.js'
+import { renderText } from '../sync/sync-document.js'
+import { locatedError, type ReportingContext, reportDiagnostics } from './diagnostics.js'
+import { cleanId, isSkippedId, NON_TEXT_QUERY, RAW_QUERY } from './module-ids.js'
+import { isClosing, type PluginCore } from './plugin-core.js'
+import { watchTargets } from './watch-targets.js'
+
+export interface ServeContext extends ReportingContext {
+  addWatchFile(id: string): void
+  meta?: { watchMode?: boolean }
+}
+
+export interface ServeHooks {
+  transformed(id: string): void
+  replacedText(file: string, code: string): boolean
+}
+
+/** Documents longer than this (UTF-16 code units) get line-level source maps. */
+const LINE_MAPS_ABOVE = 64 * 1024
+
+/**
+ * "This code has no source": with `map: null` Vite's dev server generates an identity source map
+ * of the whole served module (word-boundary resolution: milliseconds for a large document on
+ * every request); an empty map is what its own `?raw` loader returns.
+ */
+const NO_SOURCE_MAP = { mappings: '' } as const
+
+export class DocumentServer {
+  constructor(
+    private readonly core: PluginCore,
+    private readonly hooks: ServeHooks,
+  ) {}
+
+  async load(context: ServeContext, id: string): Promise<{ code: string; map: typeof NO_SOURCE_MAP } | null> {
+    if (!RAW_QUERY.test(id) || isSkippedId(id)) return null
+    const file = cleanId(id)
+    if (!this.core.projectScope().isManaged(file)) return null
+    const engine = await this.core.engineFor(context)
+    if (!engine.isDocument(file)) return null
+    const code = await fs.promises.readFile(file, 'utf8')
+    if (this.watching(context)) context.addWatchFile(file)
+    const rendered = await this.render(context, engine, file, code, ownerQuery(id))
+    return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
+  }
+
+  async transform(context: ServeContext, code: string, id: string): Promise<{ code: string; map: unknown } | null> {
+    if (isSkippedId(id) || NON_TEXT_QUERY.test(id)) return null
+    const file = cleanId(id)
+    const project = this.core.projectScope()
+    // Cheap rejection: neither a managed document nor a module rule's, so no engine wait.
+    const managed = project.isManaged(file)
+    if (!managed && !project.moduleRule(file)) return null
+    const engine = await this.core.engineFor(context)
+    // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
+    this.hooks.transformed(id)
+    if (managed && engine.isDocument(file)) {
+      // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
+      // document's Markdown: leave it untouched (write mode keeps the file itself current).
+      // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
+      if (!(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
+      const rendered = await this.render(context, engine, file, code, ownerQuery(id))
+      if (!rendered.result.changed) return null
+      const magic = new MagicString(code)
+      for (const edit of rendered.edits) {
+        if (edit.start === edit.end) magic.appendLeft(edit.start, edit.text)
+        else magic.overwrite(edit.start, edit.end, edit.text)
+      }
+      // Word-boundary mappings for ordinary documents; line mappings for large ones, where
+      // the finer map costs milliseconds per update and maps nothing anyone debugs.
+      const hires = code.length > LINE_MAPS_ABOVE ? false : 'boundary'
+      return { code: magic.toString(), map: magic.generateMap({ hires, source: file, includeContent: true }) }
+    }
+    const rule = project.moduleRule(file)
+    if (!rule) return null
+    let result
+    try {
+      result = await engine.transformModule(file, code, { transform: rule.transform, options: rule.options }, ownerQuery(id))
+    } catch (error) {
+      if (isClosing(error)) throw error // Vite drops the request quietly
+      return context.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
+    }
+    this.recordWatchFiles(context, engine, result.dependencies)
+    reportDiagnostics(context, file, result.diagnostics, this.core.logger, engine.root)
+    return { code: result.code, map: NO_SOURCE_MAP }
+  }
+
+  /** Render a document's text as served (a BOM kept, see renderText), recording watch files and reporting diagnostics. */
+  private async render(
+    context: ServeContext,
+    engine: InsituEngine,
+    file: string,
+    code: string,
+    query: string,
+  ): Promise<{ result: DocumentResult; text: string; edits: DocumentResult['edits'] }> {
+    const rendered = await renderText(engine, file, code, query)
+    this.recordWatchFiles(context, engine, rendered.result.dependencies)
+    reportDiagnostics(context, file, rendered.result.diagnostics, this.core.logger, engine.root)
+    return rendered
+  }
+
+  /** Whether the current run watches files (dev, or a build in watch mode): else addWatchFile is wasted work. */
+  private watching(context: ServeContext): boolean {
+    return this.core.serving || context.meta?.watchMode === true
+  }
+
+  private recordWatchFiles(context: ServeContext, engine: InsituEngine, dependencies: readonly string[]): void {
+    if (!this.watching(context)) return
+    const buildWatch = !this.core.serving
+    for (const dependency of dependencies) {
+      for (const file of watchTargets(engine, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
+    }
+  }
+}
+
+/**
+ * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced
+ * it). A BOM Vite dropped still counts as the same text.
+ */
+async function isFileText(file: string, code: string): Promise<boolean> {
+  let text: string
+  try {
+    text = await fs.promises.readFile(file, 'utf8')
+  } catch {
+    return false
+  }
+  return text === code || (text.charCodeAt(0) === 0xfeff && text.slice(1) === code)
+}

@@ -1,0 +1,381 @@
+/**
+ * Keeping documents current while their inputs change: the answer to one file event, for the
+ * Vite dev server (dev-server.ts) and the command line's `watch` alike. Imports nothing from Vite.
+ *
+ * Contract:
+ * - `changed(type, file)` handles one watcher event of a file of the project (not git) and
+ *   returns a `ChangePlan` (which owners' modules to update, whether to send nothing for the
+ *   event's own file):
+ *   - a write-back temporary or backup file (`isWriteBackTemporary`) is ignored entirely;
+ *   - an update of a file that is EMPTY waits (up to ~100 ms, as Vite's own HMR read does)
+ *     until it is written again: a writer that truncates and then writes can be reported
+ *     between the two, and the watcher drops the second change (its 50 ms change throttle);
+ *   - write mode, a document: its state now (mtime, size, bytes) is classified by the ledger
+ *     (self-writes.ts): the ECHO of this process's own write has its own owners neither
+ *     invalidated nor re-run, and `suppressOwn` (the change that caused the write sent the
+ *     update already); a state already handled (a second report of one save) is dropped whole;
+ *   - anything else goes through `engine.affected()`, then `updatesFor()` below.
+ * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
+ *   - a module-rule owner, or a document whose render failed: its modules update;
+ *   - a document (not the event's own file): rendered now from its text on disk; when that is
+ *     the text its owner was last rendered to, nothing is sent (EARLY CUTOFF);
+ *   - write mode: each affected document (and the event's file, when it is a document the
+ *     user edited) is synced (written back) BEFORE the plan resolves, and its modules update
+ *     now: the file on disk is current when the browser fetches it again, and the write's echo
+ *     sends nothing. A written document goes through `affected()` at once (its own owners
+ *     excepted), so documents whose models read its front matter follow in the same update.
+ *     A write that fails (EACCES, EROFS…) is logged with the path, and its modules update as
+ *     without write mode. A document deleted meanwhile is left deleted. Writes of one document
+ *     never overlap (one chain per file).
+ * - No lost or missed save (issue #14.1): every write is recorded before it can be seen
+ *   (`SelfWrites.wrote`), and RECHECK_MS after it the file is checked again: the write is
+ *   settled (an in-place save into the replaced inode is restored, write-back.ts), and when the
+ *   file's state is neither the write's nor one already handled, a save the watcher did not
+ *   report is reported through `onMissedChange(file)`, which the host turns into a file event.
+ *   Vite's watcher (chokidar) drops a second change of a path within 50 ms of the first, for
+ *   every file: so every file whose event was handled is checked again RECHECK_MS later too
+ *   (its mtime and size; a document in write mode by its state), and a change that came
+ *   without an event is reported the same way.
+ * - Self-writes chain only through front-matter materializations that another document's model
+ *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
+ * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
+ * - `replacedText(file, text)`: whether `text` is what this process's last write of `file` replaced.
+ * - `close()` settles every write still held and stops the re-checks; nothing is written after it.
+ * Files are absolute POSIX paths (or paths the engine resolves against its root).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { type AffectedResult, hashText, type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
+import type { FileEventType } from '../engine/dependency-graph.js'
+import { toPosixPath } from '../host/config.js'
+import type { DiskMode } from './disk-mode.js'
+import { diskState, type DiskState, SelfWrites } from './self-writes.js'
+import { type DocumentSync, renderText, syncDocument } from './sync-document.js'
+import { syncProject } from './sync-project.js'
+import { isWriteBackTemporary, type WrittenFile } from './write-back.js'
+
+export interface ChangePlan {
+  /** Owners whose modules must update (besides the host's own modules of the event's file). */
+  owners: string[]
+  /** Send no update for the event's own file: the echo of this process's own write, or a save already handled. */
+  suppressOwn: boolean
+  affected: AffectedResult | null
+}
+
+export interface SyncLogger {
+  info(message: string): void
+  warn(message: string): void
+  error(message: string): void
+}
+
+export interface LiveSyncOptions {
+  disk: DiskMode
+  logger: SyncLogger
+  /** Log prefix of write failures. */
+  prefix: string
+  /** A save the watcher did not report (found by the late re-check): report it as a file event. */
+  onMissedChange: (file: string) => void
+  /** Told of each document written (the command line's `watch` prints them). */
+  onWritten?: (document: DocumentSync) => void
+  /** How long after a write its file is checked again (above the watcher's 50 ms change throttle). @default RECHECK_MS */
+  recheckMs?: number
+}
+
+/** How many writes may follow one another through self-write events before writing stops. */
+export const MAX_WRITE_CHAIN = 4
+
+/** When a file is checked again after its last event or write: past the watcher's change throttle (50 ms) and a polling interval. */
+export const RECHECK_MS = 150
+
+const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
+const DUPLICATE: ChangePlan = { owners: [], suppressOwn: true, affected: null }
+
+export class LiveSync {
+  private readonly ledger = new SelfWrites()
+  /** Writes whose replaced inode is still held, per file (settled at the re-check or before the next write). */
+  private readonly held = new Map<string, WrittenFile>()
+  private readonly rechecks = new Map<string, NodeJS.Timeout>()
+  /** Files this process does not write: their mtime and size when their last event was handled. */
+  private readonly lastStats = new Map<string, FileStat | null>()
+  /** When the last event of each file reached `changed()` (the watcher's throttle window starts about then). */
+  private readonly lastEventAt = new Map<string, number>()
+  /** The sync in progress per file: writes of one document never overlap. */
+  private readonly chains = new Map<string, Promise<unknown>>()
+  private closed = false
+
+  constructor(
+    private readonly engine: InsituEngine,
+    private readonly options: LiveSyncOptions,
+  ) {}
+
+  private get writing(): boolean {
+    return this.options.disk === 'write' && !this.closed
+  }
+
+  async syncAll(): Promise<void> {
+    if (!this.writing) return
+    const report = await syncProject(this.engine, {
+      write: true,
+      selfWrites: this.ledger,
+      settle: 'later',
+      onDocument: (document) => this.afterSync(document),
+    })
+    if (report.written > 0) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+  }
+
+  async changed(type: FileEventType, file: string): Promise<ChangePlan> {
+    if (isWriteBackTemporary(file)) return NOTHING
+    const absolute = toPosixPath(path.resolve(this.engine.root, file))
+    if (type === 'delete') {
+      this.ledger.forget(absolute)
+      this.lastStats.delete(absolute)
+      this.lastEventAt.delete(absolute)
+      this.engine.forget(absolute)
+    }
+    if (type === 'update') await untilWrittenAfterTruncation(absolute)
+    const document = type !== 'delete' && this.engine.isDocument(absolute)
+    if (type !== 'delete' && !this.closed) {
+      // Whatever this event's state is, a later save the watcher drops must still be seen.
+      this.lastEventAt.set(absolute, Date.now())
+      if (!(document && this.writing)) this.lastStats.set(absolute, await readStat(absolute))
+      this.recheckLater(absolute)
+    }
+    if (document && this.writing) {
+      const state = await readState(absolute)
+      const seen = state ? this.ledger.classify(absolute, state) : { kind: 'new' as const }
+      if (seen.kind === 'seen') return DUPLICATE
+      if (seen.kind === 'echo') {
+        const relPath = this.engine.relativePath(absolute)
+        const affected = this.engine.affected([{ type, path: absolute }], (owner) => ownerFile(owner) === relPath)
+        return { ...(await this.updatesFor(affected, { file: null, depth: seen.depth + 1 })), suppressOwn: true }
+      }
+    }
+    const affected = this.engine.affected([{ type, path: absolute }])
+    return this.updatesFor(affected, { file: document && this.writing ? absolute : null, depth: 0 })
+  }
+
+  /**
+   * Decide for each affected owner (see the contract). `cause.file`: the event's own document,
+   * synced too in write mode; `cause.depth`: how many self-writes led here.
+   */
+  async updatesFor(affected: AffectedResult, cause: { file: string | null; depth: number }): Promise<ChangePlan> {
+    const byFile = new Map<string, string[]>()
+    const update: string[] = []
+    for (const owner of affected.owners) {
+      const file = toPosixPath(path.resolve(this.engine.root, ownerFile(owner)))
+      if (!this.engine.isDocument(file)) {
+        update.push(owner)
+        continue
+      }
+      byFile.set(file, [...(byFile.get(file) ?? []), owner])
+    }
+    if (cause.file && !byFile.has(cause.file)) byFile.set(cause.file, [])
+    await Promise.all(
+      [...byFile].map(async ([file, owners]) => {
+        // What each owner served before this change (rendering below records the new output).
+        const before = owners.map((owner) => this.engine.lastOutputHash(owner))
+        // A render that throws (an engine closing) updates the owners: transform reports it.
+        // Rendered as one of its module ids, so no record appears for an id nobody requested.
+        const query = owners.length > 0 ? ownerQuery(owners[0]!) : ''
+        const outcome = await this.inChain(file, () => this.refresh(file, query, cause.depth)).catch((): 'failed' => 'failed')
+        if (outcome === 'missing') return
+        if (outcome === 'written') update.push(...(await this.afterWrite(file, cause.depth)))
+        owners.forEach((owner, i) => {
+          if (outcome === 'written' || outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
+        })
+      }),
+    )
+    return { owners: [...new Set(update)].sort(), suppressOwn: false, affected }
+  }
+
+  replacedText(file: string, text: string): boolean {
+    return this.ledger.replacedText(toPosixPath(path.resolve(this.engine.root, file)), text)
+  }
+
+  close(): void {
+    this.closed = true
+    for (const timer of this.rechecks.values()) clearTimeout(timer)
+    this.rechecks.clear()
+    for (const written of this.held.values()) written.settle()
+    this.held.clear()
+  }
+
+  /** Run `work` after the sync in progress for `file` (writes of one document never overlap). */
+  private inChain<T>(file: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.chains.get(file) ?? Promise.resolve()).then(work, work)
+    const chained = run.catch(() => undefined)
+    this.chains.set(file, chained)
+    void chained.then(() => {
+      if (this.chains.get(file) === chained) this.chains.delete(file)
+    })
+    return run
+  }
+
+  /**
+   * The index learns a written document's new text now (its front matter may feed other
+   * documents' models), its own owners excepted: the owners that change follow at `depth + 1`.
+   */
+  private async afterWrite(file: string, depth: number): Promise<string[]> {
+    const relPath = this.engine.relativePath(file)
+    const affected = this.engine.affected([{ type: 'update', path: file }], (owner) => ownerFile(owner) === relPath)
+    if (affected.owners.length === 0) return []
+    return (await this.updatesFor(affected, { file: null, depth: depth + 1 })).owners
+  }
+
+  /** Render (write mode: sync) one document: its new output hash, or what happened instead. */
+  private async refresh(file: string, query: string, depth: number): Promise<string | 'written' | 'missing' | 'failed'> {
+    const relPath = this.engine.relativePath(file) ?? file
+    if (this.writing && depth <= MAX_WRITE_CHAIN) {
+      this.settleHeld(file) // a save into the inode the last write replaced must be on disk before we read
+      const sync = await syncDocument(this.engine, file, {
+        write: true,
+        query,
+        selfWrites: { ledger: this.ledger, depth },
+        settle: 'later',
+      })
+      if (!sync) return 'missing'
+      this.afterSync(sync)
+      if (sync.written) return 'written'
+      return sync.failed ? 'failed' : hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text)
+    }
+    if (this.writing) {
+      this.options.logger.warn(
+        `insitu: ${relPath} not written: it changed again after each of ${MAX_WRITE_CHAIN} writes (a cycle through front matter?)`,
+      )
+    }
+    let text: string
+    try {
+      text = await fs.promises.readFile(file, 'utf8')
+    } catch {
+      return 'missing'
+    }
+    const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
+    return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
+  }
+
+  /** Log write failures; hold a written file and check it again RECHECK_MS later. */
+  private afterSync(sync: DocumentSync): void {
+    for (const diagnostic of sync.diagnostics) {
+      if (diagnostic.code === 'insitu/write') {
+        const log = diagnostic.severity === 'error' ? this.options.logger.error : this.options.logger.warn
+        log(`${this.options.prefix}: ${diagnostic.message}`)
+      }
+    }
+    if (!sync.written) return
+    const file = toPosixPath(path.resolve(this.engine.root, sync.path))
+    if (sync.writtenFile) {
+      if (this.closed) sync.writtenFile.settle()
+      else this.held.set(file, sync.writtenFile)
+    }
+    this.options.onWritten?.(sync)
+    this.recheckLater(file)
+  }
+
+  /** Check `file` again RECHECK_MS from now (one pending re-check per file). */
+  private recheckLater(file: string): void {
+    if (this.closed) return
+    clearTimeout(this.rechecks.get(file))
+    const timer = setTimeout(() => void this.recheck(file), this.options.recheckMs ?? RECHECK_MS)
+    timer.unref()
+    this.rechecks.set(file, timer)
+  }
+
+  /** Settle the write of `file` still held, if any (true when an editor's save was restored). */
+  private settleHeld(file: string): boolean {
+    const written = this.held.get(file)
+    if (!written) return false
+    this.held.delete(file)
+    if (written.settle() !== 'restored') return false
+    this.ledger.withdraw(file)
+    return true
+  }
+
+  /**
+   * The late re-check (see the contract): a written document is settled (a restored save is a
+   * change at once), then compared with the states accounted for; any other file's mtime and
+   * size with those of its last handled event. Only a change made within the watcher's
+   * throttle window after the file's last event counts as missed: a later one the watcher
+   * reports itself (a polling watcher may report it after this re-check, so reporting it here
+   * too would send it twice).
+   */
+  private async recheck(file: string): Promise<void> {
+    this.rechecks.delete(file)
+    if (this.closed) return
+    if (this.settleHeld(file)) {
+      this.options.onMissedChange(file)
+      return
+    }
+    let changedAt: number | null = null
+    if (this.lastStats.has(file)) {
+      const before = this.lastStats.get(file)
+      const now = await readStat(file)
+      if (now !== null && (before === null || before === undefined || now.mtimeMs !== before.mtimeMs || now.size !== before.size)) changedAt = now.mtimeMs
+    } else {
+      const state = await readState(file)
+      if (state !== null && !this.ledger.isCurrent(file, state)) changedAt = state.mtimeMs
+    }
+    if (changedAt === null || this.closed) return
+    const lastEvent = this.lastEventAt.get(file)
+    // No event handled yet: none can have opened a throttle window, so the watcher reports it.
+    if (lastEvent !== undefined && changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
+  }
+}
+
+/**
+ * A change this soon after a file's last event may have been dropped by the watcher (chokidar
+ * drops a second `change` of a path within 50 ms of the first; the rest is the clock's grain
+ * and the time the event took to reach `changed()`).
+ */
+const DROPPED_WITHIN_MS = 75
+
+interface FileStat {
+  mtimeMs: number
+  size: number
+}
+
+async function readStat(file: string): Promise<FileStat | null> {
+  try {
+    const stat = await fs.promises.stat(file)
+    return { mtimeMs: stat.mtimeMs, size: stat.size }
+  } catch {
+    return null
+  }
+}
+
+/** The file's state now, or null when it cannot be read (deleted: the watcher reports that). */
+async function readState(file: string): Promise<DiskState | null> {
+  try {
+    const handle = await fs.promises.open(file, 'r')
+    try {
+      const stat = await handle.stat()
+      return diskState(stat, await handle.readFile())
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    return null
+  }
+}
+
+/** How often, and how long apart, an empty updated file's mtime is checked (Vite's `readModifiedFile`). */
+const TRUNCATION_CHECKS = 10
+const TRUNCATION_CHECK_MS = 10
+
+/**
+ * When `file` is empty, wait until it is written again (the write that followed a truncation),
+ * at most TRUNCATION_CHECKS times TRUNCATION_CHECK_MS. A file that stays empty costs that wait once.
+ */
+async function untilWrittenAfterTruncation(file: string): Promise<void> {
+  try {
+    const first = await fs.promises.stat(file)
+    if (first.size > 0) return
+    for (let n = 0; n < TRUNCATION_CHECKS; n++) {
+      await new Promise((resolve) => setTimeout(resolve, TRUNCATION_CHECK_MS))
+      const now = await fs.promises.stat(file)
+      // Written meanwhile (a coarse clock can give the truncation and the write one mtime).
+      if (now.size > 0 || now.mtimeMs !== first.mtimeMs) return
+    }
+  } catch {
+    // gone or unreadable: the event's handling reports what it finds
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * An editor saving prose edits of a document while its dependency changes, against a real Vite
+ * dev server in write mode (issue #14.1). Shared by the suite's bounded stress test
+ * (write-race.test.ts) and the soak in bench/write-race.ts.
+ *
+ * Contract: `runWriteRace({ cycles, style, maxOffsetMs, settleTimeoutMs, idleMs })` makes a
+ * project in a temporary folder (README.md with prose and an `include` region of part.txt), starts
+ * `createServer` with `insitu({ write: true })` and Vite's default watcher (fs events, as users
+ * run it), and per cycle: writes a new part.txt, and 0..maxOffsetMs later a separate editor
+ * process (fixtures/node/racing-editor.mjs) saves README.md with new prose over the text it last
+ * saw, in place (`fs.writeFile`) or as a temporary file renamed over it. A cycle is settled when
+ * README.md holds the editor's prose and the region shows the current part.txt; if that does
+ * not happen within settleTimeoutMs, the cycle counts as a LOST save (the prose is not the
+ * editor's) or a STALE region (the prose is, the region is not). After the last cycle the server
+ * idles for idleMs and every change of README.md then counts as an IDLE write. The temporary
+ * folder is removed and the server closed whatever happens.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+import { createServer } from 'vite'
+import insitu from '../../src/index.js'
+
+const EDITOR = path.resolve(import.meta.dirname, '../fixtures/node/racing-editor.mjs')
+
+export interface WriteRaceOptions {
+  cycles: number
+  style: 'in-place' | 'rename'
+  /** The editor saves 0..maxOffsetMs after the dependency changed. @default 30 */
+  maxOffsetMs?: number
+  /** @default 5000 */
+  settleTimeoutMs?: number
+  /** @default 2000 */
+  idleMs?: number
+}
+
+export interface WriteRaceReport {
+  cycles: number
+  lostSaves: number
+  staleRegions: number
+  idleWrites: number
+  /** The first few unsettled cycles, for the failure message. */
+  failures: { cycle: number; text: string }[]
+  /** Median milliseconds from the dependency change to a settled document. */
+  medianSettleMs: number
+}
+
+const PROSE_LINE = 2
+
+function documentText(prose: string, body: string): string {
+  return `# Race\n\n${prose}\n\n<!-- insitu:begin include\npath = "part.txt"\nraw = true\n-->\n${body}<!-- insitu:end -->\n`
+}
+
+/** The region body the include transform writes for part.txt's text (SPEC §7: "\n\n" + content + "\n\n"). */
+function regionBody(part: string): string {
+  return `\n${part}\n\n`
+}
+
+export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRaceReport> {
+  const maxOffsetMs = options.maxOffsetMs ?? 30
+  const settleTimeoutMs = options.settleTimeoutMs ?? 5000
+  const idleMs = options.idleMs ?? 2000
+  const root = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'insitu-write-race-'))
+  const readme = path.join(root, 'README.md')
+  const part = path.join(root, 'part.txt')
+  fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n')
+  fs.writeFileSync(part, 'part 0')
+  fs.writeFileSync(readme, documentText('prose 0', '\n'))
+  const editor: ChildProcessWithoutNullStreams = spawn(process.execPath, [EDITOR], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const replies = readline.createInterface({ input: editor.stdout })[Symbol.asyncIterator]()
+  const server = await createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [insitu({ write: true })],
+    server: { port: 0 },
+  })
+  const report: WriteRaceReport = { cycles: 0, lostSaves: 0, staleRegions: 0, idleWrites: 0, failures: [], medianSettleMs: 0 }
+  const settleTimes: number[] = []
+  try {
+    await server.environments.client.transformRequest('/README.md?raw') // starts the plugin, which writes the region
+    await until(() => fs.readFileSync(readme, 'utf8') === documentText('prose 0', regionBody('part 0')), settleTimeoutMs)
+    await watcherReady(server.watcher)
+    for (let cycle = 1; cycle <= options.cycles; cycle++) {
+      const prose = `prose ${cycle} (${options.style})`
+      const dependency = `part ${cycle}${'.'.repeat(cycle % 5)}`
+      const seen = fs.readFileSync(readme, 'utf8').split('\n')
+      seen[PROSE_LINE] = prose
+      const started = performance.now()
+      fs.writeFileSync(part, dependency)
+      editor.stdin.write(`${JSON.stringify({ file: readme, text: seen.join('\n'), style: options.style, delayUs: Math.random() * maxOffsetMs * 1000 })}\n`)
+      const reply = await replies.next()
+      if (reply.done || reply.value !== 'saved') throw new Error(`the editor process failed: ${reply.value}`)
+      const settled = await until(() => {
+        const lines = readText(readme).split('\n')
+        return lines[PROSE_LINE] === prose && readText(readme).includes(`-->\n${regionBody(dependency)}<!-- insitu:end -->`)
+      }, settleTimeoutMs)
+      report.cycles = cycle
+      if (settled) {
+        settleTimes.push(performance.now() - started)
+        continue
+      }
+      const text = readText(readme)
+      if (text.split('\n')[PROSE_LINE] !== prose) report.lostSaves++
+      else report.staleRegions++
+      if (report.failures.length < 5) report.failures.push({ cycle, text })
+      // Start the next cycle from a settled document: the plugin must write it once more.
+      fs.writeFileSync(readme, documentText(prose, '\n'))
+      await until(() => readText(readme) === documentText(prose, regionBody(dependency)), settleTimeoutMs)
+    }
+    let idleWrites = 0
+    const count = (file: string) => {
+      if (path.resolve(file) === readme) idleWrites++
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500)) // the last cycle's late re-check
+    server.watcher.on('change', count).on('add', count)
+    await new Promise((resolve) => setTimeout(resolve, idleMs))
+    server.watcher.off('change', count).off('add', count)
+    report.idleWrites = idleWrites
+  } finally {
+    editor.kill()
+    await server.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  settleTimes.sort((a, b) => a - b)
+  report.medianSettleMs = settleTimes.length > 0 ? Math.round(settleTimes[Math.floor(settleTimes.length / 2)]!) : 0
+  return report
+}
+
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch {
+    return '' // in the microseconds a write-back moves the file aside
+  }
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    if (check()) return true
+    if (performance.now() > deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+}
+
+function watcherReady(watcher: { once(event: 'ready', listener: () => void): unknown; getWatched(): Record<string, string[]> }): Promise<void> {
+  if (Object.keys(watcher.getWatched()).length > 0) return Promise.resolve()
+  return new Promise((resolve) => watcher.once('ready', () => resolve()))
+}
