@@ -10,6 +10,7 @@
  * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
  * `{x.attr}` / `{x[key]}` (set by jinja-access.ts, which this module cannot import).
  */
+import { pythonCasefold } from '../values/python-casefold.js'
 import { typeError, valueError } from './jinja-errors.js'
 import { strFormat } from './jinja-format.js'
 import { isString, isTuple, textOf, tuple, typeName } from './jinja-values.js'
@@ -238,7 +239,7 @@ function prefixTest(text: string, args: unknown[], kwargs: Record<string, unknow
 export const STR_METHODS: Record<string, Method> = {
   upper: (s: string) => s.toUpperCase(),
   lower: (s: string) => s.toLowerCase(),
-  casefold: (s: string) => s.toUpperCase().toLowerCase(),
+  casefold: (s: string) => pythonCasefold(s),
   swapcase: (s: string) => Array.from(s, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join(''),
   title: (s: string) => pyTitle(s),
   capitalize: (s: string) => pyCapitalize(s),
