@@ -31,7 +31,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
-import { createJinjaEnvironment } from '../src/builtins/jinja.js'
+import { createJinjaEnvironment, relativeTo as pluginRelativeTo } from '../src/builtins/jinja.js'
+import { createJinjaEngine } from '../src/builtins/jinja-engine.js'
 import { tuple } from '../src/builtins/jinja-values.js'
 import { pythonFloat } from '../src/values/python-float.js'
 import { jinjaToJson, pythonJsonDumps } from '../src/values/python-json.js'
@@ -44,14 +45,15 @@ interface Case {
   context: Record<string, unknown>
   files?: Record<string, string>
   renderer?: boolean
+  sql?: string[]
   expected: { output: string } | { error: unknown }
 }
 
 interface Candidate {
   name: string
   version: string
-  /** Renders `main.j2` of `files` with `context`. */
-  render(files: Record<string, string>, context: Record<string, unknown>): string
+  /** Renders `main.j2` of `files` with `context` (`sql`: in the SQL models' environment, no trim/lstrip of blocks). */
+  render(files: Record<string, string>, context: Record<string, unknown>, sql?: boolean): string
 }
 
 const CORPUS = path.join(import.meta.dirname, '../test/fixtures/jinja-conformance/corpus.json')
@@ -84,21 +86,20 @@ function rendererContext(context: Record<string, unknown>): Record<string, unkno
   return { rows: rowsOf(context.value), params: context.params ?? {}, this: LOCATION, value: context.value }
 }
 
-function relativeTo(value: unknown, directory: unknown): string {
-  const from = typeof directory === 'string' && directory !== '' ? directory : '.'
-  const relative = path.posix.relative(path.posix.resolve(RELATIVE_BASE, from), path.posix.resolve(RELATIVE_BASE, String(value)))
-  return relative === '' ? '.' : relative
-}
+/** The plugin's own `relative_to` for every candidate, so the speed columns compare engines, not filters. */
+const relativeTo = (value: unknown, directory: unknown): string => pluginRelativeTo(RELATIVE_BASE, value, directory)
 
 function ownEngine(): Candidate {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-bench-templates-'))
   process.on('exit', () => fs.rmSync(folder, { recursive: true, force: true }))
   let written = new Map<string, string>()
   const environment = createJinjaEnvironment(folder)
+  const models = createJinjaEngine({ trimBlocks: false, lstripBlocks: false })
   return {
     name: 'this package (src/builtins/jinja-engine.ts)',
     version: '—',
-    render(files, context) {
+    render(files, context, sql) {
+      if (sql) return models.renderString(files['main.j2']!, context, 'main.sql')
       for (const [name, text] of Object.entries(files)) {
         if (written.get(name) === text) continue
         fs.mkdirSync(path.dirname(path.join(folder, name)), { recursive: true })
@@ -138,12 +139,13 @@ function loadCandidates(folder: string | undefined): Candidate[] {
     env.addFilter('json', (value: unknown) => pythonJsonDumps(value))
     env.addFilter('tojson', (value: unknown, indent?: unknown) => jinjaToJson(value, typeof indent === 'number' ? indent : null))
     env.addFilter('relative_to', relativeTo)
+    const models = new nunjucks.Environment(loader as never, { autoescape: false, throwOnUndefined: true })
     out.push({
       name: 'nunjucks (configured like Jinja)',
       version: version('nunjucks'),
-      render(next, context) {
+      render(next, context, sql) {
         files = next
-        return env.render('main.j2', context)
+        return (sql ? models : env).render('main.j2', context)
       },
     })
   } catch {
@@ -154,11 +156,11 @@ function loadCandidates(folder: string | undefined): Candidate[] {
     out.push({
       name: 'minijinja-js (enablePyCompat)',
       version: version('minijinja-js'),
-      render(files, context) {
+      render(files, context, sql) {
         const env = new minijinja.Environment()
         try {
-          env.trimBlocks = true
-          env.lstripBlocks = true
+          env.trimBlocks = !sql
+          env.lstripBlocks = !sql
           env.keepTrailingNewline = true
           env.undefinedBehavior = 'strict'
           env.enablePyCompat()
@@ -215,12 +217,13 @@ function passRate(candidate: Candidate, cases: Case[], own: boolean): { passed: 
   for (const entry of cases) {
     const files = { ...entry.files, 'main.j2': entry.template }
     const raw = decode(entry.context, !own) as Record<string, unknown>
-    const context = entry.renderer ? rendererContext(raw) : raw
+    const context = entry.renderer ? rendererContext(raw) : entry.sql ? { ref: (model: string) => `__insitu_model_${model}` } : raw
     let output: string | undefined
     let failed = false
     try {
-      output = candidate.render(files, context)
+      output = candidate.render(files, context, entry.sql !== undefined)
       if (entry.renderer) output = output.trimEnd()
+      if (entry.sql) output = output.replace(/[\s;]+$/, '')
     } catch {
       failed = true
     }

@@ -198,7 +198,7 @@ function buildEngine(loader: TemplateLoader, loaderRoot: string | undefined): Ji
 }
 
 /** Jinja's `relative_to(path, dir)`: `os.path.relpath(base/path, base/dir)` as POSIX. */
-function relativeTo(base: string, value: unknown, directory: unknown): string {
+export function relativeTo(base: string, value: unknown, directory: unknown): string {
   if (typeof value !== 'string') throw new TemplateRuntimeError('relative_to expects a path string', 'TypeError')
   const from = typeof directory === 'string' && directory !== '' ? directory : '.'
   const fast = relativeOfNormalPaths(value, from === '.' ? '' : from)
