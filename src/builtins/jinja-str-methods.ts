@@ -240,7 +240,8 @@ export const STR_METHODS: Record<string, Method> = {
   upper: (s: string) => s.toUpperCase(),
   lower: (s: string) => s.toLowerCase(),
   casefold: (s: string) => pythonCasefold(s),
-  swapcase: (s: string) => Array.from(s, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join(''),
+  swapcase: (s: string) =>
+    Array.from(s, (c) => (/\p{Uppercase}/u.test(c) ? c.toLowerCase() : /\p{Lowercase}/u.test(c) ? c.toUpperCase() : c)).join(''),
   title: (s: string) => pyTitle(s),
   capitalize: (s: string) => pyCapitalize(s),
   strip: (s: string, a, k) => stripChars(s, arg(a, k, 0, 'chars', null), 'both'),

@@ -10,13 +10,13 @@ import { escapeHtml } from './jinja-escape.js'
 
 const HTTP = new RegExp(
   '^(' +
-    '((https?://|www\\.)(([\\w%-]+\\.)+)?([a-z]{2,63}|xn--[\\w%]{2,59})' +
-    '|([\\w%-]{2,63}\\.)+(com|net|int|edu|gov|org|info|mil)' +
+    '((https?://|www\\.)(([\\p{L}\\p{N}_%-]+\\.)+)?([a-z]{2,63}|xn--[\\p{L}\\p{N}_%]{2,59})' +
+    '|([\\p{L}\\p{N}_%-]{2,63}\\.)+(com|net|int|edu|gov|org|info|mil)' +
     '|(https?://)((([\\d]{1,3})(\\.[\\d]{1,3}){3})|(\\[([\\da-f]{0,4}:){2}([\\da-f]{0,4}:?){1,6}\\])))' +
     '(?::[\\d]{1,5})?(?:[/?#]\\S*)?)$',
   'iu',
 )
-const EMAIL = /^\S+@\w[\w.-]*\.\w+$/u
+const EMAIL = /^\S+@[\p{L}\p{N}_][\p{L}\p{N}_.-]*\.[\p{L}\p{N}_]+$/u
 
 export interface UrlizeOptions {
   trimUrlLimit: number | null

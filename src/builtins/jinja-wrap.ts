@@ -11,10 +11,12 @@ import { valueError } from './jinja-errors.js'
 
 const WS = '[\\t\\n\\x0b\\x0c\\r ]'
 const NOWS = '[^\\t\\n\\x0b\\x0c\\r ]'
-const WORD_PUNCT = `[\\w!"'&.,?]`
-const LETTER = '[^\\d\\W]'
+// Python's \w and [^\d\W] are Unicode classes; JavaScript's \w is ASCII only.
+const WORD = '[\\p{L}\\p{N}_]'
+const WORD_PUNCT = `[\\p{L}\\p{N}_!"'&.,?]`
+const LETTER = '[\\p{L}\\p{Nl}\\p{No}_]'
 const WORDSEP = new RegExp(
-  `(${WS}+|(?<=${WORD_PUNCT})-{2,}(?=\\w)|${NOWS}+?(?:-(?:(?<=${LETTER}{2}-)|(?<=${LETTER}-${LETTER}-))(?=${LETTER}-?${LETTER})|(?=${WS}|$)|(?<=${WORD_PUNCT})(?=-{2,}\\w)))`,
+  `(${WS}+|(?<=${WORD_PUNCT})-{2,}(?=${WORD})|${NOWS}+?(?:-(?:(?<=${LETTER}{2}-)|(?<=${LETTER}-${LETTER}-))(?=${LETTER}-?${LETTER})|(?=${WS}|$)|(?<=${WORD_PUNCT})(?=-{2,}${WORD})))`,
   'u',
 )
 const WORDSEP_SIMPLE = new RegExp(`(${WS}+)`)
