@@ -19,6 +19,7 @@ import { escapeHtml } from './jinja-escape.js'
 import { percentFormat } from './jinja-format.js'
 import {
   Markup,
+  PyComplex,
   Undefined,
   fail,
   float,
@@ -193,7 +194,12 @@ export function power(a: unknown, b: unknown): unknown {
   const x = num(a)
   const y = num(b)
   if (!x || !y) return unsupported('** or pow()', a, b)
-  if (x.int && y.int && y.value >= 0n) return normalizeInt(x.value ** y.value)
+  if (x.int && y.int && y.value >= 0n) {
+    const magnitude = x.value < 0n ? -x.value : x.value
+    // Python would compute it (for ever, or until memory runs out): refuse instead of hanging.
+    if (magnitude > 1n && y.value > 1_000_000n) throw new TemplateRuntimeError('exponent too large to compute', 'MemoryError')
+    return normalizeInt(x.value ** y.value)
+  }
   if (x.int && y.int && x.value !== 0n) {
     // int ** -n: 1 / base**n with one rounding (as C's pow gives it; JavaScript's ** may be 1 ulp off).
     const denominator = x.value ** -y.value
@@ -201,10 +207,21 @@ export function power(a: unknown, b: unknown): unknown {
     if (magnitude <= 9007199254740991n) return float(1 / Number(denominator))
   }
   const base = Number(x.value)
-  if (base === 0 && Number(y.value) < 0) {
+  const exponent = Number(y.value)
+  if (base === 0 && exponent < 0) {
     throw divisionByZero('0.0 cannot be raised to a negative power')
   }
-  return float(base ** Number(y.value))
+  if (base < 0 && Number.isFinite(exponent) && !Number.isInteger(exponent)) {
+    // A negative base to a fractional power is complex in Python (CPython's c_pow).
+    const length = Math.abs(base) ** exponent
+    const phase = Math.atan2(0, base) * exponent
+    return new PyComplex(length * Math.cos(phase), length * Math.sin(phase))
+  }
+  const result = base ** exponent
+  if (!Number.isFinite(result) && Number.isFinite(base) && Number.isFinite(exponent)) {
+    throw new TemplateRuntimeError("(34, 'Numerical result out of range')", 'OverflowError')
+  }
+  return float(result)
 }
 
 export function negate(value: unknown): unknown {

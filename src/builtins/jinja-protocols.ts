@@ -17,7 +17,7 @@
 import { compareCodePoints } from '../values/code-point-order.js'
 import { PythonFloat } from '../values/python-float.js'
 import { typeError } from './jinja-errors.js'
-import { DictView, Markup, Namespace, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './jinja-values.js'
+import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './jinja-values.js'
 
 /** Python's `bool(value)`. */
 export function truthy(value: unknown): boolean {
@@ -36,6 +36,7 @@ export function truthy(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0
   if (value instanceof PythonFloat) return value.value !== 0
   if (value instanceof Markup) return value.text.length > 0
+  if (value instanceof PyComplex) return value.real !== 0 || value.imag !== 0
   if (value instanceof DictView) return Object.keys(value.dict).length > 0
   if (value instanceof PyRange) return value.length > 0
   if (isDict(value)) {
@@ -58,6 +59,12 @@ export function pyEq(a: unknown, b: unknown): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a)
   if (a instanceof Undefined) return a.strict ? fail(a) : b instanceof Undefined && !b.strict
   if (b instanceof Undefined) return b.strict ? fail(b) : false
+  if (a instanceof PyComplex || b instanceof PyComplex) {
+    const [c, other] = a instanceof PyComplex ? [a, b] : [b as PyComplex, a]
+    if (other instanceof PyComplex) return c.real === other.real && c.imag === other.imag
+    const n = numeric(other)
+    return n !== undefined && c.imag === 0 && c.real == n
+  }
   const x = numeric(a)
   if (x !== undefined) {
     const y = numeric(b)

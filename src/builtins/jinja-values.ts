@@ -123,6 +123,24 @@ export class PyIterator {
   }
 }
 
+/**
+ * A Python complex number, as `**` makes one from a negative base and a fractional exponent
+ * (`(-8) ** 0.5`). Only printed, tested for truth and compared for equality: arithmetic on it
+ * is not modelled (a TypeError).
+ */
+export class PyComplex {
+  constructor(
+    readonly real: number,
+    readonly imag: number,
+  ) {}
+}
+
+/** A complex part as Python's complex repr writes it (`repr`, without a trailing `.0`). */
+function complexPart(n: number): string {
+  const text = floatStr(n)
+  return text.endsWith('.0') ? text.slice(0, -2) : text
+}
+
 /** Jinja's `namespace()`. */
 export class Namespace {
   constructor(readonly attrs: Record<string, unknown>) {}
@@ -225,6 +243,7 @@ export function typeName(value: unknown): string {
       return 'function'
   }
   if (value instanceof PythonFloat) return 'float'
+  if (value instanceof PyComplex) return 'complex'
   if (value instanceof Undefined) return 'StrictUndefined'
   if (value instanceof Markup) return 'Markup'
   if (Array.isArray(value)) return namedTupleInfo(value)?.typeName ?? (isTuple(value) ? 'tuple' : 'list')
@@ -282,6 +301,12 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
   }
   if (value === null) return 'None'
   if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof PyComplex) {
+    const imag = complexPart(value.imag) + 'j'
+    if (value.real === 0 && !Object.is(value.real, -0)) return imag
+    const sign = value.imag < 0 || Object.is(value.imag, -0) || Number.isNaN(value.imag) ? '' : '+'
+    return `(${complexPart(value.real)}${sign}${imag})`
+  }
   if (value instanceof Markup) return `Markup(${reprString(value.text)})`
   if (value instanceof Undefined) return 'Undefined'
   if (typeof value === 'object' && seen.has(value)) return Array.isArray(value) ? '[...]' : '{...}'
