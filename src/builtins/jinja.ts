@@ -10,8 +10,9 @@
  * - Template names: `@insitu/<x>` is a builtin (`BUILTIN_TEMPLATES`; else
  *   `unknown builtin template: @insitu/<x>`); any other name is a file under `templatesDir`
  *   (`template escapes templates directory: <name>` when `..`, an absolute path or a symlink
- *   leads outside; `template not found: <name>` when there is no such file). Included, imported
- *   and extended names resolve the same way.
+ *   leads outside; `template not found: <name>` when there is no such file). Both not-found
+ *   messages add `; did you mean <name>?` when a template's name is close (template-names.ts).
+ *   Included, imported and extended names resolve the same way.
  * - Dependencies: `fs:file:<path relative to root>` (POSIX) of the template file and of every
  *   file it includes/imports/extends during the render; none for builtins.
  * - Errors raised while compiling or rendering are rethrown as
@@ -19,7 +20,8 @@
  *   `(<included> line <n>, ...)` when it is in an included file; the reason is Jinja2's, e.g.
  *   `'missing' is undefined`). Every error thrown by `render` is a `JinjaTemplateError`
  *   carrying the dependencies known so far (a missing file's own `fs:file:` included), so
- *   callers can watch them and retry.
+ *   callers can watch them and retry, and, for an error in a template file, that file and line
+ *   as its `position` (documents/error-positions.ts).
  * - Environment: Jinja2 with StrictUndefined, `trim_blocks`, `lstrip_blocks`,
  *   `keep_trailing_newline`, autoescape off, filters `relative_to`, `json`, `tojson` and every
  *   stock filter, test and global. Template files are read on every render (edits show up on
@@ -40,9 +42,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { readConfinedFile } from '../documents/confined-files.js'
+import { withPosition } from '../documents/error-positions.js'
 import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
+import { didYouMean } from '../values/did-you-mean.js'
 import { pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
 import {
   TemplateRuntimeError,
@@ -53,6 +57,7 @@ import {
 } from './jinja-engine.js'
 import { toPythonJson } from './jinja-json.js'
 import { pyStr } from './jinja-values.js'
+import { templateNames } from './template-names.js'
 
 export { jinjaToJson, pythonJsonDumps } from '../values/python-json.js'
 
@@ -145,7 +150,12 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
         })
       } catch (error) {
         const dependencies = [...loader.loaded].map(dependencyOf)
-        throw new JinjaTemplateError(templateMessage(name, error), dependencies, error)
+        const failure = new JinjaTemplateError(templateMessage(name, error), dependencies, error)
+        // The overlay and `File:` line point at the template file and line (issue #18).
+        const at = errorPosition(error)
+        const file = at && !at.templateName.startsWith(BUILTIN_PREFIX) ? loader.candidate(at.templateName) : undefined
+        if (at && file) withPosition(failure, { path: toPosixRelative(options.root, file), line: at.line, column: at.column ?? null })
+        throw failure
       }
       const dependencies = [...loader.loaded].map(dependencyOf)
       return { content: output.trimEnd(), dependencies }
@@ -269,7 +279,7 @@ class InsituTemplateLoader implements TemplateLoader {
     const read = readConfinedFile(fs.realpathSync(this.directory!), located.file)
     if (read.kind === 'outside') throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     this.loaded.add(located.file)
-    if (read.kind !== 'file') throw notFound(name)
+    if (read.kind !== 'file') throw notFound(name, this.directory)
     return { source: read.bytes.toString('utf8') }
   }
 
@@ -284,7 +294,9 @@ class InsituTemplateLoader implements TemplateLoader {
   locate(name: string): { builtin: string; file?: never } | { builtin?: never; file: string } {
     if (name.startsWith(BUILTIN_PREFIX)) {
       const builtin = BUILTIN_TEMPLATES[name]
-      if (builtin === undefined) throw new TemplateRuntimeError(`unknown builtin template: ${name}`, 'TemplateNotFound')
+      if (builtin === undefined) {
+        throw new TemplateRuntimeError(`unknown builtin template: ${name}${didYouMean(name, Object.keys(BUILTIN_TEMPLATES))}`, 'TemplateNotFound')
+      }
       return { builtin }
     }
     if (this.directory === undefined) throw notFound(name)
@@ -298,7 +310,7 @@ class InsituTemplateLoader implements TemplateLoader {
       if (!fs.statSync(real).isFile()) throw new Error('not a file')
     } catch {
       this.loaded.add(file)
-      throw notFound(name)
+      throw notFound(name, this.directory)
     }
     if (!isBelowFolder(fs.realpathSync(this.directory), real)) {
       throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
@@ -307,8 +319,10 @@ class InsituTemplateLoader implements TemplateLoader {
   }
 }
 
-function notFound(name: string): TemplateRuntimeError {
-  return new TemplateRuntimeError(`template not found: ${name}`, 'TemplateNotFound')
+/** `template not found: <name>`, with `; did you mean tasks.md.j2?` for the nearest template file (issue #18). */
+function notFound(name: string, directory?: string): TemplateRuntimeError {
+  const suggestion = directory === undefined ? '' : didYouMean(name, templateNames(directory))
+  return new TemplateRuntimeError(`template not found: ${name}${suggestion}`, 'TemplateNotFound')
 }
 
 /**

@@ -55,7 +55,17 @@ export function locateSqlModelError(
   requested: string,
   prepareError: (sql: string) => string | null,
 ): string {
-  if (parts.length === 0) return message
+  return sqlModelErrorSite(message, parts, requested, prepareError).message
+}
+
+/** `locateSqlModelError`'s message, with the model file and line it names (for `withPosition`). */
+export function sqlModelErrorSite(
+  message: string,
+  parts: readonly SqlModelPart[],
+  requested: string,
+  prepareError: (sql: string) => string | null,
+): { message: string; file: string | null; line: number | null } {
+  if (parts.length === 0) return { message, file: null, line: null }
   let failing = parts.length - 1
   let prepares = true
   for (let k = 0; k < parts.length; k++) {
@@ -69,7 +79,7 @@ export function locateSqlModelError(
   const line = prepares ? null : lineOf(message, parts.slice(0, failing + 1), prepareError)
   const where = line === null ? part.file : `${part.file}:${line}`
   const via = part.name === requested ? '' : ` (in SQL model ${part.name}, used by ${requested})`
-  return `${where}: ${message}${via}`
+  return { message: `${where}: ${message}${via}`, file: part.file, line }
 }
 
 /** The line of the last part's model file the message is about, or null. */

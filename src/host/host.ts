@@ -201,6 +201,13 @@ export class InsituHost {
     return this.registry.has(kind, name) ? this.registry.chain(kind, name).base.owner : undefined
   }
 
+  /** Whether a capability is a builtin that no extension contributes to, decorates or replaces. */
+  isBareBuiltin(kind: CapabilityKind, name: string): boolean {
+    if (!this.registry.has(kind, name)) return false
+    const chain = this.registry.chain(kind, name)
+    return chain.base.owner === BUILTIN_OWNER && chain.contributors.length === 0 && chain.decorators.length === 0
+  }
+
   transform(name: string, options: Record<string, unknown>, location: Location, trace: readonly string[] = []): Promise<InvocationResult> {
     return this.invoke('transform', name, options, location, null, trace)
   }

@@ -21,7 +21,7 @@ import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
 import { BuildWatch } from './build-watch.js'
-import { engineStartError, PluginStoppedError, type ReportingContext, reportValidation } from './diagnostics.js'
+import { engineStartError, PluginStoppedError, type ReportingContext, reportError, reportValidation } from './diagnostics.js'
 import type { PluginCore } from './plugin-core.js'
 
 export interface BuildContext extends ReportingContext {
@@ -61,10 +61,10 @@ export class BuildSession {
     }
     if (core.disk === 'check') {
       const report = await syncProject(engine, { write: false })
-      if (report.stale > 0 || report.failed > 0) return context.error(`insitu check failed:\n${formatSyncReport(report, 'check')}`)
+      if (report.stale > 0 || report.failed > 0) return context.error(reportError(`insitu check failed:\n${formatSyncReport(report, 'check')}`))
     } else if (core.disk === 'write') {
       const report = await syncProject(engine, { write: true })
-      if (report.failed > 0) return context.error(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`)
+      if (report.failed > 0) return context.error(reportError(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`))
       if (report.written > 0) core.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
     }
     if (context.meta.watchMode) {

@@ -155,12 +155,12 @@ describe('vite build', () => {
       (error: unknown) => error as Error & { errors?: unknown[] },
     )
     expect(failure).toBeInstanceOf(Error)
-    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${file}:${BROKEN_LINE}:0\n`)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${file}:${BROKEN_LINE}:1\n`)
     expect(failure?.message).toContain(BROKEN_MESSAGE)
     expect(failure?.errors).toEqual([
       expect.objectContaining({
         id: file,
-        loc: { file, line: BROKEN_LINE, column: 0 },
+        loc: { file, line: BROKEN_LINE, column: 1 },
         plugin: 'vite-plugin-insitu',
         hook: 'load',
       }),
@@ -307,7 +307,7 @@ describe('vite build: validators and the project root', () => {
       expect.objectContaining({
         message: 'note has no title: notes/three.md',
         id: untitled,
-        loc: { file: untitled, line: 1, column: 0 },
+        loc: { file: untitled, line: 1, column: 1 },
         code: 'PLUGIN_WARNING',
       }),
     ])
@@ -321,12 +321,12 @@ describe('vite build: validators and the project root', () => {
       (error: unknown) => error as Error & { errors?: unknown[] },
     )
     expect(failure).toBeInstanceOf(Error)
-    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${forbidden}:3:0\n`)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${forbidden}:3:1\n`)
     expect(failure?.errors).toEqual([
       expect.objectContaining({
         message: 'forbidden word in notes/four.md',
         id: forbidden,
-        loc: { file: forbidden, line: 3, column: 0 },
+        loc: { file: forbidden, line: 3, column: 1 },
         plugin: 'vite-plugin-insitu',
         hook: 'buildEnd',
       }),
@@ -606,7 +606,7 @@ describe('plain Rollup 4', () => {
     // the region's file and line are the error's `loc`, as Rollup's CLI prints them.
     const importer = path.relative(process.cwd(), path.join(root, 'main.js'))
     expect(failure?.message).toBe(`Could not load ${file}?raw (imported by ${importer}): ${BROKEN_MESSAGE}`)
-    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 0 })
+    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 1 })
     expect(failure?.id).toBe(file)
     expect(failure?.plugin).toBe('vite-plugin-insitu')
     expect(failure?.hook).toBe('load')

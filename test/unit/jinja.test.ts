@@ -500,3 +500,23 @@ describe('stringification holds in extended, imported and included templates (Ji
     expect(() => ours.renderString('{{ o.missing }}', { o: {} })).toThrow("'dict object' has no attribute 'missing'")
   })
 })
+
+describe('error positions for the overlay', () => {
+  it('carry the template file and line of a render error, the included file when it is there', async () => {
+    const { errorPosition } = await import('../../src/documents/error-positions.js')
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-'))
+    try {
+      fs.mkdirSync(path.join(root, 'templates/partials'), { recursive: true })
+      fs.writeFileSync(path.join(root, 'templates/partials/bad.j2'), 'x\n{{ nope }}\n')
+      fs.writeFileSync(path.join(root, 'templates/main.j2'), 'a\n{% include "partials/bad.j2" %}')
+      fs.writeFileSync(path.join(root, 'templates/syntax.j2'), 'a\n\n{% if %}')
+      const renderer = createJinjaRenderer({ templatesDir: path.join(root, 'templates'), root })
+      const included = errorOf(() => renderer.render({ template: 'main.j2', value: [], location }))
+      expect(errorPosition(included)).toEqual({ path: 'templates/partials/bad.j2', line: 2, column: 1 })
+      const syntax = errorOf(() => renderer.render({ template: 'syntax.j2', value: [], location }))
+      expect(errorPosition(syntax)).toEqual({ path: 'templates/syntax.j2', line: 3, column: 7 })
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
