@@ -40,6 +40,12 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     name: PLUGIN_NAME,
     enforce: 'pre',
 
+    config(config, env) {
+      // `vite build --watch` in write mode: the bundler must not watch the documents the plugin writes.
+      if (env.command !== 'build' || !config.build?.watch) return null
+      return builds.watchExclusions(path.resolve(config.root ?? process.cwd()))
+    },
+
     configResolved(config) {
       core.configResolved(config)
     },

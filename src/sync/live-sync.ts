@@ -48,6 +48,7 @@ import path from 'node:path'
 import { type AffectedResult, hashText, type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { toPosixPath } from '../host/config.js'
+import type { HostLogger } from '../host/process.js'
 import type { DiskMode } from './disk-mode.js'
 import { diskState, type DiskState, SelfWrites } from './self-writes.js'
 import { type DocumentSync, renderText, syncDocument } from './sync-document.js'
@@ -62,11 +63,7 @@ export interface ChangePlan {
   affected: AffectedResult | null
 }
 
-export interface SyncLogger {
-  info(message: string): void
-  warn(message: string): void
-  error(message: string): void
-}
+export type SyncLogger = HostLogger
 
 export interface LiveSyncOptions {
   disk: DiskMode
