@@ -32,8 +32,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { createJinjaEnvironment, relativeTo as pluginRelativeTo } from '../src/builtins/jinja.js'
-import { createJinjaEngine } from '../src/builtins/jinja-engine.js'
-import { tuple } from '../src/builtins/jinja-values.js'
+import { createJinjaEngine } from '../src/jinja/engine.js'
+import { tuple } from '../src/jinja/values.js'
 import { pythonFloat } from '../src/values/python-float.js'
 import { jinjaToJson, pythonJsonDumps } from '../src/values/python-json.js'
 import { benchArgs, cell, machineLine } from './measurements.js'
@@ -96,7 +96,7 @@ function ownEngine(): Candidate {
   const environment = createJinjaEnvironment(folder)
   const models = createJinjaEngine({ trimBlocks: false, lstripBlocks: false })
   return {
-    name: 'this package (src/builtins/jinja-engine.ts)',
+    name: 'this package (src/jinja/engine.ts)',
     version: '—',
     render(files, context, sql) {
       if (sql) return models.renderString(files['main.j2']!, context, 'main.sql')

@@ -1,6 +1,6 @@
 /**
  * The builtin `jinja` renderer (SPEC §8), plus `createJinjaEnvironment`, the same configured
- * environment on its own. Templates render on jinja-engine.ts (Jinja2 3.1 semantics, the Python
+ * environment on its own. Templates render on engine.ts (Jinja2 3.1 semantics, the Python
  * implementation's environment); SQL models use the same engine with their own options.
  *
  * Contract:
@@ -54,9 +54,9 @@ import {
   errorPosition,
   type JinjaEngine,
   type TemplateLoader,
-} from './jinja-engine.js'
-import { toPythonJson } from './jinja-json.js'
-import { pyStr } from './jinja-values.js'
+} from '../jinja/engine.js'
+import { toPythonJson } from '../jinja/json.js'
+import { pyStr } from '../jinja/values.js'
 import { templateNames } from './template-names.js'
 
 export { jinjaToJson, pythonJsonDumps } from '../values/python-json.js'

@@ -6,7 +6,7 @@
  *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
  * - Nothing is cached: `names()` lists the folder and `compile()` reads the model files each
  *   time, so an edited, added or removed model is seen on the next call without any reload.
- * - `compile(name)` renders the model as a Jinja2 template (builtins/jinja-engine.ts: StrictUndefined,
+ * - `compile(name)` renders the model as a Jinja2 template (builtins/engine.ts: StrictUndefined,
  *   autoescape off, no trim/lstrip of blocks; compiled forms cached by content) with a
  *   `ref("<model>")` function that renders as the CTE name of that model; every
  *   referenced model is compiled the same way, once, and the result is
@@ -36,7 +36,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { createJinjaEngine, errorPosition as templateErrorPosition } from '../builtins/jinja-engine.js'
+import { createJinjaEngine, errorPosition as templateErrorPosition } from '../jinja/engine.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'

@@ -37,7 +37,7 @@ const LOCATION: Location = { path: 'docs/guide/a.md', directory: 'docs/guide', r
 /** Tuples are marked by the engine's own helper when it exists (old engines: plain arrays). */
 let makeTuple: (items: unknown[]) => unknown[] = (items) => items
 try {
-  const values = (await import('../../src/builtins/jinja-values.js')) as { tuple?: (items: unknown[]) => unknown[] }
+  const values = (await import('../../src/jinja/values.js')) as { tuple?: (items: unknown[]) => unknown[] }
   if (values.tuple) makeTuple = values.tuple
 } catch {
   // an engine without the value model (nunjucks): tuples stay arrays

@@ -7,7 +7,7 @@
  * `breakOnHyphens`) or on whitespace only, filled greedily, long words broken at `width`
  * (at a hyphen when possible); an empty or all-whitespace line gives no lines.
  */
-import { valueError } from './jinja-errors.js'
+import { valueError } from './errors.js'
 
 const WS = '[\\t\\n\\x0b\\x0c\\r ]'
 const NOWS = '[^\\t\\n\\x0b\\x0c\\r ]'

@@ -18,7 +18,7 @@
  * - Errors are `TemplateSyntaxError`s with the template name and line (`unexpected char`,
  *   `Missing end of comment tag`, `Missing end of raw directive`, unbalanced brackets).
  */
-import { TemplateSyntaxError } from './jinja-errors.js'
+import { TemplateSyntaxError } from './errors.js'
 
 export type TokenType =
   | 'data'

@@ -1,6 +1,6 @@
 /**
  * Jinja2 3.1's expression grammar (its `parser.py` from `parse_expression` down), on a token
- * stream; jinja-parser.ts adds the statements.
+ * stream; parser.ts adds the statements.
  *
  * Contract: precedence as Jinja's: conditional expression < `or` < `and` < `not` < comparisons
  * (chained, `in`, `not in`) < `+ -` < `~` < `* / // %` < `**` (left-associative, after unary
@@ -10,9 +10,9 @@
  * literals concatenate.
  */
 import { pythonFloat } from '../values/python-float.js'
-import type { Token } from './jinja-lexer.js'
-import type { CallArgs, CompareOperator, Expr } from './jinja-nodes.js'
-import { TokenStream, describe } from './jinja-token-stream.js'
+import type { Token } from './lexer.js'
+import type { CallArgs, CompareOperator, Expr } from './nodes.js'
+import { TokenStream, describe } from './token-stream.js'
 
 const COMPARE = new Set(['==', '!=', '<', '<=', '>', '>='])
 

@@ -1,7 +1,7 @@
 /**
- * Compiles a parsed Jinja template (jinja-nodes.ts) into JavaScript closures with Jinja2 3.1's
- * semantics; jinja-engine.ts runs them. Expressions: jinja-expression-compiler.ts; inheritance
- * at run time: jinja-inheritance.ts.
+ * Compiles a parsed Jinja template (nodes.ts) into JavaScript closures with Jinja2 3.1's
+ * semantics; engine.ts runs them. Expressions: expression-compiler.ts; inheritance
+ * at run time: inheritance.ts.
  *
  * Contract:
  * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
@@ -12,9 +12,9 @@
  *   a block sees the template context, not the local names around it, unless `scoped`.
  * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
- *   name and line (and column of its tag) (jinja-errors.ts `stampPosition`).
+ *   name and line (and column of its tag) (errors.ts `stampPosition`).
  */
-import { TemplateRuntimeError, stampPosition, typeError, valueError } from './jinja-errors.js'
+import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
 import {
   ExpressionCompiler,
   callValue,
@@ -23,15 +23,15 @@ import {
   type BlockEntry,
   type RenderState,
   type Run,
-} from './jinja-expression-compiler.js'
-import { renderBlock, renderTemplate } from './jinja-inheritance.js'
-import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
-import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './jinja-runtime.js'
-import { Namespace, Undefined, fail, toOutput, typeName } from './jinja-values.js'
-import { iterate, truthy } from './jinja-protocols.js'
+} from './expression-compiler.js'
+import { renderBlock, renderTemplate } from './inheritance.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
+import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
+import { Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { iterate, truthy } from './protocols.js'
 
-export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './jinja-expression-compiler.js'
-export { renderTemplate } from './jinja-inheritance.js'
+export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
+export { renderTemplate } from './inheritance.js'
 
 /** Top-level statements that only produce output (skipped once the template has extended another). */
 const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])

@@ -8,13 +8,13 @@
  * `splitlines()` line boundaries, `title()` word starts after any uncased character,
  * `center()` padding as CPython places the odd space, errors such as `substring not found`;
  * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
- * `{x.attr}` / `{x[key]}` (set by jinja-access.ts, which this module cannot import).
+ * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import).
  */
 import { pythonCasefold } from '../values/python-casefold.js'
-import { typeError, valueError } from './jinja-errors.js'
-import { strFormat } from './jinja-format.js'
-import { isString, isTuple, textOf, tuple, typeName } from './jinja-values.js'
-import { iterate } from './jinja-protocols.js'
+import { typeError, valueError } from './errors.js'
+import { strFormat } from './format.js'
+import { isString, isTuple, textOf, tuple, typeName } from './values.js'
+import { iterate } from './protocols.js'
 
 export type Method = (self: never, args: unknown[], kwargs: Record<string, unknown>) => unknown
 

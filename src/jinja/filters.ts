@@ -13,21 +13,21 @@
  */
 import { PythonFloat } from '../values/python-float.js'
 import { jinjaToJson } from '../values/python-json.js'
-import { attributeOnly } from './jinja-access.js'
-import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './jinja-conversions.js'
-import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './jinja-filter-arguments.js'
-import { XML_ATTRIBUTE_KEY, fileSize, indent, pprint, striptags, truncate, urlQuote, wordCount } from './jinja-text-filters.js'
-import type { CompileHost, FilterFunction } from './jinja-compiler.js'
-import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
-import { escapeHtml } from './jinja-escape.js'
-import { percentFormat } from './jinja-format.js'
-import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './jinja-str-methods.js'
-import { add } from './jinja-operators.js'
-import { toPythonJson } from './jinja-json.js'
-import { textWrap } from './jinja-wrap.js'
-import { urlize } from './jinja-urlize.js'
-import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './jinja-values.js'
-import { hashKey, iterate, pyLen, pyLess, truthy } from './jinja-protocols.js'
+import { attributeOnly } from './access.js'
+import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
+import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, pprint, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
+import type { CompileHost, FilterFunction } from './compiler.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { escapeHtml } from './escape.js'
+import { percentFormat } from './format.js'
+import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './str-methods.js'
+import { add } from './operators.js'
+import { toPythonJson } from './json.js'
+import { textWrap } from './wrap.js'
+import { urlize } from './urlize.js'
+import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './values.js'
+import { hashKey, iterate, pyLen, pyLess, truthy } from './protocols.js'
 
 type NamedFilter = FilterFunction & { pythonName?: string }
 
@@ -361,4 +361,4 @@ function groupHash(key: unknown): string {
   }
 }
 
-export { bind } from './jinja-filter-arguments.js'
+export { bind } from './filter-arguments.js'

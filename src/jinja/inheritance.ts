@@ -13,10 +13,10 @@
  *   child of the template context (or of `scope` for `scoped` blocks), with `super()` bound to
  *   the next definition; undefined when there is none. `self.<block>()` renders index 0.
  */
-import type { CompiledTemplate, RenderState } from './jinja-expression-compiler.js'
-import { TemplateRuntimeError } from './jinja-errors.js'
-import { TemplateReference, type Scope } from './jinja-runtime.js'
-import { PyFunction } from './jinja-values.js'
+import type { CompiledTemplate, RenderState } from './expression-compiler.js'
+import { TemplateRuntimeError } from './errors.js'
+import { TemplateReference, type Scope } from './runtime.js'
+import { PyFunction } from './values.js'
 
 /** Renders `template` as the main template of a render (its own context and block chains). */
 export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {

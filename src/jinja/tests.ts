@@ -9,13 +9,13 @@
  * the globals of one environment; `lipsum` raises (its text is random).
  */
 import { PythonFloat } from '../values/python-float.js'
-import type { TestFunction } from './jinja-compiler.js'
-import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
-import { bind } from './jinja-filters.js'
-import { Cycler, Joiner } from './jinja-runtime.js'
-import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './jinja-values.js'
-import { contains, isIterable, iterate, pyCompare, pyEq, pyLen } from './jinja-protocols.js'
-import { modulo } from './jinja-operators.js'
+import type { TestFunction } from './compiler.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { bind } from './filters.js'
+import { Cycler, Joiner } from './runtime.js'
+import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './values.js'
+import { contains, isIterable, iterate, pyCompare, pyEq, pyLen } from './protocols.js'
+import { modulo } from './operators.js'
 
 function test(params: readonly (readonly [string, unknown?])[], fn: (value: unknown, ...args: never[]) => boolean): TestFunction {
   return (_host, value, args, kwargs) => (fn as (v: unknown, ...a: unknown[]) => boolean)(value, ...bind('test', params, args, kwargs))

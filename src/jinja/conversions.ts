@@ -9,12 +9,12 @@
  * - `catchConversion(run, fallback)` returns the fallback for Python's TypeError, ValueError and
  *   OverflowError, as the filters' `default` argument does.
  * - `pyRound(value, digits)`: `round()`; ints stay ints (ties to even at negative digits), floats
- *   round exactly (jinja-format.ts `roundDecimal`) and stay floats.
+ *   round exactly (format.ts `roundDecimal`) and stay floats.
  */
 import { PythonFloat } from '../values/python-float.js'
-import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
-import { roundDecimal } from './jinja-format.js'
-import { float, isString, normalizeInt, pyRepr, textOf, typeName } from './jinja-values.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { roundDecimal } from './format.js'
+import { float, isString, normalizeInt, pyRepr, textOf, typeName } from './values.js'
 
 export function toInt(value: unknown): number | bigint {
   if (typeof value === 'number') {

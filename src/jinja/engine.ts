@@ -12,7 +12,7 @@
  *   what is current); `renderString(source, context, name)` renders a source text.
  * - Compiled templates are cached per engine, keyed by name and source text, so re-rendering an
  *   unchanged file parses nothing, and an edited file is compiled afresh (at most 256 entries).
- * - Context values follow the value model of jinja-values.ts (PythonFloat and bigint included).
+ * - Context values follow the value model of values.ts (PythonFloat and bigint included).
  *   `{{ }}` prints as SPEC §10 says (None empty, booleans `true`/`false`, everything else
  *   Python's `str()`).
  * - Errors: a `TemplateSyntaxError` (`templateName`, `line`, `column`) when a template does not
@@ -20,14 +20,14 @@
  *   innermost statement that raised it (`errorPosition`). A missing template is a
  *   `TemplateRuntimeError` whose `pythonType` is `TemplateNotFound`.
  */
-import { compileTemplate, renderTemplate, type CompileHost, type CompiledTemplate, type FilterFunction, type RenderState, type TestFunction } from './jinja-compiler.js'
-import { TemplateRuntimeError, TemplateSyntaxError } from './jinja-errors.js'
-import { STOCK_FILTERS } from './jinja-filters.js'
-import { parseTemplate } from './jinja-parser.js'
-import type { Scope } from './jinja-runtime.js'
-import { STOCK_TESTS, stockGlobals } from './jinja-tests.js'
+import { compileTemplate, renderTemplate, type CompileHost, type CompiledTemplate, type FilterFunction, type RenderState, type TestFunction } from './compiler.js'
+import { TemplateRuntimeError, TemplateSyntaxError } from './errors.js'
+import { STOCK_FILTERS } from './filters.js'
+import { parseTemplate } from './parser.js'
+import type { Scope } from './runtime.js'
+import { STOCK_TESTS, stockGlobals } from './tests.js'
 
-export { TemplateRuntimeError, TemplateSyntaxError } from './jinja-errors.js'
+export { TemplateRuntimeError, TemplateSyntaxError } from './errors.js'
 
 export interface TemplateLoader {
   /** The source text of template `name`; throws (e.g. `templateNotFound(name)`) when there is none. */

@@ -11,10 +11,10 @@
  * - `pySorted(items, key, reverse)` is Python's stable `sorted()`, comparing keys with `<`
  *   (TypeError for unorderable keys); `reverse` keeps equal items in their order.
  */
-import { getItem } from './jinja-access.js'
-import { typeError } from './jinja-errors.js'
-import { Markup, Undefined, pyStr } from './jinja-values.js'
-import { pyLess } from './jinja-protocols.js'
+import { getItem } from './access.js'
+import { typeError } from './errors.js'
+import { Markup, Undefined, pyStr } from './values.js'
+import { pyLess } from './protocols.js'
 
 const REQUIRED = Symbol('required')
 export type Param = readonly [name: string, fallback?: unknown]

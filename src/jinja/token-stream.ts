@@ -1,13 +1,13 @@
 /**
- * The token stream of Jinja's parser (jinja-expression-parser.ts, jinja-parser.ts build on it).
+ * The token stream of Jinja's parser (expression-parser.ts, parser.ts build on it).
  *
  * Contract: a cursor over `tokenize()`'s tokens (`current`, `look()`, `next()`), tests for
  * operators and names, `expect…` that fail with Jinja's `expected token 'x', got 'y'`, and
  * `fail(message, line)`, which throws a `TemplateSyntaxError` with the template name, the line
  * and (when the failing token is on that line) its column.
  */
-import { TemplateSyntaxError } from './jinja-errors.js'
-import type { Token } from './jinja-lexer.js'
+import { TemplateSyntaxError } from './errors.js'
+import type { Token } from './lexer.js'
 
 export class TokenStream {
   private index = 0

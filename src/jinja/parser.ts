@@ -1,9 +1,9 @@
 /**
  * Jinja2 3.1's parser (its `parser.py`, rule for rule): tokens → a `TemplateAst`. The statements
- * are here; expressions are jinja-expression-parser.ts, the token cursor jinja-token-stream.ts.
+ * are here; expressions are expression-parser.ts, the token cursor token-stream.ts.
  *
  * Contract:
- * - `parseTemplate(source, name, options)` tokenizes (jinja-lexer.ts) and parses the template.
+ * - `parseTemplate(source, name, options)` tokenizes (lexer.ts) and parses the template.
  * - Statements: output, `if`/`elif`/`else`, `for` (unpacking targets, `if` filter, `else`,
  *   `recursive`), `set` (names, tuples, `ns.attr`) and block `set` (with filters), `macro`,
  *   `call`, `filter`, `with`, `include` (`ignore missing`, with/without context), `import`,
@@ -11,9 +11,9 @@
  * - Errors: `TemplateSyntaxError` with the template name and the line of the offending token
  *   (`unknown tag`, `Unexpected end of template`, `expected token …`, `block 'x' defined twice`).
  */
-import { ExpressionParser } from './jinja-expression-parser.js'
-import { tokenize, type LexerOptions } from './jinja-lexer.js'
-import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './jinja-nodes.js'
+import { ExpressionParser } from './expression-parser.js'
+import { tokenize, type LexerOptions } from './lexer.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 
 type Block = Extract<Stmt, { kind: 'block' }>
 

@@ -15,11 +15,11 @@
  *   strings quoted as Python quotes them, `[None, True]`, `{'k': 1}`, `(1,)`).
  * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
  *   `true`/`false` at the top level only), then `str()`.
- * - Truth, comparisons, iteration, length and hashing are in jinja-protocols.ts.
+ * - Truth, comparisons, iteration, length and hashing are in protocols.ts.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { pythonFloatRepr } from '../values/python-json.js'
-import { undefinedError } from './jinja-errors.js'
+import { undefinedError } from './errors.js'
 
 /**
  * An undefined value. Strict (StrictUndefined, what missing names and attributes give): every

@@ -3,17 +3,17 @@
  * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5), `striptags`
  * (markupsafe's) and `pprint` (dict keys sorted).
  *
- * Contract: each function takes the filter's bound arguments (jinja-filter-arguments.ts) and
+ * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
  * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths.
  */
-import { TemplateRuntimeError } from './jinja-errors.js'
-import { unescapeHtml } from './jinja-escape.js'
-import { softStr } from './jinja-filter-arguments.js'
-import { toFloat, toInt } from './jinja-conversions.js'
-import { fixed } from './jinja-format.js'
-import { pySplitlines } from './jinja-str-methods.js'
-import { isDict, isString, isTuple, pyRepr, textOf, tuple } from './jinja-values.js'
-import { truthy } from './jinja-protocols.js'
+import { TemplateRuntimeError } from './errors.js'
+import { unescapeHtml } from './escape.js'
+import { softStr } from './filter-arguments.js'
+import { toFloat, toInt } from './conversions.js'
+import { fixed } from './format.js'
+import { pySplitlines } from './str-methods.js'
+import { isDict, isString, isTuple, pyRepr, textOf, tuple } from './values.js'
+import { truthy } from './protocols.js'
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
   const bytes = new TextEncoder().encode(softStr(value))

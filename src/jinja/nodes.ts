@@ -1,5 +1,5 @@
 /**
- * The syntax tree of a Jinja template (jinja-parser.ts builds it, jinja-compiler.ts compiles it).
+ * The syntax tree of a Jinja template (parser.ts builds it, compiler.ts compiles it).
  *
  * Contract: plain data, one interface per Jinja2 node kind that the parser produces; every node
  * has the 1-based `line` where it starts. Expressions (`Expr`) and statements (`Stmt`) are

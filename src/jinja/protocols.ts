@@ -1,5 +1,5 @@
 /**
- * Python's protocols on the template value model (jinja-values.ts): truth, equality, ordering,
+ * Python's protocols on the template value model (values.ts): truth, equality, ordering,
  * membership, iteration, length and hashing.
  *
  * Contract:
@@ -16,8 +16,8 @@
  */
 import { compareCodePoints } from '../values/code-point-order.js'
 import { PythonFloat } from '../values/python-float.js'
-import { typeError } from './jinja-errors.js'
-import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './jinja-values.js'
+import { typeError } from './errors.js'
+import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'
 
 /** Python's `bool(value)`. */
 export function truthy(value: unknown): boolean {

@@ -1,12 +1,12 @@
 /**
- * Compiles Jinja expressions (jinja-nodes.ts `Expr`) into JavaScript closures; jinja-compiler.ts
+ * Compiles Jinja expressions (nodes.ts `Expr`) into JavaScript closures; compiler.ts
  * compiles the statements on top of it. Also the types a compiled template runs with.
  *
  * Contract:
  * - `ExpressionCompiler.expr(node)` returns `(scope, render) => value`. Names are looked up
  *   through the scope's prototype chain (missing: a strict `Undefined`); `.attr` and `[key]`
- *   follow Jinja's getattr/getitem (jinja-access.ts); operators Python's (jinja-operators.ts,
- *   jinja-values.ts); `and`/`or` return an operand; an inline `if` without `else` gives Jinja's
+ *   follow Jinja's getattr/getitem (access.ts); operators Python's (operators.ts,
+ *   values.ts); `and`/`or` return an operand; an inline `if` without `else` gives Jinja's
  *   plain Undefined when false.
  * - Filters and tests are resolved when compiling: an unknown name is a `TemplateSyntaxError`
  *   at its line (Jinja's `No filter named 'x'.`); `map('x')`-style lookups happen at run time.
@@ -14,14 +14,14 @@
  *   JavaScript function (e.g. SQL models' `ref`) with the positional ones (keywords, when
  *   given, as a trailing object).
  */
-import { PySlice, getAttr, getItem } from './jinja-access.js'
-import { TemplateSyntaxError, typeError } from './jinja-errors.js'
-import { DICT_METHOD_NAMES } from './jinja-methods.js'
-import type { CallArgs, Expr } from './jinja-nodes.js'
-import { add, binary, negate, positive } from './jinja-operators.js'
-import type { Scope } from './jinja-runtime.js'
-import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './jinja-values.js'
-import { iterate, pyCompare, truthy } from './jinja-protocols.js'
+import { PySlice, getAttr, getItem } from './access.js'
+import { TemplateSyntaxError, typeError } from './errors.js'
+import { DICT_METHOD_NAMES } from './methods.js'
+import type { CallArgs, Expr } from './nodes.js'
+import { add, binary, negate, positive } from './operators.js'
+import type { Scope } from './runtime.js'
+import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
+import { iterate, pyCompare, truthy } from './protocols.js'
 
 /** A filter: `value | name(*args, **kwargs)`. */
 export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown

@@ -1,6 +1,6 @@
 /**
  * Python's methods of list, tuple, dict, range and numbers as templates call them (`d.items()`,
- * `l.append(x)`, `x.is_integer()`), and the lookup of any method (str ones: jinja-str-methods.ts).
+ * `l.append(x)`, `x.is_integer()`), and the lookup of any method (str ones: str-methods.ts).
  *
  * Contract: `methodOf(value, name)` returns the bound method as a `PyCallable`, or undefined
  * when Python's type has no such attribute. Methods follow CPython 3.11 (`pop()` from the end,
@@ -9,10 +9,10 @@
  * names a dict answers with a method rather than its key.
  */
 import { PythonFloat } from '../values/python-float.js'
-import { TemplateRuntimeError, valueError } from './jinja-errors.js'
-import { STR_METHODS, int, type Method } from './jinja-str-methods.js'
-import { DictView, Markup, PyFunction, PyRange, float, isDict, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './jinja-values.js'
-import { iterate, pyEq, pyLess } from './jinja-protocols.js'
+import { TemplateRuntimeError, valueError } from './errors.js'
+import { STR_METHODS, int, type Method } from './str-methods.js'
+import { DictView, Markup, PyFunction, PyRange, float, isDict, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './values.js'
+import { iterate, pyEq, pyLess } from './protocols.js'
 
 
 const indexError = (message: string) => new TemplateRuntimeError(message, 'IndexError')

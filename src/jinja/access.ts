@@ -13,11 +13,11 @@
  * - Looking anything up on an `Undefined` raises its error (StrictUndefined).
  */
 import { PythonFloat } from '../values/python-float.js'
-import { typeError, valueError } from './jinja-errors.js'
-import { methodOf, numberAttribute } from './jinja-methods.js'
-import { formatLookup } from './jinja-str-methods.js'
-import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './jinja-values.js'
-import { codePoints } from './jinja-protocols.js'
+import { typeError, valueError } from './errors.js'
+import { methodOf, numberAttribute } from './methods.js'
+import { formatLookup } from './str-methods.js'
+import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './values.js'
+import { codePoints } from './protocols.js'
 
 /** A slice `start:stop:step` (the value of a slice expression). */
 export class PySlice {

@@ -15,8 +15,8 @@
  *   precision/type).
  */
 import { PythonFloat } from '../values/python-float.js'
-import { TemplateRuntimeError, typeError, valueError } from './jinja-errors.js'
-import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './jinja-values.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 
 /** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
 function exactDigits(abs: number): { digits: string; point: number } {

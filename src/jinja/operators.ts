@@ -1,5 +1,5 @@
 /**
- * Python's arithmetic on the template value model (jinja-values.ts): `+ - * / // % **`, unary
+ * Python's arithmetic on the template value model (values.ts): `+ - * / // % **`, unary
  * `-`/`+`.
  *
  * Contract:
@@ -9,14 +9,14 @@
  *   (`-1 % 3 == 2`, `-7 // 2 == -4`), floats as CPython computes them; `**` of ints with a
  *   non-negative exponent is exact, otherwise a float.
  * - str/list/tuple `+` concatenate, `*` repeats them by an int; `str % args` is printf-style
- *   formatting (jinja-format.ts); a Markup operand escapes the other (markupsafe).
+ *   formatting (format.ts); a Markup operand escapes the other (markupsafe).
  * - Errors: `ZeroDivisionError`, and `TypeError` with Python's text
  *   (`unsupported operand type(s) for -: 'str' and 'str'`, `can only concatenate str …`).
  */
 import { PythonFloat } from '../values/python-float.js'
-import { TemplateRuntimeError, typeError } from './jinja-errors.js'
-import { escapeHtml } from './jinja-escape.js'
-import { percentFormat } from './jinja-format.js'
+import { TemplateRuntimeError, typeError } from './errors.js'
+import { escapeHtml } from './escape.js'
+import { percentFormat } from './format.js'
 import {
   Markup,
   PyComplex,
@@ -28,8 +28,8 @@ import {
   textOf,
   tuple,
   typeName,
-} from './jinja-values.js'
-import type { BinaryOperator } from './jinja-nodes.js'
+} from './values.js'
+import type { BinaryOperator } from './nodes.js'
 
 type Num = { int: true; value: bigint } | { int: false; value: number }
 

@@ -6,8 +6,8 @@
  * an Undefined raises its error; ranges, views, iterators and callables raise Python's
  * `TypeError: Object of type range is not JSON serializable`.
  */
-import { typeError } from './jinja-errors.js'
-import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, isDict, typeName } from './jinja-values.js'
+import { typeError } from './errors.js'
+import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, isDict, typeName } from './values.js'
 
 export function toPythonJson(value: unknown): unknown {
   if (value === null || typeof value !== 'object') {

@@ -6,7 +6,7 @@
  * into a link (`rel`, `target`, trimmed to `trimUrlLimit` characters + `...`), keeping leading
  * `(`/`<` and trailing `.,)>` punctuation outside the link, balancing brackets as Jinja does.
  */
-import { escapeHtml } from './jinja-escape.js'
+import { escapeHtml } from './escape.js'
 
 const HTTP = new RegExp(
   '^(' +

@@ -13,9 +13,9 @@
  * - `Cycler` (`next()`, `reset()`, `current`), `Joiner`, `TemplateModule` (exported names,
  *   `str()` is the module's output).
  */
-import { typeError } from './jinja-errors.js'
-import { PyCallable, Undefined, tuple, type HasAttributes } from './jinja-values.js'
-import { pyEq } from './jinja-protocols.js'
+import { typeError } from './errors.js'
+import { PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
+import { pyEq } from './protocols.js'
 
 export type Scope = Record<string, unknown>
 
