@@ -6,8 +6,9 @@
  *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
  * - Nothing is cached: `names()` lists the folder and `compile()` reads the model files each
  *   time, so an edited, added or removed model is seen on the next call without any reload.
- * - `compile(name)` renders the model with nunjucks (autoescape off, undefined variables are
- *   errors) and a `ref("<model>")` function that renders as the CTE name of that model; every
+ * - `compile(name)` renders the model as a Jinja2 template (builtins/engine.ts: StrictUndefined,
+ *   autoescape off, no trim/lstrip of blocks; compiled forms cached by content) with a
+ *   `ref("<model>")` function that renders as the CTE name of that model; every
  *   referenced model is compiled the same way, once, and the result is
  *   `with <cte1> as (<sql1>), ..., __insitu_result as (<sql of name>) select * from __insitu_result`
  *   with the CTEs in dependency order; a model without refs is its own SQL, run as written (no
@@ -17,7 +18,9 @@
  * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)`, then `; did you mean
  *   <model>?` when an existing model's name is close (a name that cannot be a file under the
  *   models folder says so instead); `dependency cycle: a -> b -> a` (the chain of refs from the
- *   requested model); template errors name the model file; SQLite's errors when the query runs
+ *   requested model); template errors name the model and its line
+ *   (`cannot render SQL model <name>: <Jinja's reason> (<file> line <n>, column <c>)`) and carry
+ *   that file and line as their `position`; SQLite's errors when the query runs
  *   are prefixed with the failing model's file and line (see sql-model-errors.ts), carry that
  *   file and line as their `position` (error-positions.ts) and the dependencies a success
  *   would have. Every error carries
@@ -33,7 +36,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import nunjucks from 'nunjucks'
+import { createJinjaEngine, errorPosition as templateErrorPosition } from '../jinja/engine.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
@@ -81,7 +84,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   const absoluteRoot = path.resolve(root)
   const dir = normalizeRelPath(modelsDir)
   const absoluteDir = path.join(absoluteRoot, dir)
-  const environment = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: true })
+  const engine = createJinjaEngine({ trimBlocks: false, lstripBlocks: false })
   const fileOf = (name: string): string => (dir === '' ? `${name}.sql` : `${dir}/${name}.sql`)
 
   function readModel(name: string): string {
@@ -111,11 +114,16 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     const source = readModel(name)
     let sql: string
     try {
-      sql = new nunjucks.Template(source, environment, fileOf(name), true).render({ ref })
+      sql = engine.renderString(source, { ref }, fileOf(name))
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('unknown SQL model: ')) throw error
       const message = error instanceof Error ? error.message : String(error)
-      throw new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}`)
+      const position = templateErrorPosition(error)
+      const column = position?.column !== undefined ? `, column ${position.column}` : ''
+      const where = position ? ` (${fileOf(name)} line ${position.line}${column})` : ''
+      const failure = new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}${where}`, { cause: error })
+      // The overlay and `File:` line point at the model file and line (issue #18).
+      throw withPosition(failure, { path: fileOf(name), line: position?.line ?? null, column: position?.column ?? null })
     }
     sql = stripTrailingSemicolons(sql)
     assertSelectOrWith(sql)
