@@ -157,6 +157,24 @@ describe('watchProject', () => {
     expect(overlapped).toBe(false)
   })
 
+  it('reports a change chokidar drops inside its 50 ms throttle window (a second save right after the first)', async () => {
+    const root = tempDir()
+    write(root, 'a.txt', 'one')
+    const seen: string[] = []
+    let saved = false
+    const watcher = start(root, (event) => {
+      seen.push(`${describeEvent(root, event)} ${fs.readFileSync(event.path, 'utf8')}`)
+      if (!saved) {
+        saved = true
+        write(root, 'a.txt', 'two, longer') // within milliseconds of the change chokidar just reported
+      }
+    })
+    await watcher.ready
+    write(root, 'a.txt', 'one, edited')
+    await expect.poll(() => seen.at(-1), WAIT).toBe('update a.txt two, longer')
+    expect(seen[0]).toBe('update a.txt one, edited')
+  })
+
   it('close() resolves once the handlers in progress have settled, and reports nothing after', async () => {
     const root = tempDir()
     let finished = false
