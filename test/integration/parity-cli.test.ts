@@ -1,19 +1,21 @@
 /**
  * The differential test through the plugin's write path (issue #15): the built command line
- * (`npm run build`, then `node dist/cli/bin.js sync`, as a user runs it) on a copy of the parity
- * project must write every managed document with the bytes test/fixtures/parity/expected holds,
- * the same the engine's render path gives (parity.test.ts): regions, the front matter that
+ * (`node dist/cli/bin.js sync`, as a user runs it; test/clients/setup.ts builds it once per run)
+ * on a copy of the parity project must write every managed document with the bytes
+ * test/fixtures/parity/expected holds, the same the engine's render path gives
+ * (parity.test.ts): regions, the front matter that
  * materializations rewrite (integral floats, lists of maps, multi-line strings, BLOBs, a CRLF
  * document) and the failing regions' kept bodies. sync reports the failing regions at their lines
  * and exits 1 for them.
  */
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyParityProject, EXPECTED_DOCUMENTS, EXPECTED_ERRORS, PARITY_FIXTURE, removeParityProjects } from './parity-project.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
+/** Built once per run by test/clients/setup.ts (a build here would rewrite dist/ under the other test files). */
 const BIN = path.join(REPO, 'dist/cli/bin.js')
 
 function bin(args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -32,10 +34,9 @@ let root: string
 let synced: { code: number; stdout: string; stderr: string }
 
 beforeAll(async () => {
-  execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   root = copyParityProject()
   synced = await bin(['sync', '--root', root], root)
-}, 180_000)
+}, 120_000)
 
 afterAll(() => {
   removeParityProjects()
