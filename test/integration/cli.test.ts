@@ -9,14 +9,15 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { USAGE } from '../../src/cli/main.js'
 import { parseRegions } from '../../src/documents/regions.js'
-import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runTypeScript, TASKS_DOC } from './plugin-project.js'
+import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runNode, TASKS_DOC } from './plugin-project.js'
 
-const BIN = path.resolve(import.meta.dirname, '../../src/cli/bin.ts')
+/** The built command line, as a user runs it (test/clients/setup.ts builds it before the run). */
+const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
 
 afterEach(() => removeProjects())
 
 function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
-  return runTypeScript(BIN, args, options)
+  return runNode([BIN], args, options)
 }
 
 /** PIDs of live processes whose working folder is inside `root` (extensions run in their folder). */
