@@ -1,6 +1,6 @@
 /**
- * The built command line's `watch` (`npm run build`, then `node dist/cli/bin.js watch`, as a
- * user runs it) on copies of the plugin fixture, with its real Python extension and real git:
+ * The built command line's `watch` (`node dist/cli/bin.js watch`, as a user runs it; built by
+ * the global setup, test/clients/setup.ts) on copies of the plugin fixture, with its real Python extension and real git:
  * the first sync, dependency edits (a file, a glob's new file, the document index, a git
  * commit, a folder a tree lists, a file in an excluded folder), an edit of the document itself,
  * restarts on a config or extension change (a broken config waits for the next edit), the
@@ -16,7 +16,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { runWriteRace } from './write-race-harness.js'
 import {
   BROKEN_LINE,
@@ -37,6 +37,7 @@ import {
 } from './plugin-project.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
+/** Built once per run by test/clients/setup.ts (a build here would rewrite dist/ under the other test files). */
 const BIN = path.join(REPO, 'dist/cli/bin.js')
 /** An extension that does not exit when its stdin closes: only the host can end it. */
 const STUBBORN = fileURLToPath(new URL('../fixtures/python/stubborn/', import.meta.url))
@@ -47,10 +48,6 @@ const GATED = fileURLToPath(new URL('../fixtures/python/gated/', import.meta.url
 const WAIT = { timeout: 15_000, interval: 25 }
 /** How long a test watches for writes that must not happen (past the live sync's 150 ms re-check). */
 const QUIET_MS = 1_000
-
-beforeAll(() => {
-  execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
-}, 180_000)
 
 const started: WatchProcess[] = []
 
