@@ -34,6 +34,7 @@ import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile } from '../engine/engine.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
+import { guardDroppedChanges } from '../sync/dropped-changes.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
@@ -108,6 +109,12 @@ export class DevServerSession {
     // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
     const scope = this.core.loadedScope
     if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
+    // Vite's watcher drops a second change of a path within its 50 ms throttle, for good: report
+    // such a change all the same, so Vite and every plugin handle it (dropped-changes.ts).
+    const dropped = guardDroppedChanges((file) => dev.watcher.emit('change', file))
+    dev.watcher.on('change', (file: string, stats?: { mtimeMs: number; size: number }) => dropped.reported(path.resolve(file), stats))
+    dev.watcher.once('close', () => dropped.close())
+    lifecycle.onStop(() => dropped.close())
     if (lifecycle.current) this.watchServer(dev, lifecycle.current)
     // Vite 5's `handleHotUpdate` sees updates only: creates and deletes come from the watcher.
     // Without HMR no hot-update hook runs at all: every event does (vite-compat.ts).
@@ -183,7 +190,7 @@ export class DevServerSession {
       disk: this.core.disk,
       logger,
       prefix: PLUGIN_NAME,
-      // A save the watcher dropped: Vite and every plugin handle it as any change.
+      // A racing save put back into place: Vite and every plugin handle it as any change.
       onMissedChange: (file) => dev.watcher.emit('change', path.resolve(file)),
     })
     // Changes made while it started: the index learns them before anything is served.

@@ -27,15 +27,11 @@
  *     A write that fails (EACCES, EROFS…) is logged with the path, and its modules update as
  *     without write mode. A document deleted meanwhile is left deleted. Writes of one document
  *     never overlap (one chain per file).
- * - No lost or missed save (issue #14.1): every write is recorded before it can be seen
- *   (`SelfWrites.wrote`), and RECHECK_MS after it the file is checked again: the write is
- *   settled (an in-place save into the replaced inode is restored, write-back.ts), and when the
- *   file's state is neither the write's nor one already handled, a save the watcher did not
- *   report is reported through `onMissedChange(file)`, which the host turns into a file event.
- *   Vite's watcher (chokidar) drops a second change of a path within 50 ms of the first, for
- *   every file: so every document, and every file a change of which affected an owner, is
- *   checked again RECHECK_MS after its event too (its mtime and size; a document in write mode
- *   by its state), and a change that came without an event is reported the same way.
+ * - No lost save (issue #14.1): every write is recorded before it can be seen
+ *   (`SelfWrites.wrote`), and RECHECK_MS after it the write is settled: a save an editor wrote
+ *   into the replaced file is put back (write-back.ts) and reported through
+ *   `onMissedChange(file)`, which the host turns into a file event. (A save the watcher drops
+ *   inside its change throttle is the watcher's to report: dropped-changes.ts.)
  * - Self-writes chain only through front-matter materializations that another document's model
  *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
@@ -72,7 +68,7 @@ export interface LiveSyncOptions {
   logger: SyncLogger
   /** Log prefix of write failures. */
   prefix: string
-  /** A save the watcher did not report (found by the late re-check): report it as a file event. */
+  /** A change the watcher cannot have reported (a racing save this process put back): report it as a file event. */
   onMissedChange: (file: string) => void
   /** Told of each document written (the command line's `watch` prints them). */
   onWritten?: (document: DocumentSync) => void
@@ -85,7 +81,7 @@ export interface LiveSyncOptions {
 /** How many writes may follow one another through self-write events before writing stops. */
 export const MAX_WRITE_CHAIN = 4
 
-/** When a file is checked again after its last event or write: past the watcher's change throttle (50 ms) and a polling interval. */
+/** When a write is settled: long enough for an in-place writer that opened the file before the swap to have written. */
 export const RECHECK_MS = 150
 
 const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
@@ -96,10 +92,6 @@ export class LiveSync {
   /** Writes whose replaced inode is still held, per file (settled at the re-check or before the next write). */
   private readonly held = new Map<string, WrittenFile>()
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
-  /** Files this process does not write: their mtime and size when their last event was handled. */
-  private readonly lastStats = new Map<string, FileStat | null>()
-  /** When the last event of each file reached `changed()` (the watcher's throttle window starts about then). */
-  private readonly lastEventAt = new Map<string, number>()
   /** The sync in progress per file: writes of one document never overlap. */
   private readonly chains = new Map<string, Promise<unknown>>()
   private closed = false
@@ -129,20 +121,10 @@ export class LiveSync {
     const absolute = toPosixPath(path.resolve(this.engine.root, file))
     if (type === 'delete') {
       this.ledger.forget(absolute)
-      this.lastStats.delete(absolute)
-      this.lastEventAt.delete(absolute)
       this.engine.forget(absolute)
     }
     if (type === 'update') await untilWrittenAfterTruncation(absolute)
     const document = type !== 'delete' && this.engine.isDocument(absolute)
-    // Whatever this event's state is, a later save the watcher drops must still be seen: the
-    // re-check's baseline is taken now, and it is scheduled for the files insitu reads.
-    const recheck = type !== 'delete' && !this.closed
-    if (recheck) {
-      this.lastEventAt.set(absolute, Date.now())
-      if (!(document && this.writing)) this.lastStats.set(absolute, await readStat(absolute))
-      if (document) this.recheckLater(absolute)
-    }
     if (document && this.writing) {
       const state = await readState(absolute)
       const seen = state ? this.ledger.classify(absolute, state) : { kind: 'new' as const }
@@ -154,10 +136,6 @@ export class LiveSync {
       }
     }
     const affected = this.engine.affected([{ type, path: absolute }])
-    if (recheck && !document) {
-      if (affected.owners.length > 0) this.recheckLater(absolute)
-      else this.forgetBaseline(absolute) // nothing of insitu's reads it: Vite's business alone
-    }
     return this.updatesFor(affected, { file: document && this.writing ? absolute : null, depth: 0 })
   }
 
@@ -279,16 +257,11 @@ export class LiveSync {
     this.recheckLater(file)
   }
 
-  private forgetBaseline(file: string): void {
-    this.lastStats.delete(file)
-    this.lastEventAt.delete(file)
-  }
-
   /** Check `file` again RECHECK_MS from now (one pending re-check per file). */
   private recheckLater(file: string): void {
     if (this.closed) return
     clearTimeout(this.rechecks.get(file))
-    const timer = setTimeout(() => void this.recheck(file), this.options.recheckMs ?? RECHECK_MS)
+    const timer = setTimeout(() => this.recheck(file), this.options.recheckMs ?? RECHECK_MS)
     timer.unref()
     this.rechecks.set(file, timer)
   }
@@ -304,54 +277,13 @@ export class LiveSync {
   }
 
   /**
-   * The late re-check (see the contract): a written document is settled (a restored save is a
-   * change at once), then compared with the states accounted for; any other file's mtime and
-   * size with those of its last handled event. Only a change made within the watcher's
-   * throttle window after the file's last event counts as missed: a later one the watcher
-   * reports itself (a polling watcher may report it after this re-check, so reporting it here
-   * too would send it twice).
+   * The late re-check of a written file: its write is settled, and a save an editor wrote into
+   * the replaced file (put back at the path now) is reported as a change.
    */
-  private async recheck(file: string): Promise<void> {
+  private recheck(file: string): void {
     this.rechecks.delete(file)
     if (this.closed) return
-    if (this.settleHeld(file)) {
-      this.options.onMissedChange(file)
-      return
-    }
-    let changedAt: number | null = null
-    if (this.lastStats.has(file)) {
-      const before = this.lastStats.get(file)
-      const now = await readStat(file)
-      if (now !== null && (before === null || before === undefined || now.mtimeMs !== before.mtimeMs || now.size !== before.size)) changedAt = now.mtimeMs
-    } else {
-      const state = await readState(file)
-      if (state !== null && !this.ledger.isCurrent(file, state)) changedAt = state.mtimeMs
-    }
-    if (changedAt === null || this.closed) return
-    const lastEvent = this.lastEventAt.get(file)
-    // No event handled yet: none can have opened a throttle window, so the watcher reports it.
-    if (lastEvent !== undefined && changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
-  }
-}
-
-/**
- * A change this soon after a file's last event may have been dropped by the watcher (chokidar
- * drops a second `change` of a path within 50 ms of the first; the rest is the clock's grain
- * and the time the event took to reach `changed()`).
- */
-const DROPPED_WITHIN_MS = 75
-
-interface FileStat {
-  mtimeMs: number
-  size: number
-}
-
-async function readStat(file: string): Promise<FileStat | null> {
-  try {
-    const stat = await fs.promises.stat(file)
-    return { mtimeMs: stat.mtimeMs, size: stat.size }
-  } catch {
-    return null
+    if (this.settleHeld(file)) this.options.onMissedChange(file)
   }
 }
 

@@ -16,10 +16,8 @@
  *   one path are handed on one at a time, in the order they came: the next waits until the
  *   handler's promise for the previous one settles. Events of different paths run concurrently.
  *   A handler that throws goes to `onError`, and the path's next event still runs.
- * - A change chokidar drops (a second `change` of a path inside its throttle window, see
- *   CHANGE_THROTTLE_MS) is reported all the same: CHANGE_RECHECK_MS after each reported change
- *   the file's modification time and size are compared with those the change came with, and a
- *   difference is reported as one more `update` (a change after that check, chokidar reports).
+ * - A change chokidar drops (a second `change` of a path inside its throttle window) is reported
+ *   all the same, as one more `update` (dropped-changes.ts).
  * - `report(type, file)` hands an event of the caller's own to the same pipeline (a save the
  *   watcher dropped, found by the live sync's late re-check), in order with the watcher's.
  * - `ready` resolves once the initial scan is done: a change made from then on is reported
@@ -32,6 +30,7 @@ import path from 'node:path'
 import { type ChokidarOptions, type FSWatcher, watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
+import { guardDroppedChanges } from './dropped-changes.js'
 import { isWriteBackTemporary } from './write-back.js'
 
 export interface ProjectWatchEvent {
@@ -65,15 +64,6 @@ export interface ProjectWatcher {
   alsoWatchFile(file: string): void
   close(): Promise<void>
 }
-
-/**
- * chokidar drops a `change` of a path that comes within 50 ms of the last one it reported (its
- * `_throttle`). That window is a timer in this process's event loop: when the loop is busy
- * (rendering, writing back) it closes late, and a save 80 ms after the last one can be dropped.
- */
-const CHANGE_THROTTLE_MS = 50
-/** When a reported change's file is checked again: after chokidar's throttle timer (scheduled first, shorter) has fired. */
-const CHANGE_RECHECK_MS = CHANGE_THROTTLE_MS + 10
 
 /** Folders an extension's runtime or tooling writes (never an edit of the extension itself). */
 const RUNTIME_FOLDERS = new Set(['.git', 'node_modules', '__pycache__', '.venv', 'venv', '.mypy_cache', '.pytest_cache', '.ruff_cache'])
@@ -140,20 +130,12 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
     })
   }
   const record = (type: FileEventType, directory: boolean) => (file: string) => dispatch({ type, path: path.resolve(file), directory })
-  /** The pending check of each changed file (see CHANGE_RECHECK_MS). */
-  const rechecks = new Map<string, NodeJS.Timeout>()
+  // A change chokidar drops inside its throttle window is reported all the same (dropped-changes.ts).
+  const dropped = guardDroppedChanges((file) => dispatch({ type: 'update', path: file, directory: false }))
   const changed = (file: string, stats?: fs.Stats) => {
     const absolute = path.resolve(file)
     dispatch({ type: 'update', path: absolute, directory: false })
-    const reported = stats ? stampOf(stats) : stampAt(absolute)
-    clearTimeout(rechecks.get(absolute))
-    const timer = setTimeout(() => {
-      rechecks.delete(absolute)
-      const now = stampAt(absolute)
-      if (now !== null && now !== reported) dispatch({ type: 'update', path: absolute, directory: false })
-    }, CHANGE_RECHECK_MS)
-    timer.unref()
-    rechecks.set(absolute, timer)
+    dropped.reported(absolute, stats)
   }
   watcher
     .on('add', record('create', false))
@@ -190,24 +172,10 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
     },
     async close() {
       closed = true
-      for (const timer of rechecks.values()) clearTimeout(timer)
-      rechecks.clear()
+      dropped.close()
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       while (queues.size > 0) await Promise.all(queues.values())
     },
-  }
-}
-
-function stampOf(stats: fs.Stats): string {
-  return `${stats.mtimeMs}:${stats.size}`
-}
-
-/** A file's modification time and size now, or null when it is gone (its delete is reported). */
-function stampAt(file: string): string | null {
-  try {
-    return stampOf(fs.statSync(file))
-  } catch {
-    return null
   }
 }

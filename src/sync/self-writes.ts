@@ -15,8 +15,6 @@
  *   reported it, or two events for one write); 'new' otherwise. The state becomes the file's
  *   handled state in every case, and an echo is used up: a later save of the same text has
  *   another mtime, so it is 'new' (an undo, a `git checkout`).
- * - `isCurrent(file, state)`: whether the state is accounted for (handled, or the pending
- *   echo): the late re-check reports a change the watcher missed when it is not.
  * - `replaced(file, text)` / `replacedText(file, text)`: whether `text` (BOM aside) is what the
  *   last write of `file` replaced (a module Vite read just before the write is still Markdown).
  * - `forget(file)`: the file was deleted; nothing is known of it any more.
@@ -55,12 +53,6 @@ export class SelfWrites {
     }
     if (handled && sameState(handled, state)) return { kind: 'seen' }
     return { kind: 'new' }
-  }
-
-  isCurrent(file: string, state: DiskState): boolean {
-    const pending = this.pending.get(file)
-    const handled = this.handled.get(file)
-    return (pending !== undefined && sameState(pending.state, state)) || (handled !== undefined && sameState(handled, state))
   }
 
   replaced(file: string, text: string): void {
