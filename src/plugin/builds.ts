@@ -16,6 +16,9 @@
  *   document fails the build), logging `insitu: wrote <n> of <m> documents`;
  *   build watch: the watchers of build-watch.ts start and its wake file is watched;
  *   validators run once per engine (errors fail the build).
+ * - At `buildEnd` of a build that is not watching, every module is loaded: the job results are
+ *   written to the persistent cache in the next turn of the event loop, while the bundler renders
+ *   its output (issue #17), so that `closeBundle` has nothing left to write.
  */
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -76,16 +79,30 @@ export class BuildSession {
     if (validation) reportValidation(context, await validation, core.logger, engine.root, { failOnError: true })
   }
 
-  async buildEnd(context: ReportingContext, error: Error | undefined): Promise<void> {
+  async buildEnd(context: BuildContext, error: Error | undefined): Promise<void> {
     const pending = this.backgroundStart
     this.backgroundStart = undefined
-    if (!pending) return
-    const outcome = await pending
+    const outcome = pending ? await pending : undefined
+    if (!context.meta.watchMode) this.persistSoon()
+    if (!outcome) return
     if (error) return // the build failed already (a managed module reported the same start error)
     if ('failure' in outcome) {
       if (!(outcome.failure instanceof PluginStoppedError)) context.error(engineStartError(outcome.failure))
       return
     }
     reportValidation(context, outcome.diagnostics, this.core.logger, outcome.engine.root, { failOnError: true })
+  }
+
+  /** The job store's writes, in the next turn (the bundler renders meanwhile), off the build's path to its end. */
+  private persistSoon(): void {
+    const engine = this.core.lifecycle.current
+    if (!engine) return
+    setImmediate(() => {
+      try {
+        engine.persistCache()
+      } catch {
+        // the store reports its own failures (one warning) and turns itself off
+      }
+    })
   }
 }

@@ -127,6 +127,21 @@ describe('vite build', () => {
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
   })
 
+  test('the job cache is written once the modules are loaded, before the output is (closeBundle has nothing left to write)', async () => {
+    const root = copyProject({ git: true })
+    const jobs = path.join(root, '.insitu/jobs.db')
+    let atWriteBundle: boolean | undefined
+    const probe: Plugin = {
+      name: 'job-cache-probe',
+      writeBundle() {
+        atWriteBundle = fs.existsSync(jobs) && fs.statSync(jobs).size > 0
+      },
+    }
+    await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu(), probe], build: { outDir: path.join(root, 'dist') } })
+    expect(atWriteBundle).toBe(true)
+    expect(runBuiltApp(path.join(root, 'dist'))).toBe(initialApp(root))
+  })
+
   test('an extension manifest that cannot be read fails the build even when no managed module is imported', async () => {
     const root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'main.js'), "document.getElementById('out').textContent = 'no documents here'\n")
