@@ -28,7 +28,6 @@
  *   sync makes) runs no hot-update hook: its watcher's events are planned the same way (write
  *   mode keeps writing), and the owners' modules are invalidated for the next request.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile } from '../engine/engine.js'
@@ -39,7 +38,6 @@ import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
 import { logEngineStartError, messageOf, PluginStoppedError, printErrorsOnce, type ReportingContext, reportValidation } from './diagnostics.js'
-import { type EarlyDocumentWatch, watchDocumentsEarly } from './early-document-watch.js'
 import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
 import { moduleFile } from './module-ids.js'
 import { PLUGIN_NAME } from './options.js'
@@ -62,17 +60,10 @@ export class DevServerSession {
   /** One plan per file event, shared by the environments `hotUpdate` runs for. */
   private readonly eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
   private restarting: Promise<void> | undefined
-  private earlyWatch: EarlyDocumentWatch | undefined
-  /** Documents whose edit the early watch handled: the state handled, and its plan (Vite's own event for that state adds no owner). */
-  private readonly earlyHandled = new Map<string, { state: string; plan: Promise<ChangePlan | undefined> }>()
-  private earlyEvents = 0
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
     core.lifecycle.onStop(async () => {
-      this.earlyWatch?.close()
-      this.earlyWatch = undefined
-      this.earlyHandled.clear()
       this.liveSync?.close()
       await this.gitWatcher?.close()
       this.liveSync = undefined
@@ -187,7 +178,6 @@ export class DevServerSession {
       }
     }
     this.watchServer(dev, engine)
-    this.watchDocumentsEarly(dev, engine)
     // Serve nothing before git changes can be seen (a commit right after the first page load).
     await this.gitWatcher?.ready
     // Write mode: bring every document on disk up to date, in the background (modules are
@@ -224,27 +214,6 @@ export class DevServerSession {
   }
 
   /**
-   * Issue #17: a native watch of the document folders hears a document's edit before Vite's
-   * watcher does (early-document-watch.ts); its plan's owners are reloaded at once, and Vite's
-   * own event for the same file state then adds no owner (exactly one update each). Only with
-   * Vite 6+ HMR and outside write mode (INSITU_EARLY_WATCH=1 while it is measured).
-   */
-  private watchDocumentsEarly(dev: ViteDevServer, engine: InsituEngine): void {
-    if (process.env.INSITU_EARLY_WATCH !== '1' || this.core.disk === 'write' || !hasEnvironmentHotUpdate(dev) || this.earlyWatch) return
-    const folders = new Set(engine.index.documentPaths().map((p) => path.dirname(path.join(engine.root, p))))
-    this.earlyWatch = watchDocumentsEarly(folders, async (file) => {
-      if (!engine.isDocument(file) || this.core.lifecycle.current !== engine) return
-      const state = await fileState(file)
-      if (state === null || this.earlyHandled.get(file)?.state === state) return
-      const plan = this.fileEvent('update', file, -++this.earlyEvents)
-      if (plan === 'restart') return
-      this.earlyHandled.set(file, { state, plan })
-      const planned = await plan
-      if (planned && planned.owners.length > 0) await this.reloadOwners(dev, planned.owners)
-    })
-  }
-
-  /**
    * Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment
    * (without HMR: invalidate them, so the next request gets them fresh).
    */
@@ -272,12 +241,6 @@ export class DevServerSession {
     if (this.server && this.restartFor(this.server, file)) return 'restart'
     const key = `${type}\u0000${file}\u0000${timestamp}`
     let plan = this.eventPlans.get(key)
-    if (!plan && timestamp >= 0 && this.earlyHandled.has(toPosixPath(path.resolve(file)))) {
-      // The early watch handled this file: Vite's own event for the same state adds nothing.
-      plan = this.afterEarly(type, file)
-      this.eventPlans.set(key, plan)
-      setTimeout(() => this.eventPlans.delete(key), 10_000).unref()
-    }
     if (!plan) {
       const live = this.liveSync
       // A failure is logged once per event, however many environments await the plan.
@@ -289,17 +252,6 @@ export class DevServerSession {
       setTimeout(() => this.eventPlans.delete(key), 10_000).unref()
     }
     return plan
-  }
-
-  /** Vite's event for a file the early watch handled: no owner when the state is the one it handled, else a plan as usual. */
-  private async afterEarly(type: FileEventType, file: string): Promise<ChangePlan | undefined> {
-    const absolute = toPosixPath(path.resolve(file))
-    const early = this.earlyHandled.get(absolute)!
-    await early.plan
-    if (type !== 'delete' && (await fileState(absolute)) === early.state) return { owners: [], suppressOwn: false, affected: null }
-    this.earlyHandled.delete(absolute)
-    const live = this.liveSync
-    return live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(file, error)) : undefined
   }
 
   /** A change that could not be planned: logged, and Vite's own update goes ahead. */
@@ -351,15 +303,5 @@ export class DevServerSession {
         })
     }
     return true
-  }
-}
-
-/** A file's mtime and size (`null` when it is gone or not a file): the state the early watch handled. */
-async function fileState(file: string): Promise<string | null> {
-  try {
-    const stat = await fs.promises.stat(file)
-    return stat.isFile() ? `${stat.mtimeMs}:${stat.size}` : null
-  } catch {
-    return null
   }
 }
