@@ -6,15 +6,17 @@
  * (default false), `exclude` (gitignore patterns matched against PROJECT-ROOT-relative paths,
  * folders with a trailing `/`; as with Python's pathspec, `a/**` also matches the folder `a/`
  * itself; an excluded folder hides everything in it). Entries come from `fs:dir:<dir or .>`
- * (so the walk's `sources.exclude` and .gitignore rules apply and that identifier is the
- * dependency). Directories come first, then names compared case-folded; directories end with
- * `/`. The first line is the folder's own name with `/`: at the project root, the project
+ * (so the walk's `sources.exclude` applies and that identifier is the dependency); entries it
+ * marks `ignored` (git ignores them, inside a work tree) are left out, as the Python tree leaves
+ * them out. Directories come first, then names ordered by Python's `str.casefold()`, ties by
+ * code point (SPEC §11: not UTF-16 units, not `toLowerCase()`); directories end with `/`. The first line is the folder's own name with `/`: at the project root, the project
  * folder's name (`my-site/`), never `./`.
  */
 import path from 'node:path/posix'
 import type { ProjectEntry } from '../documents/project-files.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import type { BuiltinCapability } from '../host/host.js'
+import { compareCasefolded } from '../values/python-casefold.js'
 import { optionalBoolean, optionalInteger, optionalStringArray } from './options.js'
 
 interface TreeNode {
@@ -40,7 +42,7 @@ export const treeTransform: BuiltinCapability = {
     for (const entry of entries) {
       const relative = entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path
       const isDirectory = entry.kind === 'directory'
-      if (!relative || (directoriesOnly && !isDirectory)) continue
+      if (!relative || entry.ignored || (directoriesOnly && !isDirectory)) continue
       if (relative.split('/').length > depth) continue
       if (excluded(entry.path, isDirectory)) continue
       const parent = nodes.get(path.dirname(relative) === '.' ? '' : path.dirname(relative))
@@ -72,7 +74,7 @@ function createTreeExcludeMatcher(patterns: readonly string[]): (relPath: string
 
 function renderChildren(node: TreeNode, indent: string): string[] {
   const children = [...node.children].sort(
-    (a, b) => Number(b.directory) - Number(a.directory) || caseFolded(a.name, b.name),
+    (a, b) => Number(b.directory) - Number(a.directory) || compareCasefolded(a.name, b.name),
   )
   return children.flatMap((child, i) => {
     const last = i === children.length - 1
@@ -81,8 +83,3 @@ function renderChildren(node: TreeNode, indent: string): string[] {
   })
 }
 
-function caseFolded(a: string, b: string): number {
-  const x = a.toLowerCase()
-  const y = b.toLowerCase()
-  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0
-}

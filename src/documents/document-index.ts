@@ -14,7 +14,9 @@
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
  *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
- *   now (when rows changed). The state folder is made by `ensureStateFolder` (state-folder.ts).
+ *   now (when rows changed). The folder is made by `ensureStateFolder` (state-folder.ts; the
+ *   engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
+ *   is the Python implementation's index).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row
  *   was read at least `RACY_WINDOW_NS` after that mtime (a file written again within the same
@@ -35,7 +37,9 @@
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
  *   or an edit inside a generated region body (bodies are blanked) update
  *   `content_hash`/`mtime_ns`/`size` but report false.
- * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects.
+ * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
+ *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
+ *   REALs as `PythonFloat`, the first of duplicate column names).
  *   `prepareError(sql)`: SQLite's message when `sql` does not prepare, else null.
  */
 import fs from 'node:fs'
@@ -44,6 +48,7 @@ import Database from 'better-sqlite3'
 import {
   type DocumentProjection,
   buildDocumentRecord,
+  entryDepth,
   hashContent,
   pathColumns,
   readFileState,
@@ -466,7 +471,8 @@ export class DocumentIndex {
   }
 
   private insertEntry(relPath: string, kind: EntryKind): void {
-    const { parent, name, depth } = pathColumns(relPath)
+    const { parent, name } = pathColumns(relPath)
+    const depth = entryDepth(relPath)
     const insert = this.statement('insert or replace into entries (path, parent, name, kind, depth) values (?, ?, ?, ?, ?)')
     insert.run(relPath, parent, name, kind, depth)
   }
@@ -498,11 +504,12 @@ export class DocumentIndex {
       this.keysMayHaveChanged = true
       return
     }
-    const added = Object.keys(JSON.parse(after) as object)
-    if (added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
+    const added = topLevelKeys(after)
+    if (added === undefined || added.some((key) => !this.knownKeys!.has(key))) this.keysMayHaveChanged = true
     else if (before !== undefined && before !== after) {
       const kept = new Set(added)
-      if (Object.keys(JSON.parse(before) as object).some((key) => !kept.has(key))) this.keysMayHaveChanged = true
+      const removed = topLevelKeys(before)
+      if (removed === undefined || removed.some((key) => !kept.has(key))) this.keysMayHaveChanged = true
     }
   }
 
@@ -528,8 +535,8 @@ export class DocumentIndex {
     this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
-         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, mtime_ns, size, read_ns)
-       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @mtime_ns, @size, @read_ns)`,
+         (path, parent, name, stem, depth, title, body, frontmatter, content_hash, source_hash, mtime_ns, size, read_ns)
+       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @source_hash, @mtime_ns, @size, @read_ns)`,
     )
     upsert.run(record)
     const changed = !stored || !sameProjection(stored, record)
@@ -568,6 +575,15 @@ export class DocumentIndex {
       remove.run(relPath)
       insert.run(relPath)
     }
+  }
+}
+
+/** The keys of a stored front-matter JSON text; undefined when JSON.parse cannot read it (Python's `NaN`). */
+function topLevelKeys(frontmatter: string): string[] | undefined {
+  try {
+    return Object.keys(JSON.parse(frontmatter) as object)
+  } catch {
+    return undefined
   }
 }
 

@@ -3,13 +3,21 @@
  *
  * Contract:
  * - `pathColumns(relPath)`: `parent` (dirname, `''` at the root), `name`, `stem` (name without
- *   its last suffix, like Python's `PurePath.stem`), `depth` (number of `/` in the path).
+ *   its last suffix, like Python's `PurePath.stem`), `depth` (number of folders in the path:
+ *   `a/b.md` → 1, the `documents` depth). `entryDepth(relPath)` is the number of path segments
+ *   (`a/b.md` → 2), the `entries` depth: the Python implementation counts them so (SPEC §11).
  * - `readDocumentRecord(root, relPath)`: reads the file's bytes (through `readFileState`, which
- *   reads only from a descriptor verified to lie inside the real root); `body` is the text after the
+ *   reads only from a descriptor verified to lie inside the real root). The text is read as
+ *   Python's `read_text()` reads it: `\r\n` and a lone `\r` become `\n` (universal newlines), so
+ *   `body` of a CRLF document holds LF line ends; a BOM is kept. `body` is the text after the
  *   front matter with every region body blanked (so generated output never becomes input);
- *   `frontmatter` is canonical JSON (object keys sorted) of the indexable front matter
- *   (`insitu`/`generated` dropped), `{}` when there is none; `title` is front matter `title`
- *   when it is a string, else null; `content_hash` is the sha256 of the bytes.
+ *   `frontmatter` is Python's `json.dumps(value, sort_keys=True)` of the indexable front matter
+ *   (`insitu`/`generated` dropped; `", "`/`": "` separators, non-ASCII as `\uXXXX`, `2.0` for a
+ *   `PythonFloat`), `{}` when there is none, so `json_extract` and `LIKE` see the text Python
+ *   stores; `title` is Python's `str()` of any non-null front matter `title` (`1984` → `'1984'`,
+ *   `true` → `'True'`, a list → its Python repr), else null; `content_hash` is the sha256 of the bytes
+ *   (change detection); `source_hash` is the Python implementation's `content_hash`, the sha256 of
+ *   the `frontmatter` text followed by `body` (UTF-8), which `documents` exposes as `content_hash`.
  *   A document whose front matter or regions cannot be parsed is still indexed, with what could
  *   be read (front matter `{}` and the whole text as body, or the body unblanked): the document's
  *   own rendering reports that error, the index must not fail a query over other documents.
@@ -18,8 +26,10 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { isObject } from '../protocol/object-guards.js'
-import { compareCodePoints } from '../values/code-point-order.js'
+import { isPlainObject } from '../protocol/object-guards.js'
+import { isPythonFloat } from '../values/python-float.js'
+import { pythonJsonDumps } from '../values/python-json.js'
+import { pythonStr } from '../values/python-str.js'
 import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
 import { readConfinedFile } from './confined-files.js'
 import { blankRegionBodies } from './regions.js'
@@ -38,6 +48,8 @@ export interface DocumentRecord extends PathColumns {
   /** Canonical JSON text of the indexable front matter. */
   frontmatter: string
   content_hash: string
+  /** sha256 hex of `frontmatter + body` (the Python implementation's `content_hash`). */
+  source_hash: string
   mtime_ns: bigint
   size: number
 }
@@ -55,6 +67,11 @@ export function pathColumns(relPath: string): PathColumns {
     stem: dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name,
     depth: countSlashes(relPath),
   }
+}
+
+/** The `entries` depth: the number of path segments (`a/b.md` → 2). */
+export function entryDepth(relPath: string): number {
+  return countSlashes(relPath) + 1
 }
 
 function countSlashes(relPath: string): number {
@@ -82,7 +99,8 @@ export function buildDocumentRecord(
   state: { bytes: Buffer; mtimeNs: bigint; size: number },
   contentHash = hashContent(state.bytes),
 ): DocumentRecord {
-  const text = state.bytes.toString('utf8')
+  // Universal newlines, as Python's read_text(): the body column holds LF (issue #15).
+  const text = state.bytes.toString('utf8').replace(/\r\n?/g, '\n')
   let title: string | null = null
   let frontmatter = '{}'
   let body = text
@@ -91,9 +109,9 @@ export function buildDocumentRecord(
     body = split.body
     if (split.data) {
       const data = indexableFrontMatter(split.data)
-      frontmatter = canonicalJson(data)
-      const rawTitle = split.data['title']
-      title = typeof rawTitle === 'string' ? rawTitle : null
+      frontmatter = pythonJsonDumps(jsonValue(data))
+      const rawTitle = data['title']
+      title = rawTitle === null || rawTitle === undefined ? null : pythonStr(rawTitle)
     }
   } catch {
     // invalid front matter: indexed without it (see header)
@@ -109,6 +127,7 @@ export function buildDocumentRecord(
     body,
     frontmatter,
     content_hash: contentHash,
+    source_hash: createHash('sha256').update(frontmatter + body).digest('hex'),
     mtime_ns: state.mtimeNs,
     size: state.size,
   }
@@ -123,18 +142,13 @@ export function sameProjection(a: DocumentProjection, b: DocumentProjection): bo
   return a.path === b.path && a.title === b.title && a.body === b.body && a.frontmatter === b.frontmatter
 }
 
-/** JSON with object keys sorted (recursively); Dates become ISO strings, non-finite numbers null. */
-export function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, current: unknown) => {
-      if (isObject(current)) {
-        const sorted: Record<string, unknown> = {}
-        for (const key of Object.keys(current).sort(compareCodePoints)) {
-          sorted[key] = (current as Record<string, unknown>)[key]
-        }
-        return sorted
-      }
-      return current
-    }) ?? 'null'
-  )
+/**
+ * The front matter as the Python implementation's `_json_value` leaves it: JSON values kept,
+ * anything else (a Date, a class instance) as its text, so `json.dumps` never fails on it.
+ */
+function jsonValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || isPythonFloat(value)) return value
+  if (Array.isArray(value)) return value.map(jsonValue)
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, jsonValue(item)]))
+  return String(value)
 }

@@ -1,18 +1,21 @@
 /**
- * YAML front matter of managed Markdown (SPEC §7, §8): split it off, read the materialization
- * jobs it declares, set generated values by JSON pointer, and write it back.
+ * YAML front matter of managed Markdown (SPEC §7, §8, §11): split it off, read it as the Python
+ * implementation's ruamel.yaml reads it, read the materialization jobs it declares, and write
+ * generated values into it without touching the user's own bytes (issue #14).
  *
- * In:  document text (LF or CRLF) and plain JS front-matter data.
+ * In:  document text (LF or CRLF; the caller takes off a BOM) and generated values by pointer.
  * Out: `FrontMatter` (data `null` when the document has none), `MaterializationJob`s, new text.
  * Pure: no I/O. Errors are `FrontMatterError`s carrying a 1-based document line.
  *
  * - Front matter: the text starts with `---\n` (or `---\r\n`) and ends at the next line matching
  *   `^---\s*$`; with no such line there is no front matter (as in Python). The body starts after
  *   that line and the whitespace-only lines right after it (as Python's offset does). Empty or
- *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML syntax
- *   error → `invalid YAML front matter at line <n>: <reason>` (n counted in the whole document).
- *   YAML 1.2 core schema (dates stay strings), duplicate keys rejected. Flat mappings of plain
- *   values take a fast path with the same result (`simple-yaml.ts`).
+ *   comment-only YAML is `{}`. Anything but a mapping → `YAML front matter must be a mapping`; a YAML
+ *   syntax error, or anything ruamel's round-trip loader rejects → `invalid YAML front matter at
+ *   line <n>: <reason>` (n counted in the whole document). Values are read as ruamel reads them
+ *   (yaml-read.ts: `1_000` → 1000, timestamps → ISO text, `2.0` a float, big ints exact, merge
+ *   keys, duplicate keys rejected). Flat mappings of plain values take a fast path with the same
+ *   result (`simple-yaml.ts`).
  * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
  *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
  *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
@@ -22,17 +25,23 @@
  *   The job's transform is the entry's `kind`, else `sql` (the Python implementation's default);
  *   its options are the entry without `target` and `kind`; its id is the entry's `id`, else the
  *   entry's name; its line is the entry key's line (else the `insitu` key's, else 1).
- * - Writing: `---\n<yaml>---\n` + the body with its leading line breaks removed. The existing YAML
- *   document is updated in place (key order, comments and scalar styles of unchanged values are
- *   kept; new keys are appended); lines are never folded. A CRLF document is written with CRLF.
+ * - Writing (`writeGeneratedValues`): each value is spliced in at its pointer, in order, by
+ *   frontmatter-write.ts: the generated subtree is written as ruamel's round-trip dumper writes it,
+ *   every other byte of the document (comments, spacing, flow style, `1e3`, `017`, the body, the
+ *   line after the fence) stays as it is; new text takes the document's line ends (CRLF stays
+ *   CRLF). A document without front matter gets `---\n<yaml>---\n` + its body with its leading
+ *   line breaks removed (SPEC §8). `generatedValuesEdit` is the same change as one text edit.
  * - Indexing: the keys `insitu` and `generated` are never indexed (`indexableFrontMatter`).
  */
-import { Document, isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
+import { isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
+import { PythonFloat } from '../values/python-float.js'
+import { FrontMatterWriteError, pointerSegments, spliceGeneratedValue } from './frontmatter-write.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 import { parseSimpleMapping } from './simple-yaml.js'
+import { readYamlMapping, YamlReadError } from './yaml-read.js'
 
 export interface FrontMatter {
   /** the parsed mapping; `null` when the document has no front matter */
@@ -70,6 +79,8 @@ export class FrontMatterError extends LineError {
 const OPENER = /^---\r?\n/
 const CLOSER = /^---\s*$/
 const GENERATED = '/generated/'
+
+export { FrontMatterWriteError, pointerSegments }
 
 export function splitFrontMatter(text: string): FrontMatter {
   const fence = locateFrontMatter(text)
@@ -139,12 +150,6 @@ export function ownershipConflicts(targets: readonly string[]): string[] {
   return messages
 }
 
-/** RFC 6901 pointer segments (`~1` → `/`, then `~0` → `~`). */
-export function pointerSegments(pointer: string): string[] {
-  if (!pointer.startsWith('/')) throw new Error(`front-matter pointer must start with '/': ${pointer}`)
-  return pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-}
-
 /** Set `value` at `pointer` (under `/generated/`), creating or replacing non-mapping parents. */
 export function setPointer(data: Record<string, unknown>, pointer: string, value: unknown): void {
   if (!pointer.startsWith(GENERATED)) throw new Error('frontmatter targets must be under /generated/')
@@ -164,20 +169,34 @@ export function setPointer(data: Record<string, unknown>, pointer: string, value
   defineOwn(cursor, last, value)
 }
 
-/** `---\n<yaml>---\n` followed by the body with its leading line breaks removed. */
-export function writeFrontMatter(text: string, data: Record<string, unknown>): string {
+/** A generated value and the pointer (under `/generated/`) it is written at. */
+export interface GeneratedValue {
+  pointer: string
+  value: unknown
+}
+
+/** The document with each value written at its pointer, every other byte kept (see header). */
+export function writeGeneratedValues(text: string, values: readonly GeneratedValue[]): string {
   const fence = locateFrontMatter(text)
-  const body = (fence === null ? text : text.slice(fence.bodyOffset)).replace(/^(?:\r?\n)+/, '')
   const eol = fence === null ? lineEndingOf(text) : fence.eol
-  const parsed = fence === null ? null : parseDocument(fence.raw)
-  const document: Document = parsed !== null && parsed.errors.length === 0 ? parsed : new Document()
-  if (!isMap(document.contents)) {
-    document.contents = document.createNode(data)
-  } else {
-    mergeInto(document, document.contents, data)
-  }
-  const yaml = document.toString({ lineWidth: 0 })
-  return ['---\n', yaml, '---\n'].join('').replaceAll('\n', eol) + body
+  const raw = values.reduce((yaml, { pointer, value }) => spliceGeneratedValue(yaml, pointer, value, eol), fence?.raw ?? '')
+  if (fence !== null) return text.slice(0, fence.rawOffset) + raw + text.slice(fence.rawOffset + fence.raw.length)
+  return `---${eol}${raw}---${eol}` + text.replace(/^(?:\r?\n)+/, '')
+}
+
+/** `writeGeneratedValues` as one edit of `text` (the smallest span that changes), or null. */
+export function generatedValuesEdit(text: string, values: readonly GeneratedValue[]): { start: number; end: number; text: string } | null {
+  const written = writeGeneratedValues(text, values)
+  if (written === text) return null
+  let head = 0
+  const limit = Math.min(text.length, written.length)
+  while (head < limit && text.charCodeAt(head) === written.charCodeAt(head)) head++
+  let tail = 0
+  while (
+    tail < limit - head &&
+    text.charCodeAt(text.length - 1 - tail) === written.charCodeAt(written.length - 1 - tail)
+  ) tail++
+  return { start: head, end: text.length - tail, text: written.slice(head, written.length - tail) }
 }
 
 /** Front matter without the keys Insitu owns (`insitu`, `generated`). */
@@ -225,22 +244,16 @@ function locateFrontMatter(text: string): FrontMatterFence | null {
   return null
 }
 
-/** The front matter's mapping, parsed with `yaml` (what `parseSimpleMapping` declines). */
+/** The front matter's mapping, read as ruamel reads it (what `parseSimpleMapping` declines). */
 function parseMapping(raw: string): Record<string, unknown> {
-  const document = parseYaml(raw)
-  const contents = document.contents
-  if (contents !== null && !isMap(contents)) throw new FrontMatterError('YAML front matter must be a mapping', 1)
-  return contents === null ? {} : (contents.toJS(document) as Record<string, unknown>)
-}
-
-function parseYaml(raw: string): Document.Parsed {
-  const document = parseDocument(raw, { prettyErrors: false })
-  const error = document.errors[0]
-  if (error !== undefined) {
-    const line = 2 + countNewlines(raw, error.pos[0])
-    throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.message}`, line)
+  try {
+    return readYamlMapping(raw) ?? {}
+  } catch (error) {
+    if (!(error instanceof YamlReadError)) throw error
+    if (error.notMapping) throw new FrontMatterError('YAML front matter must be a mapping', 1)
+    const line = 2 + countNewlines(raw, error.offset)
+    throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.reason}`, line)
   }
-  return document
 }
 
 /** Lines of `insitu:` and of each key under `insitu.materializations`, from the YAML source. */
@@ -282,32 +295,6 @@ function targetPointer(target: unknown, name: string, line: number): string {
   return pointer
 }
 
-/** Update `map` to hold `value`, keeping nodes (comments, styles) whose value did not change. */
-function mergeInto(document: Document, map: YAMLMap, value: Record<string, unknown>): void {
-  map.items = map.items.filter((pair) => Object.hasOwn(value, keyText(pair.key)))
-  for (const [key, item] of Object.entries(value)) {
-    const pair = findPair(map, key)
-    if (pair === undefined) {
-      map.items.push(document.createPair(key, item))
-      continue
-    }
-    const node = pair.value
-    if (isMap(node) && isMapping(item)) {
-      mergeInto(document, node, item)
-      continue
-    }
-    const current = isNode(node) ? node.toJS(document) : node
-    if (sameValue(current, item)) continue
-    const replacement = document.createNode(item)
-    if (isNode(node)) {
-      replacement.commentBefore = node.commentBefore
-      replacement.comment = node.comment
-      replacement.spaceBefore = node.spaceBefore
-    }
-    pair.value = replacement
-  }
-}
-
 function findPair(map: YAMLMap, key: string): { key: unknown; value: unknown } | undefined {
   return (map.items as Array<{ key: unknown; value: unknown }>).find((pair) => keyText(pair.key) === key)
 }
@@ -317,19 +304,9 @@ function keyText(key: unknown): string {
   return isNode(key) ? String((key as Node).toJSON()) : String(key)
 }
 
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => sameValue(item, b[index]))
-  if (isMapping(a) && isMapping(b)) {
-    const keys = Object.keys(a)
-    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]))
-  }
-  return false
-}
-
-/** A YAML mapping's JS value: an object that is neither an array nor a Date (any other prototype is fine). */
+/** A YAML mapping's JS value: an object that is not an array, a Date or a boxed float. */
 function isMapping(value: unknown): value is Record<string, unknown> {
-  return isObject(value) && !(value instanceof Date)
+  return isObject(value) && !(value instanceof Date) && !(value instanceof PythonFloat)
 }
 
 function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {

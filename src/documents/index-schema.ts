@@ -10,7 +10,9 @@
  *   says whether the stat (mtime and size) can vouch for the row (see document-index.ts).
  * - `viewKeysOf(db)`: the front-matter keys the existing `documents` view has columns for.
  * - `documentsSelectSql(keys)`: the `documents` rows expose the fixed columns `DOCUMENT_VIEW_COLUMNS`
- *   (`path, parent, name, stem, depth, title, body, frontmatter`; `content_hash`, `mtime_ns` and
+ *   (`path, parent, name, stem, depth, title, body, frontmatter, content_hash`, as the Python
+ *   implementation's view has them; its `content_hash` is the stored `source_hash`, a hash of the
+ *   front matter text and the body, while the byte hash `_documents.content_hash`, `mtime_ns` and
  *   `size` stay internal so that touching a file never changes what queries see) plus one column
  *   per front-matter key, sorted by code point, `json_extract(frontmatter, '$."<key>"') as "<key>"`.
  * - `viewColumnKeys(keys)`: which keys become columns. A key equal (case-insensitively, as
@@ -26,13 +28,15 @@ import { compareCodePoints } from '../values/code-point-order.js'
 /**
  * Bump when the layout changes or when a row is derived differently from the same file (body
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
+ * 4: front matter as Python's json.dumps text, `title` as Python's str(), LF bodies, entries depth
+ * = path segments (issue #15).
  */
-export const SCHEMA_VERSION = 3
+export const SCHEMA_VERSION = 4
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'
 
-export const DOCUMENT_VIEW_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title', 'body', 'frontmatter'] as const
+export const DOCUMENT_VIEW_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title', 'body', 'frontmatter', 'content_hash'] as const
 
 const CREATE_TABLES = `
 create table if not exists _documents (
@@ -45,6 +49,7 @@ create table if not exists _documents (
   body text not null,
   frontmatter text not null,
   content_hash text not null,
+  source_hash text not null,
   mtime_ns integer not null,
   size integer not null,
   read_ns integer not null
@@ -127,7 +132,7 @@ export function documentColumnsSelectSql(columnKeys: readonly string[]): string 
  * (Re)creates `documents`: a view over `COLUMNS_TABLE`, which stores the path columns and one
  * column per front-matter key (so queries read stored values instead of running `json_extract`
  * over every document on every query; the index keeps its rows in step, see `DocumentIndex`),
- * LEFT JOINed to `_documents` for `body` and `frontmatter` by its primary key, a join SQLite
+ * LEFT JOINed to `_documents` for `body`, `frontmatter` and `content_hash` by its primary key, a join SQLite
  * leaves out of queries that read neither.
  */
 export function replaceDocumentsView(db: Database.Database, columnKeys: readonly string[]): void {
@@ -136,7 +141,7 @@ export function replaceDocumentsView(db: Database.Database, columnKeys: readonly
   db.exec(`create table ${COLUMNS_TABLE} as ${documentColumnsSelectSql(columnKeys)}`)
   db.exec(`create unique index ${COLUMNS_TABLE}_path on ${COLUMNS_TABLE}(path)`)
   const keys = columnKeys.map((key) => `c.${quoteIdentifier(key)}`)
-  const columns = ['c.path', 'c.parent', 'c.name', 'c.stem', 'c.depth', 'c.title', 'd.body', 'd.frontmatter', ...keys]
+  const columns = ['c.path', 'c.parent', 'c.name', 'c.stem', 'c.depth', 'c.title', 'd.body', 'd.frontmatter', 'd.source_hash as content_hash', ...keys]
   db.exec(`create view documents as select ${columns.join(', ')} from ${COLUMNS_TABLE} c left join _documents d on d.path = c.path`)
 }
 

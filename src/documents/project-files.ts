@@ -6,10 +6,13 @@
  *   `sources.respect_gitignore`. Output: project-relative POSIX paths, sorted by UTF-16 code
  *   unit (`Array.prototype.sort` order).
  * - A path is skipped when `exclude` matches it (gitignore semantics via `ignore`,
- *   case-sensitive), or, with `respectGitignore`, when the `.gitignore` files met on the way
- *   down (each relative to its own folder, deeper files taking precedence, `!` re-includes)
- *   or `.git/info/exclude` ignore it. With `respectGitignore`, entries named `.git` are always
- *   skipped (git never treats them as worktree content).
+ *   case-sensitive), or, with `respectGitignore` and only inside a git work tree (SPEC §11), when
+ *   git's ignore rules ignore it (gitignore-rules.ts: `info/exclude`, the `.gitignore` files of the
+ *   work tree above the root and those met on the way down, deeper files taking precedence, `!`
+ *   re-includes). With `respectGitignore`, entries named `.git` are always skipped (git never
+ *   treats them as worktree content). With `markIgnored`, what git ignores is listed instead,
+ *   marked `ignored: true` (its folders entered, everything in them marked too): the `fs:dir:`
+ *   listing, which the `tree` builtin filters itself.
  * - Excluded or ignored folders are never entered, and are not listed themselves. A folder
  *   whose whole content an `X/**` pattern excludes counts as excluded when `exclude` has no
  *   `!` patterns (so the default `node_modules/**` and `.git/**` prune those folders).
@@ -18,31 +21,28 @@
  *   but not entered. Dangling links, sockets, FIFOs and devices are skipped. Each folder is
  *   listed through an opened descriptor verified to lie inside the real root
  *   (`listConfinedFolder`), so a folder swapped for a symlink to outside mid-walk is skipped.
- * - Only `.gitignore` files inside the root are read (not those of a parent repository).
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import ignore, { type Ignore } from 'ignore'
 import { listConfinedFolder } from './confined-files.js'
+import { createIgnore, folderLayer, type GitignoreLayer, isGitignored, rootLayers } from './gitignore-rules.js'
 import { isInsideFolder, normalizePosixRelPath } from './project-paths.js'
 
 export interface ProjectFilesOptions {
   /** gitignore-style patterns relative to the project root (`sources.exclude`). */
   exclude: readonly string[]
-  /** Whether `.gitignore` files and `.git/info/exclude` also hide paths. */
+  /** Whether git's ignore rules (inside a git work tree) also hide paths. */
   respectGitignore: boolean
+  /** List what git ignores, marked `ignored: true`, instead of hiding it. @default false */
+  markIgnored?: boolean
 }
 
 export interface ProjectEntry {
   /** Project-relative POSIX path. */
   path: string
   kind: 'file' | 'directory'
-}
-
-function createIgnore(patterns: readonly string[] | string): Ignore {
-  return ignore({ ignoreCase: false, allowRelativePaths: true }).add(
-    typeof patterns === 'string' ? patterns : [...patterns],
-  )
+  /** Git ignores it (listed only with `markIgnored`). */
+  ignored?: true
 }
 
 /**
@@ -102,62 +102,28 @@ function createExcludeMatcher(patterns: readonly string[]): ExcludeMatcher {
   }
 }
 
-/** The rules of one `.gitignore` (or `.git/info/exclude`), relative to folder `base` (`""` or `dir/`). */
-interface GitignoreLayer {
-  base: string
-  matcher: Ignore
-}
-
-function readRulesFile(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8')
-  } catch {
-    return undefined
-  }
-}
-
-function gitignoreLayer(root: string, relDir: string): GitignoreLayer | undefined {
-  const text = readRulesFile(path.join(root, relDir, '.gitignore'))
-  if (text === undefined) return undefined
-  return { base: relDir === '' ? '' : `${relDir}/`, matcher: createIgnore(text) }
-}
-
-function rootLayers(root: string): GitignoreLayer[] {
-  const layers: GitignoreLayer[] = []
-  const infoExclude = readRulesFile(path.join(root, '.git', 'info', 'exclude'))
-  if (infoExclude !== undefined) layers.push({ base: '', matcher: createIgnore(infoExclude) })
-  const top = gitignoreLayer(root, '')
-  if (top) layers.push(top)
-  return layers
-}
-
-/** Decides with the deepest layer that has an opinion (ignored, or re-included with `!`). */
-function isGitignored(layers: readonly GitignoreLayer[], relPath: string, isDirectory: boolean): boolean {
-  for (let i = layers.length - 1; i >= 0; i -= 1) {
-    const layer = layers[i] as GitignoreLayer
-    const local = relPath.slice(layer.base.length)
-    const result = layer.matcher.test(isDirectory ? `${local}/` : local)
-    if (result.ignored) return true
-    if (result.unignored) return false
-  }
-  return false
-}
-
 interface Walk {
   root: string
   realRoot: string
   respectGitignore: boolean
+  /** git's rules apply: `respectGitignore` and the root lies in a git work tree. */
+  gitRules: boolean
+  markIgnored: boolean
   exclude: ExcludeMatcher
   entries: ProjectEntry[]
   activeRealDirs: Set<string>
 }
 
-/** Whether entry `relPath` is hidden, given the layers that apply in its folder. */
-function isHidden(walk: Walk, layers: readonly GitignoreLayer[], relPath: string, name: string, isDirectory: boolean): boolean {
+/** Whether entry `relPath` is excluded (`true`), git ignores it (`'ignored'`), or neither, given the layers of its folder. */
+function hiddenAs(walk: Walk, layers: readonly GitignoreLayer[], relPath: string, name: string, isDirectory: boolean): boolean | 'ignored' {
   if (isDirectory ? walk.exclude.directory(relPath) : walk.exclude.file(relPath)) return true
   if (!walk.respectGitignore) return false
   if (name === '.git') return true
-  return isGitignored(layers, relPath, isDirectory)
+  return walk.gitRules && isGitignored(layers, relPath, isDirectory) ? 'ignored' : false
+}
+
+function isHidden(walk: Walk, layers: readonly GitignoreLayer[], relPath: string, name: string, isDirectory: boolean): boolean {
+  return hiddenAs(walk, layers, relPath, name, isDirectory) !== false
 }
 
 function entryKind(walk: Walk, absolute: string, dirent: fs.Dirent): { kind: 'file' | 'directory'; realPath?: string } | undefined {
@@ -178,10 +144,10 @@ function entryKind(walk: Walk, absolute: string, dirent: fs.Dirent): { kind: 'fi
   return undefined
 }
 
-function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: readonly GitignoreLayer[]): void {
+function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: readonly GitignoreLayer[], ignored = false): void {
   let layers = inherited
-  if (walk.respectGitignore && relDir !== '') {
-    const own = gitignoreLayer(walk.root, relDir)
+  if (walk.respectGitignore && relDir !== '' && !ignored && walk.gitRules) {
+    const own = folderLayer(walk.root, relDir)
     if (own) layers = [...inherited, own]
   }
   let dirents: fs.Dirent[] | string
@@ -199,11 +165,14 @@ function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: read
     const found = entryKind(walk, path.join(walk.root, relPath), dirent)
     if (!found) continue
     const isDirectory = found.kind === 'directory'
-    if (isHidden(walk, layers, relPath, name, isDirectory)) continue
-    walk.entries.push({ path: relPath, kind: found.kind })
+    // Inside an ignored folder everything is ignored (git cannot re-include it) unless excluded.
+    const own = hiddenAs(walk, layers, relPath, name, isDirectory)
+    const hidden = own === false && ignored ? 'ignored' : own
+    if (hidden === true || (hidden === 'ignored' && !walk.markIgnored)) continue
+    walk.entries.push(hidden === 'ignored' ? { path: relPath, kind: found.kind, ignored: true } : { path: relPath, kind: found.kind })
     if (!isDirectory) continue
     const realChild = found.realPath ?? path.join(realDir, name)
-    if (!walk.activeRealDirs.has(realChild)) walkFolder(walk, relPath, realChild, layers)
+    if (!walk.activeRealDirs.has(realChild)) walkFolder(walk, relPath, realChild, layers, hidden === 'ignored')
   }
   walk.activeRealDirs.delete(realDir)
 }
@@ -221,15 +190,19 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
   const absoluteRoot = path.resolve(root)
   const walk = newWalk(absoluteRoot, fs.realpathSync(absoluteRoot), options)
   const start = normalizePosixRelPath(under)
-  let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
+  let layers = gitLayers(walk, absoluteRoot)
   let realStart = walk.realRoot
+  let ignored = false
   if (start !== '') {
     const segments = start.split('/')
     for (let i = 0; i < segments.length; i += 1) {
       const relPath = segments.slice(0, i + 1).join('/')
-      if (isHidden(walk, layers, relPath, segments[i] as string, true)) return []
-      if (walk.respectGitignore && i < segments.length - 1) {
-        const own = gitignoreLayer(absoluteRoot, relPath)
+      const own = hiddenAs(walk, layers, relPath, segments[i] as string, true)
+      const hidden: boolean | 'ignored' = own === false && ignored ? 'ignored' : own
+      if (hidden === true || (hidden === 'ignored' && !walk.markIgnored)) return []
+      ignored = hidden === 'ignored'
+      if (walk.respectGitignore && i < segments.length - 1 && !ignored && walk.gitRules) {
+        const own = folderLayer(absoluteRoot, relPath)
         if (own) layers = [...layers, own]
       }
     }
@@ -240,8 +213,15 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
       return []
     }
   }
-  walkFolder(walk, start, realStart, layers)
+  walkFolder(walk, start, realStart, layers, ignored)
   return walk.entries.sort(byPath)
+}
+
+/** The root's git ignore layers (none outside a work tree, which `walk.gitRules` then says). */
+function gitLayers(walk: Walk, absoluteRoot: string): GitignoreLayer[] {
+  const layers = walk.respectGitignore ? rootLayers(absoluteRoot) : undefined
+  walk.gitRules = layers !== undefined
+  return layers ?? []
 }
 
 function newWalk(root: string, realRoot: string, options: ProjectFilesOptions): Walk {
@@ -249,6 +229,8 @@ function newWalk(root: string, realRoot: string, options: ProjectFilesOptions): 
     root,
     realRoot,
     respectGitignore: options.respectGitignore,
+    gitRules: false,
+    markIgnored: options.markIgnored ?? false,
     exclude: createExcludeMatcher(options.exclude),
     entries: [],
     activeRealDirs: new Set(),
@@ -271,13 +253,13 @@ export function isIgnored(root: string, options: ProjectFilesOptions, relPath: s
   const absoluteRoot = path.resolve(root)
   const walk = newWalk(absoluteRoot, absoluteRoot, options)
   const segments = normalizePosixRelPath(relPath).split('/').filter((segment) => segment !== '')
-  let layers = walk.respectGitignore ? rootLayers(absoluteRoot) : []
+  let layers = gitLayers(walk, absoluteRoot)
   for (let i = 0; i < segments.length; i += 1) {
     const current = segments.slice(0, i + 1).join('/')
     const last = i === segments.length - 1
     if (isHidden(walk, layers, current, segments[i] as string, last ? isDirectory : true)) return true
-    if (!last && walk.respectGitignore) {
-      const own = gitignoreLayer(absoluteRoot, current)
+    if (!last && walk.gitRules) {
+      const own = folderLayer(absoluteRoot, current)
       if (own) layers = [...layers, own]
     }
   }

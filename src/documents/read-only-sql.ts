@@ -13,10 +13,11 @@
  *   refuse legitimate columns named e.g. `pragma`).
  * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON`, so the
  *   engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
- *   `missing SQL parameter :<name>`. Parameter values are coerced to what SQLite can bind:
- *   booleans → 1/0, undefined → null, objects/arrays → JSON text.
+ *   `missing SQL parameter :<name>`. Parameters bind and rows come back as Python's sqlite3
+ *   binds and returns them (`sql-values.ts`).
  */
 import type Database from 'better-sqlite3'
+import { readRows, toSqlParams } from './sql-values.js'
 
 export const NOT_A_QUERY_MESSAGE = 'SQL models must be a SELECT or WITH query'
 export const NOT_READ_ONLY_MESSAGE = 'SQL models must be read-only'
@@ -50,22 +51,6 @@ export function prepareReadOnly(db: Database.Database, sql: string): Database.St
   return stmt
 }
 
-export type SqlParamValue = string | number | bigint | Buffer | null
-
-export function toSqlParams(params: Record<string, unknown>): Record<string, SqlParamValue> {
-  const out: Record<string, SqlParamValue> = {}
-  for (const [key, value] of Object.entries(params)) out[key] = toSqlValue(value)
-  return out
-}
-
-function toSqlValue(value: unknown): SqlParamValue {
-  if (value === null || value === undefined) return null
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') return value
-  if (Buffer.isBuffer(value)) return value
-  return JSON.stringify(value)
-}
-
 export function runReadOnly(
   db: Database.Database,
   stmt: Database.Statement,
@@ -73,7 +58,7 @@ export function runReadOnly(
 ): Record<string, unknown>[] {
   db.pragma('query_only = ON')
   try {
-    return stmt.all(toSqlParams(params)) as Record<string, unknown>[]
+    return readRows(stmt, toSqlParams(params))
   } catch (error) {
     const missing = /^Missing named parameter "(.*)"$/.exec(error instanceof Error ? error.message : '')
     if (missing) throw new Error(`missing SQL parameter :${missing[1] ?? ''}`)

@@ -7,7 +7,15 @@
  *      `[bodyStart, bodyEnd)` of a region (the engine splices it, see engine/render-document.ts),
  *      so every directive comment is kept byte for byte; and `blankRegionBodies`, the document
  *      with every region body blanked.
- * Pure: no I/O, no state. Errors are `RegionError`s carrying the 1-based line of the begin comment.
+ * Pure: no I/O, no state.
+ *
+ * Failures, one region at a time (issue #18: one broken region must not hide the others):
+ * `scanRegions` never throws. A region whose header is not valid TOML is still a region (its
+ * begin and end are found as usual) with `problem` set and empty options, so the engine fails
+ * that region alone and renders the others; a begin comment that no end closes is reported as
+ * `unterminated` and ends the scan: the regions before it are found, and nothing after it can be
+ * a region (any later begin would lack an end too). `parseRegions` is the strict form: it throws
+ * a `RegionError` (carrying the 1-based line of the begin comment) for the first problem.
  *
  * Syntax
  *   begin  `<!--`, optional whitespace, `insitu:begin`, optional kind token `[\w.-]+` (Unicode
@@ -23,9 +31,13 @@
  *          engine can warn. A begin with no end → `unterminated Insitu region at line <n>`.
  *   header parsed with smol-toml (unsafe keys such as `__proto__` rejected); a failure →
  *          `invalid TOML in Insitu region at line <n>: <reason> (line <l>, column <c>)` where n is
- *          the begin comment's line and l/c locate the error in the document. TOML dates become
- *          their ISO strings so that options stay JSON (they are sent over the wire verbatim).
- *   id     options.id (when truthy, stringified) else `region-<ordinal>` (1-based, all regions).
+ *          the begin comment's line and l/c locate the error in the document (1-based, as an
+ *          editor counts); when the line is `key = value` with a bare word that would be valid
+ *          quoted, `; strings need quotes: key = "value"` follows (`; booleans are lowercase:
+ *          raw = true` for `True`/`FALSE`). TOML dates become their ISO strings so that options
+ *          stay JSON (they are sent over the wire verbatim).
+ *   id     options.id (when truthy, stringified) else a default id that does not depend on the
+ *          region's position: `<kind>-<hash of its header>` (region-ids.ts; Python: `region-<n>`).
  *   kind   the inline kind, else options.kind (when truthy, stringified), else `sql`.
  *
  * Fences: a line indented ≤ 3 spaces opening with ≥ 3 backticks or tildes (a backtick opener's
@@ -45,10 +57,11 @@
 import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
 import { isObject } from '../protocol/object-guards.js'
 import { LineError } from './line-error.js'
-import { namedOption } from './option-values.js'
+import { isTruthyOption, namedOption, optionText } from './option-values.js'
+import { defaultRegionIds } from './region-ids.js'
 
 export interface Region {
-  /** options.id, else `region-<ordinal>` */
+  /** options.id, else the default id `<kind>-<hash of the header>` (region-ids.ts) */
   id: string
   /** the transform the region invokes: inline kind, else options.kind, else `sql` */
   kind: string
@@ -64,6 +77,22 @@ export interface Region {
   bodyEnd: number
   /** offset just after the end comment's `-->` */
   end: number
+  /** Why the header could not be read (`options` is then `{}`); null when it could. */
+  problem: RegionProblem | null
+}
+
+/** A problem of one region: its message and where it is (1-based line and column in the document). */
+export interface RegionProblem {
+  message: string
+  line: number
+  column: number
+}
+
+export interface RegionScan {
+  /** Every region in document order, those with a `problem` included. */
+  regions: Region[]
+  /** A begin comment no end closes (`unterminated Insitu region at line <n>`); nothing after it is a region. */
+  unterminated: RegionProblem | null
 }
 
 /** A region problem; `line` is the 1-based line of the begin comment of the region at fault. */
@@ -77,13 +106,15 @@ const BEGIN = /<!--\s*insitu:begin(?:[ \t]+([\p{L}\p{N}_.-]+))?[ \t]*(?:\r?\n([\
 const END = /<!--\s*insitu:end\s*-->/g
 
 /**
- * Parse every region of `text` in document order. Scanning starts at offset `from` (e.g. a front
- * matter's body offset); lines and offsets stay relative to the whole text.
+ * Every region of `text` in document order, and the begin comment no end closes (if any). Scanning
+ * starts at offset `from` (e.g. a front matter's body offset); lines and offsets stay relative to
+ * the whole text. Never throws: a problem belongs to its region (see the header).
  */
-export function parseRegions(text: string, from = 0): Region[] {
+export function scanRegions(text: string, from = 0): RegionScan {
   const fences = fencedRanges(text, from)
   const lineAt = lineCounter(text)
-  const regions: Region[] = []
+  const found: (Omit<Region, 'id'> & { header: string; named: boolean })[] = []
+  let unterminated: RegionProblem | null = null
   let cursor = from
   for (;;) {
     const begin = nextOutside(BEGIN, text, cursor, fences)
@@ -91,13 +122,15 @@ export function parseRegions(text: string, from = 0): Region[] {
     const line = lineAt(begin.index)
     const bodyStart = begin.index + begin[0].length
     const end = nextOutside(END, text, bodyStart, fences)
-    if (end === null) throw new RegionError(`unterminated Insitu region at line ${line}`, line)
+    if (end === null) {
+      unterminated = { message: `unterminated Insitu region at line ${line}`, line, column: 1 }
+      break
+    }
     const header = begin[2] ?? ''
     const headerLine = lineAt(bodyStart - header.length - 3)
-    const options = parseHeader(header, line, headerLine)
-    const ordinal = regions.length + 1
-    regions.push({
-      id: namedOption(options.id, `region-${ordinal}`),
+    const parsed = parseHeader(header, line, headerLine)
+    const options = 'options' in parsed ? parsed.options : {}
+    found.push({
       kind: begin[1] ?? namedOption(options.kind, 'sql'),
       line,
       options,
@@ -105,9 +138,26 @@ export function parseRegions(text: string, from = 0): Region[] {
       bodyStart,
       bodyEnd: end.index,
       end: end.index + end[0].length,
+      problem: 'problem' in parsed ? parsed.problem : null,
+      header,
+      named: isTruthyOption(options.id),
     })
     cursor = end.index + end[0].length
   }
+  const ids = defaultRegionIds(found.map((r) => ({ kind: r.kind, options: r.problem ? null : r.options, header: r.header })))
+  const regions = found.map(({ header: _header, named, ...region }, i): Region => ({
+    id: named ? optionText(region.options.id) : ids[i]!,
+    ...region,
+  }))
+  return { regions, unterminated }
+}
+
+/** The regions of `text` (see `scanRegions`); throws a `RegionError` for the first problem. */
+export function parseRegions(text: string, from = 0): Region[] {
+  const { regions, unterminated } = scanRegions(text, from)
+  const broken = regions.find((region) => region.problem !== null)
+  if (broken) throw new RegionError(broken.problem!.message, broken.line)
+  if (unterminated) throw new RegionError(unterminated.message, unterminated.line)
   return regions
 }
 
@@ -147,11 +197,15 @@ export function lineEndingOf(text: string): '\n' | '\r\n' {
   return newline > 0 && text[newline - 1] === '\r' ? '\r\n' : '\n'
 }
 
-/** Every region body becomes a single line break (directives kept): generated text never becomes input. */
+/**
+ * Every region body becomes a single line break (directives kept): generated text never becomes
+ * input. Regions whose header is not valid TOML are blanked too; text after an unterminated begin
+ * is kept as it is.
+ */
 export function blankRegionBodies(text: string): string {
   const eol = lineEndingOf(text)
   let updated = text
-  for (const region of parseRegions(text).reverse()) {
+  for (const region of scanRegions(text).regions.reverse()) {
     updated = updated.slice(0, region.bodyStart) + eol + updated.slice(region.bodyEnd)
   }
   return updated
@@ -234,17 +288,50 @@ function lineCounter(text: string): (offset: number) => number {
   }
 }
 
-function parseHeader(header: string, line: number, headerLine: number): Record<string, unknown> {
+function parseHeader(
+  header: string,
+  line: number,
+  headerLine: number,
+): { options: Record<string, unknown> } | { problem: RegionProblem } {
   let table: Record<string, unknown>
   try {
     table = parseToml(header, { unsafeKeyBehaviour: 'throw' })
   } catch (error) {
     if (!(error instanceof TomlError)) throw error
     const reason = error.message.split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '')
-    const where = `line ${headerLine + error.line - 1}, column ${error.column}`
-    throw new RegionError(`invalid TOML in Insitu region at line ${line}: ${reason} (${where})`, line)
+    const at = { line: headerLine + error.line - 1, column: error.column }
+    const hint = quotingHint(header.split(/\r?\n/)[error.line - 1] ?? '')
+    const message = `invalid TOML in Insitu region at line ${line}: ${reason} (line ${at.line}, column ${at.column})${hint}`
+    return { problem: { message, ...at } }
   }
-  return jsonSafe(table) as Record<string, unknown>
+  return { options: jsonSafe(table) as Record<string, unknown> }
+}
+
+/** `key = value` with a TOML key and whatever follows `=` (a `#` comment after a space taken off). */
+const ASSIGNMENT = /^\s*((?:[A-Za-z0-9_-]+|"[^"\\]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"\\]*"|'[^']*'))*)\s*=\s*(.*?)\s*(?:\s#.*)?$/
+
+/**
+ * The fix for a header line whose value is a bare word: `; strings need quotes: path = "a.txt"`
+ * when the quoted value parses (`; booleans are lowercase: raw = true` for `True`), else ''.
+ */
+export function quotingHint(headerLine: string): string {
+  const assignment = ASSIGNMENT.exec(headerLine)
+  if (!assignment) return ''
+  const [, key, value] = assignment as unknown as [string, string, string]
+  if (value === '' || /^["'[{]/.test(value)) return ''
+  if (parses(`${key} = ${value}`)) return '' // the value is fine: the problem is something else (a repeated key…)
+  if (/^(?:true|false)$/i.test(value)) return `; booleans are lowercase: ${key} = ${value.toLowerCase()}`
+  const quoted = JSON.stringify(value)
+  return parses(`${key} = ${quoted}`) ? `; strings need quotes: ${key} = ${quoted}` : ''
+}
+
+function parses(toml: string): boolean {
+  try {
+    parseToml(toml)
+    return true
+  } catch {
+    return false
+  }
 }
 
 function jsonSafe(value: unknown): unknown {

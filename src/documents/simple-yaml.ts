@@ -3,11 +3,11 @@
  * and lists. Parsing with `yaml` costs about 40 µs per document, most of a cold index build.
  *
  * Contract:
- * - `parseSimpleMapping(raw)` returns exactly what `parseDocument(raw).toJS()` (YAML 1.2 core
- *   schema, as `frontmatter.ts` uses it) returns, or `undefined` when `raw` is not in the subset
- *   below: the caller then parses with `yaml`, which also reports every error. It never throws
- *   and never accepts text that `yaml` would reject (test/unit/simple-yaml.test.ts compares
- *   both on a corpus of tricky YAML and on generated text).
+ * - `parseSimpleMapping(raw)` returns exactly what `readYamlMapping(raw)` (yaml-read.ts: ruamel's
+ *   round-trip reading, SPEC §11) returns, or `undefined` when `raw` is not in the subset below:
+ *   the caller then reads it in full, which also reports every error. It never throws and never
+ *   accepts text the full reader rejects (test/unit/simple-yaml.test.ts compares both on a corpus
+ *   of tricky YAML and on generated text).
  * - The subset, line by line (LF or CRLF; no tab, control character, other `\r`, line separator,
  *   BOM or non-BMP character; at least one key):
  *   - blank lines, and comment lines (`#` after optional spaces);
@@ -15,13 +15,16 @@
  *     a null or boolean word, not `__proto__`), each key once;
  *   - after `key:`, block list items `- value` all at one indentation (column 0 allowed);
  *   - a value is one of: `~`/`null`/`Null`/`NULL`, the booleans `true`/`True`/`TRUE` and
- *     `false`/`False`/`FALSE`, a decimal integer or decimal fraction without a sign other than
- *     `-`, leading zeros or exponent (at most 15 digits on each side), a `YYYY-MM-DD` date
- *     (a string in the core schema), a word starting with a letter followed by letters, digits,
+ *     `false`/`False`/`FALSE`, a decimal integer (`-0` is the int 0) or decimal fraction (a
+ *     float: `2.0` a `PythonFloat`) without a sign other than `-`, leading zeros or exponent (at
+ *     most 15 digits on each side), a valid `YYYY-MM-DD` date (its own text, as ruamel's date's
+ *     `isoformat()`; an impossible date is left to the full reader, which rejects it), a word starting with a letter followed by letters, digits,
  *     marks, spaces and `_.,;/()'+=?!&*%@$-` (never `#`, `:`, quotes, brackets or braces), a
  *     double-quoted string without `\` or `"` inside, a single-quoted string without `'` inside,
  *     or (not in a list item) a flow list `[a, b]` of such values without commas in them, or `[]`.
  */
+
+import { pythonFloat } from '../values/python-float.js'
 
 const KEY = /^([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$/
 const ITEM = /^( *)- (.*)$/
@@ -55,11 +58,23 @@ const UNSUPPORTED = Symbol('unsupported')
 function scalar(text: string, flow: boolean): unknown {
   if (KEYWORDS.has(text)) return KEYWORDS.get(text)
   if (flow ? FLOW_WORD.test(text) : ASCII_WORD.test(text) || WORD.test(text)) return text
-  if (INTEGER.test(text) || FRACTION.test(text)) return Number(text)
-  if (DATE.test(text)) return text
+  if (INTEGER.test(text)) return Number(text) || 0
+  if (FRACTION.test(text)) return pythonFloat(Number(text))
+  if (DATE.test(text)) return validDate(text) ? text : UNSUPPORTED
   const quoted = DOUBLE_QUOTED.exec(text) ?? SINGLE_QUOTED.exec(text)
   if (quoted && !(flow && quoted[1]!.includes(','))) return quoted[1]
   return UNSUPPORTED
+}
+
+/** A `YYYY-MM-DD` that Python's `datetime.date` accepts (year 1 to 9999, a real day of the month). */
+function validDate(text: string): boolean {
+  const year = Number(text.slice(0, 4))
+  const month = Number(text.slice(5, 7))
+  const day = Number(text.slice(8, 10))
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+  return day <= days
 }
 
 function value(text: string): unknown {

@@ -36,8 +36,13 @@ export function cteText(part: Pick<SqlModelPart, 'cte' | 'sql'>): string {
   return `${part.cte} as (\n${part.sql}\n)`
 }
 
-/** The query made of `parts` in order, selecting everything from the last one. */
+/**
+ * The query made of `parts` in order, selecting everything from the last one; a lone part (a
+ * model without refs) is its own SQL, run as written, as the Python implementation runs it: a
+ * wrapping CTE would rename duplicate result columns (`title`, `title:1`).
+ */
 export function chainQuery(parts: readonly Pick<SqlModelPart, 'cte' | 'sql'>[]): string {
+  if (parts.length === 1) return (parts[0] as Pick<SqlModelPart, 'sql'>).sql
   return `with ${parts.map(cteText).join(',\n')}\nselect * from ${parts[parts.length - 1]?.cte ?? ''}`
 }
 
@@ -50,7 +55,17 @@ export function locateSqlModelError(
   requested: string,
   prepareError: (sql: string) => string | null,
 ): string {
-  if (parts.length === 0) return message
+  return sqlModelErrorSite(message, parts, requested, prepareError).message
+}
+
+/** `locateSqlModelError`'s message, with the model file and line it names (for `withPosition`). */
+export function sqlModelErrorSite(
+  message: string,
+  parts: readonly SqlModelPart[],
+  requested: string,
+  prepareError: (sql: string) => string | null,
+): { message: string; file: string | null; line: number | null } {
+  if (parts.length === 0) return { message, file: null, line: null }
   let failing = parts.length - 1
   let prepares = true
   for (let k = 0; k < parts.length; k++) {
@@ -64,7 +79,7 @@ export function locateSqlModelError(
   const line = prepares ? null : lineOf(message, parts.slice(0, failing + 1), prepareError)
   const where = line === null ? part.file : `${part.file}:${line}`
   const via = part.name === requested ? '' : ` (in SQL model ${part.name}, used by ${requested})`
-  return `${where}: ${message}${via}`
+  return { message: `${where}: ${message}${via}`, file: part.file, line }
 }
 
 /** The line of the last part's model file the message is about, or null. */
@@ -82,7 +97,7 @@ function lineOf(
     token = syntax[1] ?? syntax[2] ?? ''
     if (token === '') return null
     const before = parts.slice(0, -1).map((p) => `${cteText(p)},\n`).join('')
-    const head = `with ${before}${part.cte} as (\n`
+    const head = parts.length === 1 ? '' : `with ${before}${part.cte} as (\n`
     let at = part.sql.indexOf(token)
     for (let tries = 0; at !== -1 && tries < MAX_TRIES; tries++) {
       if (prepareError(head + part.sql.slice(0, at + token.length)) === message) {

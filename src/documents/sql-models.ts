@@ -6,37 +6,46 @@
  *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
  * - Nothing is cached: `names()` lists the folder and `compile()` reads the model files each
  *   time, so an edited, added or removed model is seen on the next call without any reload.
- * - `compile(name)` renders the model with nunjucks (autoescape off, undefined variables are
- *   errors) and a `ref("<model>")` function that renders as the CTE name of that model; every
+ * - `compile(name)` renders the model as a Jinja2 template (builtins/engine.ts: StrictUndefined,
+ *   autoescape off, no trim/lstrip of blocks; compiled forms cached by content) with a
+ *   `ref("<model>")` function that renders as the CTE name of that model; every
  *   referenced model is compiled the same way, once, and the result is
  *   `with <cte1> as (<sql1>), ..., __insitu_result as (<sql of name>) select * from __insitu_result`
- *   with the CTEs in dependency order. Each model's SQL (a trailing `;` stripped) must itself be
+ *   with the CTEs in dependency order; a model without refs is its own SQL, run as written (no
+ *   wrapping CTE, so duplicate result columns keep their names, as in the Python implementation). Each model's SQL (a trailing `;` stripped) must itself be
  *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
  *   requested model first, then in the order refs were first met.
- * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)` (a name that cannot
- *   be a file under the models folder says so instead); `dependency cycle: a -> b -> a` (the
- *   chain of refs from the requested model); template errors name the model file; SQLite's
- *   errors when the query runs are prefixed with the failing model's file and line (see
- *   sql-model-errors.ts) and carry the dependencies a success would have. Every error carries
+ * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)`, then `; did you mean
+ *   <model>?` when an existing model's name is close (a name that cannot be a file under the
+ *   models folder says so instead); `dependency cycle: a -> b -> a` (the chain of refs from the
+ *   requested model); template errors name the model and its line
+ *   (`cannot render SQL model <name>: <Jinja's reason> (<file> line <n>, column <c>)`) and carry
+ *   that file and line as their `position`; SQLite's errors when the query runs
+ *   are prefixed with the failing model's file and line (see sql-model-errors.ts), carry that
+ *   file and line as their `position` (error-positions.ts) and the dependencies a success
+ *   would have. Every error carries
  *   `dependencies` (see dependency-errors.ts): the model files read so far and, for an
  *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
  * - `runSqlModel` runs a compiled model on the document index with the named parameters
  *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
- *   overridden by `params`. It returns the rows and the dependencies `index:documents`,
+ *   overridden by `params`, bound and read back as Python's sqlite3 does (sql-values.ts: ints
+ *   as INTEGER, floats as REAL, integral REALs read as `PythonFloat`). It returns the rows and the dependencies `index:documents`,
  *   `index:entries` when the compiled SQL mentions the `entries` table, and
  *   `fs:file:<model file>` for each compiled file (the caller adds `sql:model:...` itself).
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import nunjucks from 'nunjucks'
+import { createJinjaEngine, errorPosition as templateErrorPosition } from '../jinja/engine.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
 import { errorCode, isMissing } from './fs-errors.js'
 import { normalizeRelPath } from './project-paths.js'
 import { assertSelectOrWith } from './read-only-sql.js'
-import { chainQuery, locateSqlModelError, type SqlModelPart } from './sql-model-errors.js'
+import { chainQuery, sqlModelErrorSite, type SqlModelPart } from './sql-model-errors.js'
+import { withPosition } from './error-positions.js'
+import { didYouMean } from '../values/did-you-mean.js'
 
 export interface CompiledSqlModel {
   sql: string
@@ -75,7 +84,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   const absoluteRoot = path.resolve(root)
   const dir = normalizeRelPath(modelsDir)
   const absoluteDir = path.join(absoluteRoot, dir)
-  const environment = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: true })
+  const engine = createJinjaEngine({ trimBlocks: false, lstripBlocks: false })
   const fileOf = (name: string): string => (dir === '' ? `${name}.sql` : `${dir}/${name}.sql`)
 
   function readModel(name: string): string {
@@ -87,7 +96,9 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     } catch (error) {
       if (isMissing(error) || errorCode(error) === 'EISDIR') {
         // The model file that would define it is a dependency: creating it fixes the query.
-        throw withDependencies(new Error(`unknown SQL model: ${name} (looked for ${fileOf(name)})`), [`fs:file:${fileOf(name)}`])
+        // `; did you mean open_tasks?`: the nearest existing model (issue #18).
+        const suggestion = didYouMean(name, listModelNames(absoluteDir))
+        throw withDependencies(new Error(`unknown SQL model: ${name} (looked for ${fileOf(name)})${suggestion}`), [`fs:file:${fileOf(name)}`])
       }
       throw error
     }
@@ -103,11 +114,16 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     const source = readModel(name)
     let sql: string
     try {
-      sql = new nunjucks.Template(source, environment, fileOf(name), true).render({ ref })
+      sql = engine.renderString(source, { ref }, fileOf(name))
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('unknown SQL model: ')) throw error
       const message = error instanceof Error ? error.message : String(error)
-      throw new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}`)
+      const position = templateErrorPosition(error)
+      const column = position?.column !== undefined ? `, column ${position.column}` : ''
+      const where = position ? ` (${fileOf(name)} line ${position.line}${column})` : ''
+      const failure = new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}${where}`, { cause: error })
+      // The overlay and `File:` line point at the model file and line (issue #18).
+      throw withPosition(failure, { path: fileOf(name), line: position?.line ?? null, column: position?.column ?? null })
     }
     sql = stripTrailingSemicolons(sql)
     assertSelectOrWith(sql)
@@ -168,11 +184,11 @@ export function runSqlModel(
       ...params,
     })
   } catch (error) {
-    // SQLite's own errors say what, not where: name the model file (and line).
-    const located = isSqliteError(error)
-      ? new Error(locateSqlModelError(error.message, parts, name, (text) => index.prepareError(text)), { cause: error })
-      : error
-    throw withDependencies(located, dependencies)
+    // SQLite's own errors say what, not where: name the model file (and line), and carry it
+    // (`withPosition`) so the dev overlay links the model file, not the document (issue #18).
+    const site = isSqliteError(error) ? sqlModelErrorSite(error.message, parts, name, (text) => index.prepareError(text)) : null
+    const located = site === null ? error : new Error(site.message, { cause: error })
+    throw withDependencies(site?.file ? withPosition(located, { path: site.file, line: site.line, column: null }) : located, dependencies)
   }
   return { rows, dependencies }
 }

@@ -5,8 +5,8 @@
  * - `fingerprintValue(value)` hashes any value the structured-clone algorithm accepts (rows,
  *   file text, listings, git values); `fingerprintFailure(error)` hashes a failed read by its
  *   message (a missing file stays "missing" until it appears). Equal inputs, equal hashes.
- * - `canonicalJson(value)` is JSON with object keys sorted at every depth (Dates tagged), the
- *   form job keys use for options.
+ * - `canonicalJson(value)` is JSON with object keys sorted at every depth (Dates, `PythonFloat`
+ *   boxes and bigints tagged), the form job keys use for options.
  * - `queryKey(sql, params)` names one SQL query with its bound parameters.
  * - `extensionFingerprint(extension, projectRoot)` hashes what an extension runs: its manifest
  *   file, its resolved command line, and every file of its folder except what runtimes and
@@ -23,6 +23,7 @@ import path from 'node:path'
 import v8 from 'node:v8'
 import type { DiscoveredExtension } from '../host/manifest.js'
 import { isInsideFolder } from '../documents/project-paths.js'
+import { PythonFloat } from '../values/python-float.js'
 
 export const MAX_PROGRAM_FILES = 2000
 
@@ -46,6 +47,9 @@ export function canonicalJson(value: unknown): string {
 
 function canonical(value: unknown): unknown {
   if (value instanceof Date) return { $date: value.toISOString() }
+  // The float 2.0 and the int 2 are different options (`:n / 2`), and JSON.stringify cannot write a bigint.
+  if (value instanceof PythonFloat) return { $float: value.value }
+  if (typeof value === 'bigint') return { $int: value.toString() }
   if (Array.isArray(value)) return value.map(canonical)
   if (value && typeof value === 'object') {
     const sorted: Record<string, unknown> = {}

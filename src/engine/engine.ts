@@ -46,6 +46,7 @@ import { errorDependencies } from '../documents/dependency-errors.js'
 import { DocumentIndex } from '../documents/document-index.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
+import { pluginStateFiles, removeOldPluginCaches } from '../documents/state-folder.js'
 import { createBuiltins } from '../builtins/index.js'
 import {
   findProjectConfig,
@@ -76,9 +77,10 @@ export interface EngineOptions {
   /** Override `[sources] exclude`. */
   exclude?: readonly string[]
   /**
-   * Keep a persistent cache in the project's state folder (the folder of `paths.state`,
-   * `.insitu/`): the document index is stored in `paths.state` (`.insitu/index.db`) and the
-   * next start re-reads only the files whose mtime or size changed; job results in `jobs.db`,
+   * Keep a persistent cache in the plugin's folder of the project's state folder
+   * (`<folder of paths.state>/vite-plugin-insitu/`, state-folder.ts; `paths.state` itself is the
+   * Python implementation's index, never touched): the document index snapshot `index.db`, so the
+   * next start re-reads only the files whose mtime or size changed, and job results in `jobs.db`,
    * each validated against the current inputs before reuse (see job-memo.ts). `false`:
    * everything in memory, nothing written.
    * @default true
@@ -173,7 +175,13 @@ export class InsituEngine {
     }
     const effective: ProjectConfig = { ...config, sources }
     const root = config.root
-    const statePath = (options.cache ?? options.persistIndex ?? true) ? path.join(root, config.paths.state) : undefined
+    const stateFiles = pluginStateFiles(root, config.paths.state)
+    // Caches an older plugin version kept where the Python implementation reads (issue #15).
+    for (const removed of removeOldPluginCaches(stateFiles)) {
+      options.logger?.info(`insitu: removed ${removed}, a cache of an older vite-plugin-insitu (its caches now live in ${path.relative(root, stateFiles.cacheFolder).split(path.sep).join('/')}/)`)
+    }
+    const cache = options.cache ?? options.persistIndex ?? true
+    const statePath = cache ? stateFiles.index : undefined
     const index = new DocumentIndex({
       root,
       include: sources.include,
@@ -219,7 +227,7 @@ export class InsituEngine {
         python: options.python,
         resolve: createResourceResolver({ ...resolverContext, index }),
         query: (sql, params) => index.query(sql, params),
-        cache: statePath !== undefined,
+        jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
       })
       return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))

@@ -7,7 +7,7 @@
  *   index view that behave exactly like the originals and report every read (value or
  *   failure) and every query (with its rows) first.
  * - `createJobMemo(setup)` fingerprints each extension's program once, opens the job store
- *   `<folder of paths.state>/jobs.db` when `cache` is on (header: plugin version, config
+ *   `jobStoreFile` (`<state folder>/vite-plugin-insitu/jobs.db`) when given (header: plugin version, config
  *   fingerprint with paths relative to the root, so a copy of the project keeps its cache,
  *   V8 version), and returns the memo. An extension's identity is its program
  *   fingerprint plus the PID of its running process.
@@ -25,7 +25,7 @@ import type { Location } from '../protocol/schemas.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import { configFingerprint, extensionFingerprint, pluginVersion } from './dependency-fingerprints.js'
 import { JobMemo } from './job-memo.js'
-import { JOB_STORE_FILE, JobStore } from './job-store.js'
+import { JobStore } from './job-store.js'
 
 export function recordReads(
   resolve: ResolveResource,
@@ -65,7 +65,8 @@ export interface JobMemoSetup {
   /** A resolver and a query function that record nothing (for fingerprints). */
   resolve: ResolveResource
   query: (sql: string, params: Record<string, unknown>) => unknown[]
-  cache: boolean
+  /** Absolute path of the persistent job store; null: in memory only. */
+  jobStoreFile: string | null
   logger: HostLogger | undefined
 }
 
@@ -75,8 +76,8 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
     host.extensions.map((e) => [e.manifest.name, extensionFingerprint(e, resolveCommand(e.manifest, { python: setup.python }), config.root)]),
   )
   let store: JobStore | null = null
-  if (setup.cache) {
-    const file = path.join(path.dirname(path.join(config.root, config.paths.state)), JOB_STORE_FILE)
+  if (setup.jobStoreFile !== null) {
+    const file = setup.jobStoreFile
     const configText = readIfPresent(config.file)
     // Paths relative to the root: a cache restored in another checkout (CI) still applies.
     const relative = (file: string) => toPosixPath(path.relative(config.root, file))

@@ -1,6 +1,6 @@
 /**
  * The persistent job store: job results kept across runs in one SQLite file (`jobs.db` in the
- * project's state folder), beside the in-memory memo (job-memo.ts) that validates them.
+ * plugin's folder of the project's state folder, state-folder.ts), beside the in-memory memo (job-memo.ts) that validates them.
  *
  * Contract:
  * - `JobStore.open(file, header, logger)` opens the file when there is one (nothing is
@@ -12,8 +12,9 @@
  *   header they are stored under. A file that is not such a store (not
  *   SQLite, SQLite without our format, unreadable) is deleted with ONE `logger.warn` line
  *   naming the file, and written afresh by the next flush.
- * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive) or
- *   undefined; it never validates it: the caller checks every fingerprint before serving.
+ * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive, and
+ *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
+ *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
  * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
  *   every write in the project folder. A failure while reading or writing turns the store off
@@ -30,8 +31,8 @@ import v8 from 'node:v8'
 import Database from 'better-sqlite3'
 import { toPosixPath } from '../documents/project-paths.js'
 import type { HostLogger } from '../host/process.js'
+import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
-export const JOB_STORE_FILE = 'jobs.db'
 const FORMAT = 'insitu-jobs/1'
 
 export interface JobStoreHeader {
@@ -74,13 +75,13 @@ export class JobStore {
   get(key: string): unknown {
     if (this.pending.has(key)) {
       const entry = this.pending.get(key)
-      return entry === undefined ? undefined : v8.deserialize(entry)
+      return entry === undefined ? undefined : fromCloneable(v8.deserialize(entry))
     }
     if (this.broken || !this.db) return undefined
     try {
       if (!this.isCurrent(this.db)) return undefined
       const row = this.db.prepare('select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
-      return row ? v8.deserialize(row.entry) : undefined
+      return row ? fromCloneable(v8.deserialize(row.entry)) : undefined
     } catch (error) {
       this.fail(error)
       return undefined
@@ -91,7 +92,7 @@ export class JobStore {
   put(key: string, entry: unknown): void {
     if (this.broken) return
     try {
-      this.pending.set(key, v8.serialize(entry))
+      this.pending.set(key, v8.serialize(toCloneable(entry)))
     } catch {
       this.pending.set(key, undefined)
     }

@@ -6,10 +6,20 @@
  *   host (`transform` by kind, with the region's options and the document's Location).
  * - A failing job yields an error diagnostic at the job's line whose message names the
  *   capability, its extension (when not a builtin) and the job id; that region keeps its
- *   previous body (the materialization its previous value) and other jobs still apply.
- * - A document that cannot be parsed (unterminated region, bad front matter, duplicate
- *   owners) yields one error diagnostic and its text unchanged. Each end comment closing no
- *   region adds a warning at its line (`stray insitu:end without a matching begin`).
+ *   previous body (the materialization its previous value) and other jobs still apply. When
+ *   the error says which file is wrong (`errorPosition`: a SQL model's file and line), the
+ *   diagnostic carries it as `at`; the plugin points Vite's overlay there.
+ * - One region's problem fails that region alone (issue #18): a header that is not valid TOML
+ *   fails its job with the parser's message (no capability is invoked; `at` is the TOML error's
+ *   line and column), an unknown kind fails as its invocation does. An unterminated begin
+ *   comment is an error at its line (`insitu/document`); the regions before it still run and
+ *   nothing after it is touched (nothing there can be a region).
+ * - A builtin transform's region with option keys that builtin does not read gets a warning
+ *   at its line (`unknown include option: pth; did you mean path?`); when the job fails, the
+ *   same text is added to its error instead (Python ignores such keys: never an error alone).
+ * - A document whose front matter cannot be read, or with duplicate owners, yields one error
+ *   diagnostic and its text unchanged. Each end comment closing no region adds a warning at
+ *   its line (`stray insitu:end without a matching begin`).
  * - Front-matter values follow the Python implementation: kind `sql` without `template`
  *   gives the model's rows (one row → that object), an entry with `source` gives the raw
  *   resource value, anything else the transform's content.
@@ -19,14 +29,19 @@
  *   without invoking anything (`reused`); the document is spliced the same way. A failure is
  *   thrown by `runJob`, never served.
  */
-import { materializationJobs, ownershipConflicts, setPointer, splitFrontMatter, writeFrontMatter } from '../documents/frontmatter.js'
+import { FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
-import { lineEndingOf, parseRegions, regionBodyText, strayEndLines } from '../documents/regions.js'
+import { lineEndingOf, type Region, type RegionProblem, regionBodyText, scanRegions, strayEndLines } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
+import { errorPosition, type SourcePosition } from '../documents/error-positions.js'
+import { describeUnknownKeys, unknownOptionKeys } from '../builtins/option-keys.js'
 import { type InsituHost, InvocationError } from '../host/host.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
 import type { JobOutcome, JobSpec } from './job-memo.js'
+
+/** A diagnostic of a render; `at`, when set, is where the problem is (another file, or a precise column). */
+export type LocatedDiagnostic = Diagnostic & { at?: SourcePosition }
 
 export interface JobResult {
   id: string
@@ -37,7 +52,7 @@ export interface JobResult {
   content: string | null
   value: unknown
   dependencies: string[]
-  diagnostics: Diagnostic[]
+  diagnostics: LocatedDiagnostic[]
   /** Set when the job failed; the document keeps that job's previous output. */
   error: string | null
   /** The outcome came from the job memo: nothing was invoked. */
@@ -69,7 +84,7 @@ export interface DocumentResult {
   outputHash?: string
   jobs: JobResult[]
   dependencies: string[]
-  diagnostics: Diagnostic[]
+  diagnostics: LocatedDiagnostic[]
 }
 
 /** The Location of a project-relative document path (SPEC §4). */
@@ -106,7 +121,8 @@ export async function renderDocument(
     diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
   })
   let frontMatter
-  let regions
+  let regions: Region[]
+  let unterminated: RegionProblem | null = null
   let materializations
   let strayEnds: number[] = []
   try {
@@ -114,7 +130,9 @@ export async function renderDocument(
     // Region markers are literal `insitu:` comments: a text without the word has none (most
     // documents of a project; scanning them for fences and markers is most of their cost).
     const hasMarkers = text.includes('insitu:')
-    regions = hasMarkers ? parseRegions(text, frontMatter.bodyOffset) : []
+    const scan = hasMarkers ? scanRegions(text, frontMatter.bodyOffset) : { regions: [], unterminated: null }
+    regions = scan.regions
+    unterminated = scan.unterminated
     strayEnds = hasMarkers ? strayEndLines(text, frontMatter.bodyOffset) : []
     materializations = materializationJobs(frontMatter.data, text)
   } catch (error) {
@@ -137,38 +155,58 @@ export async function renderDocument(
   ): Promise<JobResult> => {
     const job = { id, kind, line, target }
     const spec: JobSpec = { target, kind, provider: providerOf(host, kind), options, location }
+    // Keys a builtin does not read (a typo): said beside the job's outcome, never failing it alone.
+    const unknown = target === 'region' && host.isBareBuiltin('transform', kind) ? unknownOptionKeys(kind, options) : []
+    const unknownText = unknown.length > 0 ? describeUnknownKeys(kind, unknown) : null
     try {
       const { outcome, reused } = await runJob(spec, async () => {
         const result = await invoke()
         const value = result.frontMatterValue !== undefined ? result.frontMatterValue : result.value
         return { content: result.content, value, dependencies: result.dependencies, diagnostics: result.diagnostics }
       })
+      const warnings: LocatedDiagnostic[] =
+        unknownText === null ? [] : [{ severity: 'warning', message: unknownText, path: relPath, line, code: 'insitu/options' }]
       return {
         ...job,
         content: outcome.content,
         value: outcome.value,
         dependencies: outcome.dependencies,
-        diagnostics: outcome.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath, line: d.line ?? line })),
+        diagnostics: [...outcome.diagnostics.map((d) => ({ ...d, path: d.path ?? relPath, line: d.line ?? line })), ...warnings],
         error: null,
         reused,
       }
     } catch (error) {
-      const message = describeFailure(host, kind, id, error)
-      return {
-        ...job,
-        content: null,
-        value: null,
-        dependencies: errorDependencies(error),
-        diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/job' }],
-        error: message,
-        reused: false,
-      }
+      const message = `${describeFailure(host, kind, id, error)}${unknownText === null ? '' : ` (${unknownText})`}`
+      const at = errorPosition(error)
+      return failedJob(job, message, errorDependencies(error), at)
     }
   }
 
+  const failedJob = (
+    job: Pick<JobResult, 'id' | 'kind' | 'line' | 'target'>,
+    message: string,
+    dependencies: string[],
+    at: SourcePosition | null,
+  ): JobResult => ({
+    ...job,
+    content: null,
+    value: null,
+    dependencies,
+    diagnostics: [{ severity: 'error', message, path: relPath, line: job.line, code: 'insitu/job', ...(at ? { at } : {}) }],
+    error: message,
+    reused: false,
+  })
+
   const jobs = await Promise.all([
     ...regions.map((region) =>
-      run(region.id, region.kind, region.line, 'region', region.options, () => host.transform(region.kind, region.options, location)),
+      region.problem
+        ? // Its header could not be read: this region fails on its own, nothing is invoked for it.
+          failedJob({ id: region.id, kind: region.kind, line: region.line, target: 'region' }, region.problem.message, [], {
+            path: relPath,
+            line: region.problem.line,
+            column: region.problem.column,
+          })
+        : run(region.id, region.kind, region.line, 'region', region.options, () => host.transform(region.kind, region.options, location)),
     ),
     ...materializations.map((job) =>
       run(job.id, job.kind, job.line, 'frontmatter', job.options, () => materializeFrontMatter(host, job.kind, job.options, location)),
@@ -181,13 +219,16 @@ export async function renderDocument(
     .map((materialization, i) => ({ pointer: materialization.pointer, job: jobs[regions.length + i]! }))
     .filter(({ job }) => job.error === null)
   if (values.length > 0 && frontMatter.data) {
-    const data = structuredClone(frontMatter.data)
-    for (const { pointer, job } of values) setPointer(data, pointer, job.value)
-    const body = text.slice(frontMatter.bodyOffset)
-    const written = writeFrontMatter(text, data)
-    // writeFrontMatter keeps the body as it is; only the front matter block is an edit.
-    if (!written.endsWith(body)) throw new Error('front matter rewrite changed the document body')
-    edits.push({ start: 0, end: frontMatter.bodyOffset, text: written.slice(0, written.length - body.length) })
+    // Only the generated values' text changes; the user's own bytes stay (issue #14).
+    let edit
+    try {
+      edit = generatedValuesEdit(text, values.map(({ pointer, job }) => ({ pointer, value: job.value })))
+    } catch (error) {
+      if (!(error instanceof FrontMatterWriteError)) throw error
+      return failed(error.message, materializations.find((m) => m.pointer === error.pointer)?.line ?? null)
+    }
+    if (edit !== null && edit.end > frontMatter.bodyOffset) throw new Error('front matter rewrite changed the document body')
+    if (edit !== null) edits.push(edit)
   }
   const eol = lineEndingOf(text)
   regions.forEach((region, i) => {
@@ -205,6 +246,7 @@ export async function renderDocument(
     dependencies: [...new Set(jobs.flatMap((j) => j.dependencies))],
     diagnostics: [
       ...jobs.flatMap((j) => j.diagnostics),
+      ...(unterminated ? [{ severity: 'error', message: unterminated.message, path: relPath, line: unterminated.line, code: 'insitu/document' } as const] : []),
       ...strayEnds.map((line): Diagnostic => ({ severity: 'warning', message: 'stray insitu:end without a matching begin', path: relPath, line, code: 'insitu/document' })),
     ],
   }

@@ -12,7 +12,8 @@
  *   every event of the batch. Reasons pending from earlier batches are merged (at most
  *   `MAX_CAUSES` causes are named, the rest counted).
  * - `ran(owner, run)` records a completed run: its time, duration, jobs (id, kind, line,
- *   provider, reused), dependencies, diagnostics, whether its output differs from the previous
+ *   provider, reused, and the dependencies each job reported: which region read what),
+ *   dependencies (the union), diagnostics, whether its output differs from the previous
  *   run's, and its reason: the pending one (consumed), else `first request` when the owner
  *   never ran, else `own text changed` when its input text differs from the last run's, else
  *   `not cached` (e.g. the previous run failed, so its result was not kept).
@@ -50,6 +51,8 @@ export interface JobRecord {
   reused: boolean
   /** The job failed with this message. */
   error: string | null
+  /** What this job read (its result's dependencies; for a failed job, what it had read so far). */
+  dependencies: readonly string[]
 }
 
 export interface RunRecord {
@@ -297,6 +300,7 @@ export function documentRun(
       provider: providerOf(job.kind),
       reused: (job as { reused?: boolean }).reused === true,
       error: job.error,
+      dependencies: job.dependencies,
     })),
     dependencies: result.dependencies,
     diagnostics: result.diagnostics,
@@ -321,7 +325,18 @@ export function moduleRun(
     startedAt,
     inputHash,
     outputHash: 'error' in result ? null : hashText(result.code),
-    jobs: [{ id: transform, kind: transform, line: 1, target: 'module', provider: providerOf(transform), reused: false, error }],
+    jobs: [
+      {
+        id: transform,
+        kind: transform,
+        line: 1,
+        target: 'module',
+        provider: providerOf(transform),
+        reused: false,
+        error,
+        dependencies: 'error' in result ? [] : result.dependencies,
+      },
+    ],
     dependencies: 'error' in result ? [] : result.dependencies,
     diagnostics: 'error' in result ? [] : result.diagnostics,
     error,

@@ -201,6 +201,13 @@ export class InsituHost {
     return this.registry.has(kind, name) ? this.registry.chain(kind, name).base.owner : undefined
   }
 
+  /** Whether a capability is a builtin that no extension contributes to, decorates or replaces. */
+  isBareBuiltin(kind: CapabilityKind, name: string): boolean {
+    if (!this.registry.has(kind, name)) return false
+    const chain = this.registry.chain(kind, name)
+    return chain.base.owner === BUILTIN_OWNER && chain.contributors.length === 0 && chain.decorators.length === 0
+  }
+
   transform(name: string, options: Record<string, unknown>, location: Location, trace: readonly string[] = []): Promise<InvocationResult> {
     return this.invoke('transform', name, options, location, null, trace)
   }
@@ -414,8 +421,11 @@ export class InsituHost {
           // Keep what the builtin depended on so far: the caller watches it and retries.
           throw withDependencies(error, dependencies)
         }
-        const result = parseBoundary(InvocationResult, partial, `result of builtin ${builtin.kind} ${builtin.name}`)
-        return { ...result, dependencies: unique([...dependencies, ...result.dependencies]) }
+        // A builtin's value is the host's own data in the value model (PythonFloat boxes, bigints:
+        // values/python-float.ts), which the wire writes as Python does; only its shape is checked.
+        const { value = null, ...shape } = partial
+        const result = parseBoundary(InvocationResult, shape, `result of builtin ${builtin.kind} ${builtin.name}`)
+        return { ...result, value, dependencies: unique([...dependencies, ...result.dependencies]) }
       },
     }
   }

@@ -32,6 +32,7 @@ import { FramingError } from '../protocol/framing.js'
 import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
 import { isObject } from '../protocol/object-guards.js'
 import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
+import { wireJson } from '../values/wire-json.js'
 import type { Manifest } from './manifest.js'
 import { onProcessEnd } from './process-end.js'
 
@@ -261,7 +262,8 @@ export class ExtensionProcess {
     })
     // After the spawn, 'error' means the process could not be signalled: it is gone for us.
     const childError = new Promise<Error>((resolve) => child.once('error', resolve))
-    const peer = new RpcPeer(child.stdout!, child.stdin!, { name: this.name, timeoutMs: this.options.timeoutMs })
+    // wireJson: rows and values keep Python's number kinds on the wire (`2.0`, big ints; issue #15).
+    const peer = new RpcPeer(child.stdout!, child.stdin!, { name: this.name, timeoutMs: this.options.timeoutMs, stringify: wireJson })
     peer.onRequest('host.resource.get', async (params) => {
       const request = parseBoundary(ResourceGetParams, params, 'host.resource.get params')
       return this.options.onResourceGet(request)

@@ -5,7 +5,8 @@
  * - `CapabilityRegistry.build(providers, approvals)` registers every provider (builtins and
  *   manifest capabilities) and throws on the first composition error, with SPEC's messages:
  *   `capability already provided: <name>`, `replacement requires project approval: <target>`,
- *   `<mode> is supported only for transforms`, `unknown <kind>: <name>`.
+ *   `<mode> is supported only for transforms`, `unknown <kind>: <name>` (an invocation's unknown
+ *   name adds `; did you mean <nearest name of that kind>?` when one is close).
  * - `chain(kind, name)` gives what an invocation runs: the base provider (the provider or
  *   its approved replacement), then, for transforms, contributors (outputs appended, in
  *   registration order) and decorators (each receives `content`, applied in order: a
@@ -18,6 +19,7 @@
 import { versionSatisfies } from '../extensions/version-spec.js'
 import type { CapabilityKind, InvocationRequest, InvocationResult } from '../protocol/schemas.js'
 import type { CapabilityMode, Manifest } from './manifest.js'
+import { didYouMean } from '../values/did-you-mean.js'
 
 /** Something that can run one capability: an extension process or an in-process builtin. */
 export interface CapabilityProvider {
@@ -99,7 +101,8 @@ export class CapabilityRegistry {
 
   chain(kind: CapabilityKind, name: string): CapabilityChain {
     const chain = this.chains.get(key(kind, name))
-    if (!chain) throw new CompositionError(`unknown ${kind}: ${name}`)
+    // `; did you mean include?`: the nearest name of that kind (issue #18).
+    if (!chain) throw new CompositionError(`unknown ${kind}: ${name}${didYouMean(name, this.names(kind))}`)
     return chain
   }
 

@@ -16,13 +16,21 @@
  * - `transformed(id)` clears a module's stale mark; `shouldTransform(id)` answers Rollup's
  *   `shouldTransformCachedModule`: true (once) for a stale module, else null.
  * - `ignoreOutput(dir)`: Rollup names its output folder only at `renderStart`; never watched.
+ * - Write mode: `ownDocuments(files)` names the documents the bundler does not watch (builds.ts
+ *   excludes them); the project watcher reports their updates too, and each goes through
+ *   `selfWrites` (the ledger the `buildStart` writes are recorded in): the echo of the plugin's
+ *   own write, or a state already handled, wakes nothing; any other edit marks the document and
+ *   what it affects stale and wakes the bundler: one rebuild.
  * - `stop()` closes both watchers (the engine lifecycle's stop step).
  * Module keys are absolute POSIX files (module-ids.ts `moduleKey`).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { createPathMatcher } from '../documents/project-files.js'
 import { type AffectedResult, type InsituEngine, ownerFile } from '../engine/engine.js'
+import { toPosixPath } from '../host/config.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
+import { diskState, SelfWrites } from '../sync/self-writes.js'
 import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
 import type { PluginLogger } from './diagnostics.js'
 import { moduleFile, moduleKey } from './module-ids.js'
@@ -38,8 +46,16 @@ export class BuildWatch {
   private readonly reportedByBundler = new Map<string, number>()
   /** Modules whose cached transform must be redone (until they are transformed). */
   private readonly staleModules = new Set<string>()
+  /** Write mode: the plugin's own writes, recorded at `buildStart` (their echoes wake nothing). */
+  readonly selfWrites = new SelfWrites()
+  /** Absolute paths of the documents the bundler does not watch (write mode). */
+  private readonly unwatchedByBundler = new Set<string>()
 
   constructor(private readonly logger: () => PluginLogger) {}
+
+  ownDocuments(files: readonly string[]): void {
+    for (const file of files) this.unwatchedByBundler.add(path.resolve(file))
+  }
 
   get wakeFile(): string | undefined {
     return this.watcher?.wakeFile
@@ -52,7 +68,13 @@ export class BuildWatch {
       root: engine.root,
       isExcluded: createPathMatcher(engine.config.sources.exclude),
       ignoredDirs: outDir ? [outDir] : [],
-      onChange: (events) => this.markStale(engine, engine.affected(events.filter((event) => !this.seenByBundler(event.path)))),
+      reportsUpdates: (file) => this.unwatchedByBundler.has(file),
+      onChange: (events) => {
+        const fresh = events.filter((event) => !this.seenByBundler(event.path) && !this.isOwnEcho(event))
+        const documents = fresh.filter((event) => event.type === 'update').map((event) => event.path)
+        for (const file of documents) this.staleModules.add(moduleKey(file))
+        return this.markStale(engine, engine.affected(fresh)) || documents.length > 0
+      },
       debounceMs: engine.config.watch.debounce_ms,
       onError: (error) => onError(`build watcher: ${error.message}`),
     })
@@ -95,6 +117,20 @@ export class BuildWatch {
     await Promise.all([this.watcher?.close(), this.gitWatcher?.close()])
     this.watcher = undefined
     this.gitWatcher = undefined
+  }
+
+  /** Whether an update event of a document the bundler does not watch is the plugin's own write, or already handled. */
+  private isOwnEcho(event: { type: string; path: string }): boolean {
+    if (event.type !== 'update' || !this.unwatchedByBundler.has(event.path)) return false
+    let bytes: Buffer
+    let stat: fs.Stats
+    try {
+      stat = fs.statSync(event.path)
+      bytes = fs.readFileSync(event.path)
+    } catch {
+      return false
+    }
+    return this.selfWrites.classify(toPosixPath(event.path), diskState(stat, bytes)).kind !== 'new'
   }
 
   /** Mark the affected modules stale; true when there are any. */

@@ -10,7 +10,8 @@
  * rebuilds. `wake()` does the same for changes noticed elsewhere (the git metadata watcher).
  * The wake file sits in a private `mkdtemp` folder, removed on `close()` and when the
  * process ends.
- * Updates of existing files are left to the bundler (it watches every file a result read).
+ * Updates of existing files are left to the bundler (it watches every file a result read),
+ * except those `reportsUpdates` names (files the bundler was told not to watch).
  * `close()` stops it and removes the wake file.
  */
 import fs from 'node:fs'
@@ -36,6 +37,8 @@ export interface BuildWatcherOptions {
   ignoredDirs: readonly string[]
   /** Handle one batch of events; true when a rebuild is needed. */
   onChange: (events: BuildWatchEvent[]) => boolean
+  /** Files whose updates are reported too (the bundler does not watch them). @default none */
+  reportsUpdates?: (absolutePath: string) => boolean
   debounceMs: number
   onError: (error: Error) => void
 }
@@ -114,6 +117,9 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   watcher
     .on('add', record('create', false))
     .on('unlink', record('delete', false))
+    .on('change', (file: string) => {
+      if (options.reportsUpdates?.(path.resolve(file))) record('update', false)(file)
+    })
     .on('addDir', record('create', true))
     .on('unlinkDir', record('delete', true))
     .on('error', (error) => options.onError(error instanceof Error ? error : new Error(String(error))))

@@ -14,18 +14,24 @@
  *   diff, sync-project.ts); 'write': every managed document on disk is made current before any
  *   module loads (loaders that read Markdown from disk see what transform serves; a failed
  *   document fails the build), logging `insitu: wrote <n> of <m> documents`;
- *   build watch: the watchers of build-watch.ts start and its wake file is watched;
+ *   build watch: the watchers of build-watch.ts start and its wake file is watched; in write
+ *   mode the bundler does not watch the managed documents (`watchExclusions`), the
+ *   plugin's watcher does, so a change costs one rebuild, its writes none;
  *   validators run once per engine (errors fail the build).
  * - At `buildEnd` of a build that is not watching, every module is loaded: the job results are
  *   written to the persistent cache in the next turn of the event loop, while the bundler renders
  *   its output (issue #17), so that `closeBundle` has nothing left to write.
  */
+import path from 'node:path'
+import { listProjectFiles } from '../documents/project-files.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
 import { BuildWatch } from './build-watch.js'
-import { engineStartError, PluginStoppedError, type ReportingContext, reportValidation } from './diagnostics.js'
+import { exactPathsPattern } from './exact-paths-pattern.js'
+import { engineStartError, PluginStoppedError, type ReportingContext, reportError, reportValidation } from './diagnostics.js'
 import type { PluginCore } from './plugin-core.js'
+import { loadProjectScope } from './project-scope.js'
 
 export interface BuildContext extends ReportingContext {
   error(error: string | (Error & { id?: string })): never
@@ -64,10 +70,11 @@ export class BuildSession {
     }
     if (core.disk === 'check') {
       const report = await syncProject(engine, { write: false })
-      if (report.stale > 0 || report.failed > 0) return context.error(`insitu check failed:\n${formatSyncReport(report, 'check')}`)
+      if (report.stale > 0 || report.failed > 0) return context.error(reportError(`insitu check failed:\n${formatSyncReport(report, 'check')}`))
     } else if (core.disk === 'write') {
-      const report = await syncProject(engine, { write: true })
-      if (report.failed > 0) return context.error(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`)
+      // In build watch the writes are recorded, so that their echoes wake nothing (build-watch.ts).
+      const report = await syncProject(engine, { write: true, selfWrites: context.meta.watchMode ? this.watch.selfWrites : undefined })
+      if (report.failed > 0) return context.error(reportError(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`))
       if (report.written > 0) core.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
     }
     if (context.meta.watchMode) {
@@ -77,6 +84,31 @@ export class BuildSession {
     }
     const validation = core.lifecycle.validateOnce(engine)
     if (validation) reportValidation(context, await validation, core.logger, engine.root, { failOnError: true })
+  }
+
+  /**
+   * `vite build --watch` in write mode (the `config` hook, given Vite's root): the managed
+   * documents go to `build.watch.exclude`, because each document the plugin writes at
+   * `buildStart` would otherwise start a second rebuild (issue #14.5: the bundler's watcher sees
+   * the write, and neither Rollup nor Rolldown lets a plugin take a change back). The plugin's
+   * own watcher reports their edits instead (build-watch.ts), ignoring its own writes. Null when
+   * there is nothing to exclude. Plain `rollup.watch()` fixes its watch filter before any plugin
+   * hook runs: there a written document still costs a second rebuild.
+   */
+  watchExclusions(viteRoot: string): { build: { watch: { exclude: RegExp[] } } } | null {
+    const { core } = this
+    if (core.disk !== 'write') return null
+    const project = loadProjectScope(core.options, viteRoot)
+    if (project.error || !project.config) return null
+    const documents = listProjectFiles(project.root, {
+      exclude: project.config.sources.exclude,
+      respectGitignore: project.config.sources.respect_gitignore,
+    })
+      .map((relPath) => path.join(project.root, relPath))
+      .filter((file) => project.isManaged(file))
+    if (documents.length === 0) return null
+    this.watch.ownDocuments(documents)
+    return { build: { watch: { exclude: [exactPathsPattern(documents)] } } }
   }
 
   async buildEnd(context: BuildContext, error: Error | undefined): Promise<void> {

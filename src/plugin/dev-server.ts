@@ -20,8 +20,9 @@
  *   event, shared by every environment; the modules to update are Vite's own (none when the
  *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled)
  *   plus every module of each planned owner's file. A change of `insitu.toml`, an extension
- *   manifest or an extension's program restarts the server (`insitu: <file> changed, restarting
- *   server`) instead. A save the watcher missed (found by the live sync's late re-check) is
+ *   manifest or an extension's program restarts the server instead, once such events pause,
+ *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
+ *   editor's temporary file renamed over the file is not named: `ServerRestarts`). A save the watcher missed (found by the live sync's late re-check) is
  *   emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
  * - Git changes and Vite 5's creates and deletes reload the planned owners' modules in every
  *   module graph (vite-compat.ts). A server without HMR (`server.hmr: false`, as Astro's content
@@ -33,7 +34,6 @@ import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile } from '../engine/engine.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
-import { toPosixPath } from '../host/config.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
@@ -42,7 +42,7 @@ import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
 import { moduleFile } from './module-ids.js'
 import { PLUGIN_NAME } from './options.js'
 import { isClosing, type PluginCore } from './plugin-core.js'
-import { isRestartTrigger } from './restart-triggers.js'
+import { isRestartTrigger, ServerRestarts } from './restart-triggers.js'
 import { onServerClosing } from './server-close.js'
 import { logPluginUpdates } from './update-log.js'
 import { type DevModule, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
@@ -59,7 +59,8 @@ export class DevServerSession {
   private eventsWhileStarting: { type: FileEventType; file: string }[] = []
   /** One plan per file event, shared by the environments `hotUpdate` runs for. */
   private readonly eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
-  private restarting: Promise<void> | undefined
+  /** Announces and runs restarts once a trigger's events settle (restart-triggers.ts). */
+  private restarts: ServerRestarts | undefined
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
@@ -76,6 +77,13 @@ export class DevServerSession {
     this.server = dev
     this.core.serving = true
     const { lifecycle } = this.core
+    this.restarts?.cancel()
+    this.restarts = new ServerRestarts({
+      root: dev.config.root,
+      restart: () => dev.restart(),
+      log: (message) => this.core.logger.info(message),
+      error: (message) => this.core.logger.error(`${PLUGIN_NAME}: ${message}`),
+    })
     printErrorsOnce(dev)
     // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
     dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
@@ -83,9 +91,19 @@ export class DevServerSession {
     answerReadyClients(dev.ws, () => lifecycle.current)
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
-    onServerClosing(dev, (reason) => {
+    onServerClosing(dev, async (reason) => {
+      this.restarts?.cancel()
       lifecycle.abort(reason)
-      return lifecycle.stop()
+      try {
+        await lifecycle.stop()
+      } finally {
+        // The same plugin object may build next (Astro runs a dev server to sync its content
+        // collections, then `vite build`): once its server is closed, its hooks are a build's.
+        if (this.server === dev) {
+          this.server = undefined
+          this.core.serving = false
+        }
+      }
     })
     // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
     const scope = this.core.loadedScope
@@ -196,7 +214,7 @@ export class DevServerSession {
     }
     const { logger } = this.core
     // One line per plugin-caused update, and warnings/info to the browser (update-log.ts, browser-diagnostics.ts).
-    logPluginUpdates(engine, (line) => logger.info(line))
+    logPluginUpdates(engine, { info: (line) => logger.info(line), error: (line) => logger.error(line) })
     connectBrowserDiagnostics(dev.ws, engine)
     if (this.gitWatcher) return
     this.gitWatcher = watchEngineGit(
@@ -238,7 +256,7 @@ export class DevServerSession {
    * the server, undefined when the engine is not running.
    */
   private fileEvent(type: FileEventType, file: string, timestamp: number): 'restart' | Promise<ChangePlan | undefined> {
-    if (this.server && this.restartFor(this.server, file)) return 'restart'
+    if (this.server && this.restartFor(type, file)) return 'restart'
     const key = `${type}\u0000${file}\u0000${timestamp}`
     let plan = this.eventPlans.get(key)
     if (!plan) {
@@ -283,7 +301,7 @@ export class DevServerSession {
    * Restart the server when `file` is the project config, an extension manifest or an
    * extension's program. True when it is (the change is then the restart's business).
    */
-  private restartFor(dev: ViteDevServer, file: string): boolean {
+  private restartFor(type: FileEventType, file: string): boolean {
     const project = this.core.loadedScope
     if (!project) return false
     const triggers = {
@@ -292,16 +310,7 @@ export class DevServerSession {
       extensions: this.core.lifecycle.current?.host.extensions.map((e) => e.manifest) ?? [],
     }
     if (!isRestartTrigger(file, triggers)) return false
-    if (!this.restarting) {
-      const { logger } = this.core
-      logger.info(`insitu: ${path.posix.relative(toPosixPath(dev.config.root), toPosixPath(path.resolve(file)))} changed, restarting server`)
-      this.restarting = dev
-        .restart()
-        .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: server restart failed: ${messageOf(error)}`))
-        .finally(() => {
-          this.restarting = undefined
-        })
-    }
+    this.restarts?.note(type, file)
     return true
   }
 }

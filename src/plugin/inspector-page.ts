@@ -5,8 +5,12 @@
  * - `inspectorData(engine)` reads what the engine records (`engine.runRecords`, the document
  *   index, `engine.stats` when present); it keeps nothing of its own. Every managed document
  *   and module the engine ran is listed with its jobs (id, kind, line, provider, reused), last
- *   run time and duration, dependencies, diagnostics and reason (`reasonText` in words);
- *   managed documents no module id has requested yet are listed by path.
+ *   run time and duration, dependencies (per job: which region read what), diagnostics and
+ *   reason (`reasonText` in words); managed documents no module id has requested yet are
+ *   listed by path. `timeZone` names the zone the page's times are shown in.
+ * - Times are the dev server process's local time (`localTime`: the zone of the terminal it
+ *   runs in, with its UTC offset), the zone named once at the top; the `<time>` element keeps
+ *   the ISO instant in its `datetime` attribute.
  * - `renderInspectorPage(data)` is a self-contained HTML page: every text from the project
  *   (paths, ids, messages) is escaped with `escapeHtml`, nothing external is linked, no
  *   script runs (the response forbids scripts through its Content-Security-Policy).
@@ -18,11 +22,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { InsituEngine } from '../engine/engine.js'
 import { describeReason, type OwnerRecord } from '../engine/run-records.js'
 import type { Diagnostic } from '../protocol/schemas.js'
+import { localTime, timeZoneName } from './local-time.js'
 
 export const INSPECTOR_PATH = '/__insitu'
 
 export interface InspectorData {
   root: string
+  /** The time zone the page shows times in (the dev server's). */
+  timeZone: string
   stats: { jobsRun: number; jobsReused: number } | null
   owners: (OwnerRecord & { reasonText: string; pendingText: string | null })[]
   /** Managed documents without a record (no module id of theirs was requested yet). */
@@ -35,6 +42,7 @@ export function inspectorData(engine: InsituEngine): InspectorData {
   const stats = (engine as { stats?: InspectorData['stats'] }).stats
   return {
     root: engine.root,
+    timeZone: timeZoneName(),
     stats: stats ? { jobsRun: stats.jobsRun, jobsReused: stats.jobsReused } : null,
     owners: records.map((record) => ({
       ...record,
@@ -78,10 +86,10 @@ export function renderInspectorPage(data: InspectorData): string {
       `<tr data-owner="${e(o.owner)}">`,
       `<td class="owner"><code>${e(o.owner)}</code></td>`,
       `<td>${o.type}</td>`,
-      `<td>${e(new Date(run.at).toISOString())}<br><span class="muted">${run.durationMs.toFixed(1)} ms; runs ${o.runs}, cached ${o.cachedRequests}</span></td>`,
+      `<td><time datetime="${new Date(run.at).toISOString()}">${e(localTime(run.at))}</time><br><span class="muted">${run.durationMs.toFixed(1)} ms; runs ${o.runs}, cached ${o.cachedRequests}</span></td>`,
       `<td class="reason">${reason}${pending}</td>`,
       `<td class="jobs">${run.error !== null ? `<span class="error">${e(run.error)}</span>` : ''}${list(jobs)}</td>`,
-      `<td class="dependencies">${list(run.dependencies.map((d) => `<code>${e(d)}</code>`))}</td>`,
+      `<td class="dependencies">${jobDependencies(run)}</td>`,
       `<td class="diagnostics">${list(run.diagnostics.map(diagnosticItem))}</td>`,
       '</tr>',
     ].join('')
@@ -96,11 +104,11 @@ export function renderInspectorPage(data: InspectorData): string {
 </head>
 <body>
 <h1>insitu: why did this re-run?</h1>
-<p>Project <code>${e(data.root)}</code>. Reload the page to see the latest runs; the same data as JSON: <a href="${INSPECTOR_PATH}/data.json">data.json</a>.</p>
+<p>Project <code>${e(data.root)}</code>. Reload the page to see the latest runs; the same data as JSON: <a href="${INSPECTOR_PATH}/data.json">data.json</a>. Times are the dev server's local time (${e(data.timeZone)}).</p>
 ${stats}
 <h2>Documents and modules</h2>
 <table id="owners">
-<thead><tr><th>Module</th><th>Type</th><th>Last run</th><th>Reason</th><th>Jobs</th><th>Dependencies</th><th>Diagnostics</th></tr></thead>
+<thead><tr><th>Module</th><th>Type</th><th>Last run</th><th>Reason</th><th>Jobs</th><th>Dependencies (per job)</th><th>Diagnostics</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody>
@@ -110,6 +118,18 @@ ${rows.join('\n')}
 </body>
 </html>
 `
+}
+
+/** Each job with what it read; what the run depended on beyond its jobs (none normally) last. */
+function jobDependencies(run: OwnerRecord['lastRun']): string {
+  const e = escapeHtml
+  const items = (deps: readonly string[]) =>
+    deps.length === 0 ? ' <span class="muted">nothing</span>' : `<ul>${deps.map((d) => `<li><code>${e(d)}</code></li>`).join('')}</ul>`
+  const byJob = run.jobs.map((job) => `<li class="job-dependencies"><code>${e(job.id)}</code>${items(job.dependencies ?? [])}</li>`)
+  const attributed = new Set(run.jobs.flatMap((job) => job.dependencies ?? []))
+  const rest = run.dependencies.filter((d) => !attributed.has(d))
+  if (rest.length > 0) byJob.push(`<li class="job-dependencies"><span class="muted">the run</span>${items(rest)}</li>`)
+  return byJob.length === 0 ? '<span class="muted">—</span>' : `<ul>${byJob.join('')}</ul>`
 }
 
 function diagnosticItem(d: Diagnostic): string {

@@ -56,9 +56,11 @@ export interface InsituOptions {
    */
   extensions?: Record<string, boolean>
   /**
-   * Persistent cache in the project's state folder (the folder of insitu.toml's `paths.state`,
-   * `.insitu/`, which holds its own `.gitignore`): the document index is kept in `paths.state`
-   * (`.insitu/index.db`), so a start re-reads only the files whose mtime or size changed.
+   * Persistent cache in the plugin's own folder of the project's state folder (the folder of
+   * insitu.toml's `paths.state`): `.insitu/vite-plugin-insitu/`, which holds its own `.gitignore`.
+   * The document index snapshot (`index.db`) lets a start re-read only the files whose mtime or
+   * size changed; job results are kept in `jobs.db`. `paths.state` itself (`.insitu/index.db`) is
+   * the Python implementation's index and is never touched.
    * `false` keeps everything in memory and writes nothing.
    * @default true
    */
@@ -68,9 +70,10 @@ export interface InsituOptions {
    */
   persistIndex?: boolean
   /**
-   * Check mode: `vite build` (and Rollup) write nothing and fail when any region or front-matter
-   * materialization of a managed document is stale on disk, listing each as
-   * `path:line region <id> is stale` with a short diff. For CI. No effect on the dev server.
+   * Check mode: nothing is ever written, by any server or build (`check` wins over `write`
+   * everywhere, dev servers included), and `vite build` (and Rollup) fail when any region or
+   * front-matter materialization of a managed document is stale on disk, listing each as
+   * `path:line region <id> is stale` with a short diff. For CI.
    * @default process.env.INSITU_CHECK === '1'
    */
   check?: boolean
@@ -80,8 +83,8 @@ export interface InsituOptions {
    * `createContentLoader`, GitHub's rendering of the repository). The dev server writes a
    * document back at start and whenever a dependency changes its regenerated text; `vite build`
    * and Rollup sync every managed document at `buildStart`, before any module loads. Writes are
-   * atomic, never clobber an edit, and happen only when the bytes differ. `check` wins: a check
-   * build writes nothing.
+   * atomic, never lose or miss a save that races them, and happen only when the bytes differ.
+   * `check` wins: with `check` on, nothing is written.
    * @default false
    */
   write?: boolean

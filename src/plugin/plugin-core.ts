@@ -13,7 +13,9 @@
  *   restart a dev server).
  * - `engineFor(context)`: the engine for a hook, failing the hook with the start error
  *   (`ERR_CLOSED_SERVER` is rethrown as is: Vite drops such requests quietly).
- * - `serving`: set when a dev server configures the plugin (its hooks then run in dev mode).
+ * - `serving`: set while a dev server that configured the plugin is open (its hooks then run in
+ *   dev mode); cleared when that server closes, so a plugin object reused by a build afterwards
+ *   (Astro: a content-sync dev server, then `vite build`) runs its hooks as a build's.
  */
 import path from 'node:path'
 import type { ResolvedConfig } from 'vite'

@@ -18,8 +18,10 @@
  */
 import path from 'node:path'
 import type { Plugin } from 'vite'
+import { quietUserErrors } from './build-errors.js'
 import { BuildSession } from './builds.js'
 import { DevServerSession } from './dev-server.js'
+import { isUserError } from './diagnostics.js'
 import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { PluginCore } from './plugin-core.js'
@@ -38,12 +40,26 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     name: PLUGIN_NAME,
     enforce: 'pre',
 
+    config(config, env) {
+      // `vite build --watch` in write mode: the bundler must not watch the documents the plugin writes.
+      if (env.command !== 'build' || !config.build?.watch) return null
+      return builds.watchExclusions(path.resolve(config.root ?? process.cwd()))
+    },
+
     configResolved(config) {
       core.configResolved(config)
     },
 
     configureServer(server) {
       dev.configure(server)
+    },
+
+    buildApp: {
+      // Vite 8's `vite build`: print the user's errors without Rolldown's stack frames (build-errors.ts).
+      order: 'pre',
+      async handler(builder) {
+        quietUserErrors(builder, isUserError)
+      },
     },
 
     transformIndexHtml() {

@@ -120,10 +120,10 @@ export class DocumentServer {
       result = await engine.transformModule(file, code, { transform: rule.transform, options: rule.options }, ownerQuery(id))
     } catch (error) {
       if (isClosing(error)) throw error // Vite drops the request quietly
-      return context.error(locatedError((error as Error).message, { file, line: 1, column: 0 }))
+      return context.error(locatedError((error as Error).message, { file, line: 1, column: null }))
     }
     this.recordWatchFiles(context, engine, result.dependencies)
-    reportDiagnostics(context, file, result.diagnostics, this.core.logger, engine.root)
+    reportDiagnostics(context, file, result.diagnostics, this.core.logger, engine.root, { linkOtherFiles: this.core.serving })
     return { code: result.code, map: NO_SOURCE_MAP }
   }
 
@@ -137,7 +137,7 @@ export class DocumentServer {
   ): Promise<{ result: DocumentResult; text: string; edits: DocumentResult['edits'] }> {
     const rendered = await renderText(engine, file, code, query)
     this.recordWatchFiles(context, engine, rendered.result.dependencies)
-    reportDiagnostics(context, file, rendered.result.diagnostics, this.core.logger, engine.root)
+    reportDiagnostics(context, file, rendered.result.diagnostics, this.core.logger, engine.root, { linkOtherFiles: this.core.serving })
     return rendered
   }
 

@@ -2,8 +2,9 @@
  * insitu protocol v1 framing (SPEC §1): `Content-Length: <n>\r\n\r\n<n bytes of UTF-8 JSON>`.
  *
  * Contract:
- * - `encodeFrame(message)` returns one buffer holding exactly one frame (one `Content-Length`
- *   header, compact JSON, non-ASCII unescaped). A body over 16 MiB throws
+ * - `encodeFrame(message, stringify?)` returns one buffer holding exactly one frame (one
+ *   `Content-Length` header, compact JSON, non-ASCII unescaped; `stringify` writes the JSON,
+ *   `JSON.stringify` unless given). A body over 16 MiB throws
  *   `JSON-RPC message exceeds 16 MiB` and nothing is produced.
  * - `FrameDecoder.push(chunk)` returns the bodies of every frame completed by `chunk`, in
  *   order. Any rule violation throws a `FramingError` naming the rule; the decoder is then
@@ -45,8 +46,8 @@ export class FramingError extends Error {
 }
 
 /** Encode one message as one frame. Throws when the body exceeds 16 MiB. */
-export function encodeFrame(message: unknown): Buffer {
-  const json = JSON.stringify(message)
+export function encodeFrame(message: unknown, stringify: (message: unknown) => string | undefined = JSON.stringify): Buffer {
+  const json = stringify(message)
   if (json === undefined) throw new TypeError('cannot encode undefined as a JSON-RPC message')
   return encodeJsonFrame(json)
 }

@@ -82,6 +82,11 @@ export interface RpcPeerOptions {
   onClose?: (reason: Error) => void
   /** Called when a notification handler or a reply write fails (never thrown). */
   onError?: (error: Error) => void
+  /**
+   * Writes a message's compact JSON (the host passes values/wire-json.ts, which keeps Python's
+   * float kind: `2.0`). @default JSON.stringify
+   */
+  stringify?: (message: unknown) => string | undefined
 }
 
 /** Bytes buffered in the output stream past which the outbox waits for `drain`. */
@@ -109,6 +114,7 @@ type Id = number | string
 
 export class RpcPeer {
   readonly name: string
+  private readonly stringify: (message: unknown) => string | undefined
   private readonly decoder = new FrameDecoder()
   private readonly pending = new Map<Id, Pending>()
   private readonly requestHandlers = new Map<string, RequestHandler>()
@@ -132,6 +138,7 @@ export class RpcPeer {
     private readonly options: RpcPeerOptions = {},
   ) {
     this.name = options.name ?? 'peer'
+    this.stringify = options.stringify ?? JSON.stringify
     this.defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve))
     input.on('data', this.onData)
@@ -184,7 +191,7 @@ export class RpcPeer {
       this.pending.set(id, entry)
       this.send({
         // A request dropped (timeout, abort, close) before its turn is never written.
-        encode: () => (this.pending.has(id) ? encodeFrame({ jsonrpc: '2.0', id, method, params: params ?? null }) : null),
+        encode: () => (this.pending.has(id) ? encodeFrame({ jsonrpc: '2.0', id, method, params: params ?? null }, this.stringify) : null),
         done: (error) => {
           if (error) this.settle(id, error)
         },
@@ -197,7 +204,7 @@ export class RpcPeer {
     if (this.closeReason) return Promise.reject(this.closeReason)
     return new Promise((resolve, reject) =>
       this.send({
-        encode: () => encodeFrame({ jsonrpc: '2.0', method, params: params ?? null }),
+        encode: () => encodeFrame({ jsonrpc: '2.0', method, params: params ?? null }, this.stringify),
         done: (error) => (error ? reject(error) : resolve()),
       }),
     )
@@ -419,10 +426,10 @@ export class RpcPeer {
     this.send({
       encode: () => {
         try {
-          return encodeFrame(reply)
+          return encodeFrame(reply, this.stringify)
         } catch (error) {
           // The result itself is unsendable (too large, or not JSON): tell the caller instead.
-          return encodeFrame({ jsonrpc: '2.0', id, error: errorObject(error) })
+          return encodeFrame({ jsonrpc: '2.0', id, error: errorObject(error) }, this.stringify)
         }
       },
       done: (error) => {

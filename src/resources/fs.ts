@@ -2,21 +2,26 @@
  * The `fs:` host resources (SPEC §6): `fs:file:<rel>`, `fs:glob:<pattern>`, `fs:dir:<rel dir>`.
  *
  * Contract (each resolver takes the full identifier and reports `[identifier]` as dependencies):
- * - `fs:file:<rel>` → the file's UTF-8 text (invalid UTF-8 is an error, `file is not valid UTF-8: <rel>`).
- *   A `?query` suffix is ignored, exactly as the permission check ignores it, so the file read is
- *   always the file the permission covered. For a managed document (`ctx.isManagedDocument`)
- *   every region body is blanked (`blankRegionBodies`): generated output never becomes input.
+ * - `fs:file:<rel>` → the file's UTF-8 text, a BOM kept (as Python's `read_text()` keeps it;
+ *   invalid UTF-8 is an error, `file is not valid UTF-8: <rel>`). A `?query` suffix names the
+ *   same file, exactly as the permission check ignores it, so the file read is always the file
+ *   the permission covered. For a managed document (`ctx.isManagedDocument`) every region body is
+ *   blanked (`blankRegionBodies`): generated output never becomes input; the query `?raw` (the
+ *   host's `include`, SPEC §11: a file as it is on disk) reads it unblanked.
  *   Missing → `file not found: <rel>`; a folder → `not a file: <rel>`. `sources.exclude` does
  *   not apply: any file inside the root can be read by name.
- * - `fs:glob:<pattern>` → sorted project-relative paths of the files the walker lists
- *   (`listProjectFiles`: minus `sources.exclude`, minus gitignored files when
- *   `respectGitignore`) that match the single gitignore pattern (`globMatcher`): `*.md` and
+ * - `fs:glob:<pattern>` → sorted project-relative paths of the files the walker lists minus
+ *   `sources.exclude` only (`listProjectFiles` without gitignore rules: gitignored files are
+ *   listed, as the Python implementation lists them, SPEC §11) that match the single gitignore
+ *   pattern (`globMatcher`): `*.md` and
  *   `**\/*.md` match at any depth, `docs/*.md` is anchored, a folder pattern matches the files
  *   inside it. Only the pattern's static base folder (`globBase`) is walked; the walker never
  *   lists anything behind a symlink leading outside the root. A pattern with a `..` segment
  *   → `resource escapes project root: <identifier>`.
- * - `fs:dir:<rel dir>` (`""`/`.` = root) → every visible entry strictly below the folder,
- *   recursively, as `{path (project-relative), kind}` sorted by path. Missing →
+ * - `fs:dir:<rel dir>` (`""`/`.` = root) → every entry strictly below the folder minus
+ *   `sources.exclude`, recursively, as `{path (project-relative), kind}` sorted by path; an entry
+ *   git ignores (with `respectGitignore`, inside a git work tree) is listed too, marked
+ *   `ignored: true` (SPEC §11; the `tree` builtin leaves those out, as the Python tree does). Missing →
  *   `directory not found: <rel>`; a file → `not a directory: <rel>`.
  * - `fs:file:` and `fs:dir:` paths are confined with `resolveInsideRoot`
  *   (`resource escapes project root: <identifier>`), and the file is then read from the opened
@@ -68,11 +73,14 @@ function statOrUndefined(absolute: string): fs.Stats | undefined {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
+// ignoreBOM: the BOM stays in the text, as in Python's read_text() (issue #15).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
-/** `fs:file:<rel>`: the file's text, managed documents with region bodies blanked. */
+/** `fs:file:<rel>`: the file's text, managed documents with region bodies blanked (unless `?raw`). */
 export function resolveFsFile(identifier: string, ctx: FsResolveContext): FsRead<string> {
-  const rel = stripQuery(identifierBody(identifier, FILE_SCHEME))
+  const body = identifierBody(identifier, FILE_SCHEME)
+  const rel = stripQuery(body)
+  const raw = body.length > rel.length && new URLSearchParams(body.slice(rel.length + 1)).has('raw')
   const absolute = resolveInsideRoot(ctx.root, rel, identifier)
   // Read what was checked: the opened descriptor is verified, a symlink swapped in is refused.
   const read = readConfinedFile(fs.realpathSync(ctx.root), absolute)
@@ -87,7 +95,7 @@ export function resolveFsFile(identifier: string, ctx: FsResolveContext): FsRead
     throw error
   }
   const relPath = toPosixRelative(ctx.root, absolute)
-  const value = ctx.isManagedDocument(relPath) ? blankRegionBodies(text) : text
+  const value = !raw && ctx.isManagedDocument(relPath) ? blankRegionBodies(text) : text
   return { value, dependencies: [identifier] }
 }
 
@@ -127,11 +135,12 @@ export function resolveFsGlob(identifier: string, ctx: FsResolveContext): FsRead
   if (pattern.split('/').includes('..')) throw new Error(`resource escapes project root: ${identifier}`)
   const base = globBase(pattern)
   const matches = globMatcher(pattern)
-  const files = listProjectFiles(ctx.root, { exclude: ctx.exclude, respectGitignore: ctx.respectGitignore }, base)
+  // Gitignored files are listed too, as the Python implementation lists them (issue #15).
+  const files = listProjectFiles(ctx.root, { exclude: ctx.exclude, respectGitignore: false }, base)
   return { value: files.filter(matches), dependencies: [identifier] }
 }
 
-/** `fs:dir:<rel dir>`: every visible entry below the folder, recursively. */
+/** `fs:dir:<rel dir>`: every entry below the folder but the excluded ones, recursively (git-ignored ones marked). */
 export function resolveFsDir(identifier: string, ctx: FsResolveContext): FsRead<ProjectEntry[]> {
   const rel = identifierBody(identifier, DIR_SCHEME)
   const absolute = resolveInsideRoot(ctx.root, rel === '' ? '.' : rel, identifier)
@@ -139,6 +148,6 @@ export function resolveFsDir(identifier: string, ctx: FsResolveContext): FsRead<
   if (!stat) throw new Error(`directory not found: ${rel}`)
   if (!stat.isDirectory()) throw new Error(`not a directory: ${rel}`)
   const under = toPosixRelative(ctx.root, absolute)
-  const entries = listProjectEntries(ctx.root, { exclude: ctx.exclude, respectGitignore: ctx.respectGitignore }, under)
+  const entries = listProjectEntries(ctx.root, { exclude: ctx.exclude, respectGitignore: ctx.respectGitignore, markIgnored: true }, under)
   return { value: entries, dependencies: [identifier] }
 }

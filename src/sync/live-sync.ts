@@ -33,9 +33,9 @@
  *   file's state is neither the write's nor one already handled, a save the watcher did not
  *   report is reported through `onMissedChange(file)`, which the host turns into a file event.
  *   Vite's watcher (chokidar) drops a second change of a path within 50 ms of the first, for
- *   every file: so every file whose event was handled is checked again RECHECK_MS later too
- *   (its mtime and size; a document in write mode by its state), and a change that came
- *   without an event is reported the same way.
+ *   every file: so every document, and every file a change of which affected an owner, is
+ *   checked again RECHECK_MS after its event too (its mtime and size; a document in write mode
+ *   by its state), and a change that came without an event is reported the same way.
  * - Self-writes chain only through front-matter materializations that another document's model
  *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
@@ -48,6 +48,7 @@ import path from 'node:path'
 import { type AffectedResult, hashText, type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { toPosixPath } from '../host/config.js'
+import type { HostLogger } from '../host/process.js'
 import type { DiskMode } from './disk-mode.js'
 import { diskState, type DiskState, SelfWrites } from './self-writes.js'
 import { type DocumentSync, renderText, syncDocument } from './sync-document.js'
@@ -62,11 +63,7 @@ export interface ChangePlan {
   affected: AffectedResult | null
 }
 
-export interface SyncLogger {
-  info(message: string): void
-  warn(message: string): void
-  error(message: string): void
-}
+export type SyncLogger = HostLogger
 
 export interface LiveSyncOptions {
   disk: DiskMode
@@ -134,11 +131,13 @@ export class LiveSync {
     }
     if (type === 'update') await untilWrittenAfterTruncation(absolute)
     const document = type !== 'delete' && this.engine.isDocument(absolute)
-    if (type !== 'delete' && !this.closed) {
-      // Whatever this event's state is, a later save the watcher drops must still be seen.
+    // Whatever this event's state is, a later save the watcher drops must still be seen: the
+    // re-check's baseline is taken now, and it is scheduled for the files insitu reads.
+    const recheck = type !== 'delete' && !this.closed
+    if (recheck) {
       this.lastEventAt.set(absolute, Date.now())
       if (!(document && this.writing)) this.lastStats.set(absolute, await readStat(absolute))
-      this.recheckLater(absolute)
+      if (document) this.recheckLater(absolute)
     }
     if (document && this.writing) {
       const state = await readState(absolute)
@@ -151,6 +150,10 @@ export class LiveSync {
       }
     }
     const affected = this.engine.affected([{ type, path: absolute }])
+    if (recheck && !document) {
+      if (affected.owners.length > 0) this.recheckLater(absolute)
+      else this.forgetBaseline(absolute) // nothing of insitu's reads it: Vite's business alone
+    }
     return this.updatesFor(affected, { file: document && this.writing ? absolute : null, depth: 0 })
   }
 
@@ -271,6 +274,11 @@ export class LiveSync {
     this.recheckLater(file)
   }
 
+  private forgetBaseline(file: string): void {
+    this.lastStats.delete(file)
+    this.lastEventAt.delete(file)
+  }
+
   /** Check `file` again RECHECK_MS from now (one pending re-check per file). */
   private recheckLater(file: string): void {
     if (this.closed) return
@@ -316,7 +324,8 @@ export class LiveSync {
     }
     if (changedAt === null || this.closed) return
     const lastEvent = this.lastEventAt.get(file)
-    if (lastEvent === undefined || changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
+    // No event handled yet: none can have opened a throttle window, so the watcher reports it.
+    if (lastEvent !== undefined && changedAt <= lastEvent + DROPPED_WITHIN_MS) this.options.onMissedChange(file)
   }
 }
 

@@ -7,10 +7,11 @@
  *   back on the result; line endings are the engine's (a CRLF document stays CRLF). Its `edits`
  *   are offsets in `text` (BOM included), ready for a source map; `result` is the engine's.
  * - `staleJobs(source, result)` lists the jobs whose regenerated output differs from `source`
- *   (BOM-free): a region whose body changes, a front-matter materialization whose value changes,
- *   each with a unified diff of its old → new output. It is empty exactly when the document
- *   text does not change (a front-matter rewrite that no single value explains is charged to the
- *   first successful materialization, with the diff of the whole front-matter block).
+ *   (BOM-free): a region whose body changes, each with a unified diff of its old → new body; a
+ *   front-matter materialization whose value would change the front matter if written alone,
+ *   with the diff of the front-matter lines as they are and as they would be written. It is empty
+ *   exactly when the document text does not change (a front-matter edit that no single value
+ *   explains is charged to the first successful materialization).
  * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
  *   when the file does not exist. A file that is not valid UTF-8 is never rendered nor written
  *   (an error diagnostic: decoding it would lose bytes). With `write`, a changed text goes
@@ -23,9 +24,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { stringify as stringifyYaml } from 'yaml'
-import { materializationJobs, pointerSegments, splitFrontMatter } from '../documents/frontmatter.js'
-import { lineEndingOf, parseRegions, regionBodyText } from '../documents/regions.js'
+import { materializationJobs, splitFrontMatter, writeGeneratedValues } from '../documents/frontmatter.js'
+import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, TextEdit } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -187,7 +187,8 @@ export function staleJobs(source: string, result: DocumentResult): StaleJob[] {
   let materializations
   try {
     frontMatter = splitFrontMatter(source)
-    regions = parseRegions(source, frontMatter.bodyOffset)
+    // Every region, one with a broken header too: the render made a (failed) job of each (issue #18).
+    regions = scanRegions(source, frontMatter.bodyOffset).regions
     materializations = materializationJobs(frontMatter.data, source)
   } catch {
     return [] // unparsable: the render changed nothing either
@@ -205,17 +206,18 @@ export function staleJobs(source: string, result: DocumentResult): StaleJob[] {
   })
   const valueJobs = materializations.map((m, i) => ({ pointer: m.pointer, job: result.jobs[regions.length + i]! }))
   const frontMatterStale: StaleJob[] = []
+  const yamlBefore = source.slice(0, frontMatter.bodyOffset)
   for (const { pointer, job } of valueJobs) {
     if (job.error !== null) continue
-    const before = yamlText(valueAt(frontMatter.data, pointer))
-    const after = yamlText(job.value)
-    if (before !== after) frontMatterStale.push(staleJob(job, bodyDiff(before, after)))
+    // The diff shows the generated lines as they will be written (issue #14).
+    const written = writeGeneratedValues(source, [{ pointer, value: job.value }])
+    if (written !== source) frontMatterStale.push(staleJob(job, bodyDiff(yamlBefore, frontMatterOf(written))))
   }
-  // The front-matter block's edit (edits only hold changed text; region bodies never start at 0).
-  const blockEdit = frontMatter.data === null ? undefined : result.edits.find((e) => e.start === 0 && e.end === frontMatter.bodyOffset)
+  // A front-matter edit no single value explains (edits only hold changed text).
+  const blockEdit = frontMatter.data === null ? undefined : result.edits.find((e) => e.end <= frontMatter.bodyOffset)
   if (blockEdit && frontMatterStale.length === 0) {
     const first = valueJobs.find(({ job }) => job.error === null)
-    if (first) frontMatterStale.push(staleJob(first.job, bodyDiff(source.slice(0, blockEdit.end), blockEdit.text)))
+    if (first) frontMatterStale.push(staleJob(first.job, bodyDiff(yamlBefore, frontMatterOf(result.text))))
   }
   return [...stale, ...frontMatterStale]
 }
@@ -234,15 +236,7 @@ function trimBreaks(text: string): string {
   return text.replace(/^(?:\r?\n)+/, '').replace(/(?:\r?\n)+$/, '')
 }
 
-function valueAt(data: Record<string, unknown> | null, pointer: string): unknown {
-  let cursor: unknown = data
-  for (const segment of pointerSegments(pointer)) {
-    if (cursor === null || typeof cursor !== 'object' || !Object.hasOwn(cursor, segment)) return undefined
-    cursor = (cursor as Record<string, unknown>)[segment]
-  }
-  return cursor
-}
-
-function yamlText(value: unknown): string {
-  return value === undefined ? '' : stringifyYaml(value, { lineWidth: 0 })
+/** The front matter block (fences included) of a text that has one. */
+function frontMatterOf(text: string): string {
+  return text.slice(0, splitFrontMatter(text).bodyOffset)
 }

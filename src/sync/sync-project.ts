@@ -13,9 +13,12 @@
  *   check mode fails with). check: per stale job `<path>:<line> region <id> is stale` (front
  *   matter: `<path>:<line> frontmatter <id> is stale`) followed by its diff indented by 4
  *   spaces; sync: `wrote <path>` per written document. Both then list every error and warning
- *   as `<path>:<line>: <severity>: <message>` and end with one summary line:
- *   check `<n> of <m> documents stale (<j> stale jobs)[, <f> failed]` or `<m> documents current[, …]`;
- *   sync `wrote <w> of <m> documents[, <f> failed]`; validator errors and warnings are listed
+ *   as `<path>:<line>: <severity>: <message>` and end with one summary line, where a document
+ *   counts as current only when it is neither stale nor failed (issue #18: a failing region must
+ *   not make its document look current): check `<n> of <m> documents stale (<j> stale jobs)[, <f>
+ *   failed]`; nothing stale: `<m> documents current`, `<c> of <m> documents current, <f> failed`,
+ *   or `<m> documents failed` when none is current; sync `wrote <w> of <m> documents[, <f>
+ *   failed]`; validator errors and warnings are listed
  *   after the documents' (`<path>:<line>: …`, `validator: …` without a path) and the summary
  *   adds `, <e> validator errors`.
  */
@@ -106,10 +109,15 @@ export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): s
   const failed = `${report.failed > 0 ? `, ${report.failed} failed` : ''}${invalid}`
   if (mode === 'check') {
     const jobs = report.documents.reduce((n, d) => n + d.stale.length, 0)
+    const current = report.documents.filter((d) => !d.failed && d.text === d.source).length
     lines.push(
       report.stale > 0
         ? `${report.stale} of ${plural(total, 'document')} stale (${plural(jobs, 'stale job')})${failed}`
-        : `${plural(total, 'document')} current${failed}`,
+        : report.failed === 0
+          ? `${plural(total, 'document')} current${invalid}`
+          : current === 0
+            ? `${plural(total, 'document')} failed${invalid}`
+            : `${current} of ${plural(total, 'document')} current${failed}`,
     )
   } else {
     const left = report.stale > 0 ? `, ${report.stale} not written` : ''

@@ -19,7 +19,7 @@
  *   Python names it (`Object of type Date is not JSON serializable`, `Circular reference detected`).
  */
 import { compareCodePoints } from './code-point-order.js'
-import { PythonFloat } from './python-float.js'
+import { PythonFloat, pythonFloatRepr } from './python-float.js'
 import { isPlainObject } from '../protocol/object-guards.js'
 
 export interface PythonJsonOptions {
@@ -150,29 +150,10 @@ function encodeString(text: string, ensureAscii: boolean): string {
   return '"' + escaped + '"'
 }
 
+export { pythonFloatRepr }
+
 /** An int for safe integers, else Python's `float.__repr__`. */
 export function pythonNumberRepr(n: number): string {
   if (Number.isSafeInteger(n)) return String(n)
   return pythonFloatRepr(n)
-}
-
-/** Python's `repr(float)`: shortest round-trip digits, fixed for 1e-4 <= |x| < 1e16. */
-export function pythonFloatRepr(n: number): string {
-  if (Number.isNaN(n)) return 'NaN'
-  if (n === Infinity) return 'Infinity'
-  if (n === -Infinity) return '-Infinity'
-  if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0'
-  const sign = n < 0 ? '-' : ''
-  const [mantissa = '', exponentText = '0'] = Math.abs(n).toExponential().split('e')
-  const digits = mantissa.replace('.', '')
-  const exponent = Number(exponentText)
-  if (exponent >= -4 && exponent < 16) {
-    if (exponent < 0) return sign + '0.' + '0'.repeat(-exponent - 1) + digits
-    const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0')
-    const fraction = digits.slice(exponent + 1)
-    return sign + whole + '.' + (fraction === '' ? '0' : fraction)
-  }
-  const head = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits
-  const magnitude = String(Math.abs(exponent)).padStart(2, '0')
-  return sign + head + 'e' + (exponent < 0 ? '-' : '+') + magnitude
 }

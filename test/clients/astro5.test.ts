@@ -5,7 +5,8 @@
  * regions show only when insitu writes the regenerated documents back. Checks: in the real
  * `astro dev`, seen by Chromium, the `.md` page and the page of a glob content-collection
  * entry show the open-task table and the included partial, and show the new table after a
- * task's front-matter edit; `astro build` writes the current regions into both HTML pages.
+ * task's front-matter edit; `astro build` writes the current regions into both HTML pages;
+ * `INSITU_CHECK=1 astro build` fails on the stale documents and leaves them untouched.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -60,5 +61,20 @@ describe.sequential('astro5: astro build, write mode', () => {
     expect(tableRowsOf(index)).toEqual(OPEN_TASKS)
     expect(index).toContain('Notes from the partial: original wording.')
     expect(tableRowsOf(fs.readFileSync(path.join(site, 'dist/notes/status/index.html'), 'utf8'))).toEqual(OPEN_TASKS)
+  })
+
+  it('INSITU_CHECK=1 fails the build with the stale list and writes nothing, though the config asks for write mode', { timeout: TIMEOUT }, async () => {
+    // Astro's content sync runs a Vite dev server before the build: check must win there too (issue #14.3).
+    const site = copySite('astro5')
+    const documents = ['src/pages/index.md', 'src/content/notes/status.md']
+    const before = documents.map((rel) => fs.readFileSync(path.join(site, rel), 'utf8'))
+    const failure = await runBuild(site, BIN, ['build'], { ...WRITE, INSITU_CHECK: '1' }).then(
+      () => new Error('the build passed'),
+      (error: Error) => error,
+    )
+    expect(failure.message).toContain('insitu check failed')
+    for (const rel of documents) expect(failure.message).toMatch(new RegExp(`${rel.replaceAll('.', '\\.')}:\\d+ region \\S+ is stale`))
+    expect(documents.map((rel) => fs.readFileSync(path.join(site, rel), 'utf8'))).toEqual(before)
+    expect(fs.readdirSync(path.join(site, 'src/pages')).filter((name) => name.includes('.insitu-'))).toEqual([])
   })
 })

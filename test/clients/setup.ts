@@ -2,7 +2,7 @@
  * Global setup of the client tests (test/clients/*.test.ts): build once per run, install once per lockfile.
  *
  * Contract: builds the plugin (`npm run build`, so `dist/` is what the sites import, as users
- * do), then, in each fixture site under test/clients/ whose `node_modules` is missing or was
+ * do, and what the command-line tests run: BUILT_BIN_TESTS), then, in each fixture site under test/clients/ whose `node_modules` is missing or was
  * installed from another `package-lock.json` (a stamp file holds the lockfile's hash), runs
  * `npm ci`. Each fixture then gets `node_modules/vite-plugin-insitu`, a symlink to this
  * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. A
@@ -71,12 +71,14 @@ function install(fixture: string): void {
   }
 }
 
-/** Whether the run selects a client test: no file filter, or one that a client test path contains. */
-function selectsClientTests(project: TestProject): boolean {
+/** Test files outside test/clients that run the built command line (`dist/cli/bin.js`). */
+const BUILT_BIN_TESTS = ['../integration/cli.test.ts', '../integration/cli-toolchain.test.ts'].map((file) => path.join(HERE, file))
+
+/** Whether the run selects one of `tests`: no file filter, or one that such a path contains. */
+function selects(project: TestProject, tests: readonly string[]): boolean {
   // Vitest keeps the command line's file filters here (internal, so read defensively).
   const filters = (project.vitest as unknown as { filenamePattern?: unknown }).filenamePattern
   if (!Array.isArray(filters) || filters.length === 0) return true
-  const tests = FIXTURES.map((fixture) => path.join(HERE, `${fixture}.test.ts`))
   return filters.some((filter) => {
     const wanted = String(filter).replace(/^\.\//, '')
     return tests.some((test) => test.includes(wanted) || test.startsWith(path.resolve(wanted)))
@@ -84,11 +86,13 @@ function selectsClientTests(project: TestProject): boolean {
 }
 
 export default function setup(project: TestProject): void {
-  if (!selectsClientTests(project)) return
+  const clientTests = FIXTURES.map((fixture) => path.join(HERE, `${fixture}.test.ts`))
+  const clients = selects(project, clientTests)
+  if (!clients && !selects(project, BUILT_BIN_TESTS)) return
   try {
     run('npm', ['run', 'build'], REPO)
   } catch (error) {
     throw new Error(`client tests: npm run build failed:\n${outputOf(error)}`)
   }
-  for (const fixture of FIXTURES) install(fixture)
+  if (clients) for (const fixture of FIXTURES) install(fixture)
 }

@@ -62,6 +62,13 @@ export interface VitePressOptions {
    * without insitu. VitePress 2 re-indexes a page on its watcher event and versions the import.
    */
   devSearchFollowsFiles: boolean
+  /**
+   * Whether VitePress itself sends an update of a page whenever its file changes on disk, so the
+   * echo of insitu's write shows up as a second `/index.md` update: VitePress 2's
+   * `vitepress:hmr-fix` plugin adds the page's module to every `.md` file event (after insitu's
+   * hook, which sends nothing for the echo).
+   */
+  updatesOnEcho: boolean
 }
 
 export function describeVitePress(fixture: string, options: VitePressOptions): void {
@@ -148,6 +155,34 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
 
     it.skipIf(!options.devSearchFollowsFiles)('the dev search index follows the rewrite', { timeout: TIMEOUT }, async () => {
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
+    })
+
+    it('sends one update per task edit (issue #14.2)', { timeout: TIMEOUT }, async () => {
+      // What the browser receives: Vite's HMR payloads on the page's WebSocket, from a fresh load.
+      const payloads: { type: string; updates?: { path: string; acceptedPath: string }[] }[] = []
+      dev.page.on('websocket', (socket) =>
+        socket.on('framereceived', ({ payload }) => {
+          const parsed = JSON.parse(String(payload)) as (typeof payloads)[number]
+          if (parsed.type === 'update' || parsed.type === 'full-reload') payloads.push(parsed)
+        }),
+      )
+      await firstTableShown(dev)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      payloads.length = 0
+      const file = path.join(dev.site, 'tasks/review.md')
+      for (const [from, to] of [['doing', 'blocked'], ['blocked', 'doing']] as const) {
+        const before = payloads.length
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(`status: ${from}`, `status: ${to}`))
+        await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(`| Review the plugin | ${to} |`)
+        await expect.poll(() => payloads.length, { timeout: POLL }).toBeGreaterThan(before)
+        await new Promise((resolve) => setTimeout(resolve, 1500)) // a second update would come now
+        // VitePress 2 also re-sends its local search index module on every page's change: not the page's update.
+        const sent = payloads
+          .slice(before)
+          .map((p) => (p.type === 'full-reload' ? 'full-reload' : (p.updates ?? []).map((u) => u.path).filter((update) => update !== '/@localSearchIndex').join(' + ')))
+          .filter((update) => update !== '')
+        expect(sent).toEqual(options.updatesOnEcho ? ['/index.md', '/index.md'] : ['/index.md'])
+      }
     })
 
     it('createContentLoader (home.data.ts) sees the rewritten file', { timeout: TIMEOUT }, async () => {

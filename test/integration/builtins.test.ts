@@ -19,6 +19,9 @@ const FILES: Record<string, string> = {
   'snippets/Makefile': 'all:\n\techo hi\n',
   'snippets/ticks.md': 'Use ```js fences``` here.\n',
   'snippets/many-ticks.txt': 'a ````` b\n',
+  'snippets/fence-lines.md': '# Fences\n```js\nx\n```\n   `````\n    ``````` indented four: code, not a fence\n',
+  'snippets/odd-breaks.txt': 'one\x0ctwo\x1cthree\x1dfour\x1efive\x85six\u2028seven\u2029eight\x0bnine\rten\r\neleven\n',
+  'snippets/bom.txt': '\ufeffwith a BOM\n',
   'snippets/managed.md': '# Managed\n\n<!-- insitu:begin tree\n-->\n\ngenerated text\n\n<!-- insitu:end -->\n',
   'docs/guide/page.md': '# Page\n',
   'docs/guide/local.txt': 'local text\n',
@@ -72,7 +75,8 @@ describe('include', () => {
   it('renders the whole file as a fenced block in the file suffix, and depends on the file', async () => {
     const result = await transform('include', { path: 'snippets/answer.py' })
     expect(result.content).toBe('```py\ndef answer():\n    return 42\n```')
-    expect(result.dependencies).toEqual(['fs:file:snippets/answer.py'])
+    // `?raw`: the file as it is on disk (a managed document's region bodies are not blanked)
+    expect(result.dependencies).toEqual(['fs:file:snippets/answer.py?raw'])
     expect(result.diagnostics).toEqual([])
   })
 
@@ -81,6 +85,22 @@ describe('include', () => {
       '```python\ndef answer():\n    return 42\n```',
     )
     expect((await transform('include', { path: 'snippets/Makefile' })).content).toBe('```\nall:\n\techo hi\n```')
+  })
+
+  it('reads language = "" as the file suffix, as the Python implementation does', async () => {
+    expect((await transform('include', { path: 'snippets/answer.py', language: '' })).content).toBe('```py\ndef answer():\n    return 42\n```')
+  })
+
+  it("splits lines as Python's str.splitlines() does (form feed, \\x1c-\\x1e, \\x85, U+2028/9, \\v, \\r)", async () => {
+    // Expected as Python 3.11 gives it: "\n".join(open(f, encoding="utf-8").read().splitlines())
+    expect((await transform('include', { path: 'snippets/odd-breaks.txt', raw: true })).content).toBe(
+      'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven',
+    )
+    expect((await transform('include', { path: 'snippets/odd-breaks.txt', raw: true, start: 2, end: 3 })).content).toBe('two\nthree')
+  })
+
+  it('keeps a BOM of the included file', async () => {
+    expect((await transform('include', { path: 'snippets/bom.txt', raw: true })).content).toBe('\ufeffwith a BOM')
   })
 
   it('selects lines start..end (1-based, inclusive)', async () => {
@@ -98,24 +118,33 @@ describe('include', () => {
     expect((await transform('include', { path: 'snippets/crlf.txt', raw: true })).content).toBe('first\nsecond')
   })
 
-  it('makes the fence longer than any backtick run inside the text', async () => {
-    expect((await transform('include', { path: 'snippets/ticks.md' })).content).toBe('````md\nUse ```js fences``` here.\n````')
-    expect((await transform('include', { path: 'snippets/many-ticks.txt' })).content).toBe('``````txt\na ````` b\n``````')
+  it('fences with three backticks: inline code spans are no reason for a longer fence', async () => {
+    expect((await transform('include', { path: 'snippets/ticks.md' })).content).toBe('```md\nUse ```js fences``` here.\n```')
+    expect((await transform('include', { path: 'snippets/many-ticks.txt' })).content).toBe('```txt\na ````` b\n```')
   })
 
-  it('reads a managed Markdown file with its region bodies blanked', async () => {
+  it('makes the fence longer only than the lines that could close it (CommonMark: up to 3 spaces, 3+ backticks)', async () => {
+    const text = '```js\nx\n```\n   `````\n    ``````` indented four: code, not a fence'
+    expect((await transform('include', { path: 'snippets/fence-lines.md', start: 2 })).content).toBe(`\`\`\`\`\`\`md\n${text}\n\`\`\`\`\`\``)
+  })
+
+  it('includes a managed Markdown file as it is on disk: region bodies are not blanked', async () => {
     expect((await transform('include', { path: 'snippets/managed.md', raw: true })).content).toBe(
-      '# Managed\n\n<!-- insitu:begin tree\n-->\n<!-- insitu:end -->',
+      '# Managed\n\n<!-- insitu:begin tree\n-->\n\ngenerated text\n\n<!-- insitu:end -->',
     )
+    // what extensions read through fs:file: stays blanked
+    expect(await engine.host.readResource('fs:file:snippets/managed.md', locationOf('README.md'), [])).toMatchObject({
+      value: '# Managed\n\n<!-- insitu:begin tree\n-->\n<!-- insitu:end -->\n',
+    })
   })
 
   it('resolves path relative to the document\'s directory', async () => {
     const local = await transform('include', { path: 'local.txt', raw: true }, 'docs/guide/page.md')
     expect(local.content).toBe('local text')
-    expect(local.dependencies).toEqual(['fs:file:docs/guide/local.txt'])
+    expect(local.dependencies).toEqual(['fs:file:docs/guide/local.txt?raw'])
     const shared = await transform('include', { path: '../shared/note.txt', raw: true }, 'docs/guide/page.md')
     expect(shared.content).toBe('shared note')
-    expect(shared.dependencies).toEqual(['fs:file:docs/shared/note.txt'])
+    expect(shared.dependencies).toEqual(['fs:file:docs/shared/note.txt?raw'])
   })
 
   it('fails with SPEC messages on a missing path option, a missing file and an escape', async () => {
@@ -162,12 +191,26 @@ describe('include', () => {
     const result = await engine.renderDocument('docs/guide/region.md', text)
     expect(result.diagnostics).toEqual([])
     expect(result.text).toBe('# Doc\n\n<!-- insitu:begin include\npath = "local.txt"\nraw = true\n-->\n\nlocal text\n\n<!-- insitu:end -->\n')
-    expect(result.dependencies).toEqual(['fs:file:docs/guide/local.txt'])
+    expect(result.dependencies).toEqual(['fs:file:docs/guide/local.txt?raw'])
   })
 })
 
 describe('tree', () => {
   const DOC = 'docs/tree/index.md'
+
+  it("orders names by Python's str.casefold(), ties by code point (expected from test/fixtures/casefold/generate.py)", async () => {
+    const expected = JSON.parse(fs.readFileSync(new URL('../fixtures/casefold/expected.json', import.meta.url), 'utf8')) as { sorted: string[] }
+    const folder = path.join(root, 'docs/fold')
+    fs.mkdirSync(folder)
+    try {
+      for (const name of expected.sorted) fs.writeFileSync(path.join(folder, name), '')
+      const result = await transform('tree', {}, 'docs/fold/page.md')
+      const names = (result.content ?? '').split('\n').slice(2, -1).map((line) => line.slice(4))
+      expect(names).toEqual(expected.sorted)
+    } finally {
+      fs.rmSync(folder, { recursive: true })
+    }
+  })
 
   it('lists the document\'s folder to depth 1: directories first, then names case-folded', async () => {
     const result = await transform('tree', {}, DOC)

@@ -4,11 +4,11 @@
  * machine-readable reports of `check` and `sync` (`--format json`, `--format github`, escaping
  * included) on copies of the plugin fixture.
  */
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { build } from 'vite'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
 import { STARTER_CONFIG, STARTER_MODEL, STARTER_TEMPLATE } from '../../src/cli/starter-files.js'
 import { escapeData, escapeProperty } from '../../src/cli/report-formats.js'
@@ -16,11 +16,8 @@ import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 import { copyProject, removeProjects } from './plugin-project.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
+/** Built once per run by test/clients/setup.ts (a build here would rewrite dist/ under the other test files). */
 const BIN = path.join(REPO, 'dist/cli/bin.js')
-
-beforeAll(() => {
-  execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
-}, 180_000)
 
 afterEach(() => {
   removeTempDirs()

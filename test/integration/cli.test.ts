@@ -8,14 +8,16 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { USAGE } from '../../src/cli/main.js'
-import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runTypeScript, TASKS_DOC } from './plugin-project.js'
+import { parseRegions } from '../../src/documents/regions.js'
+import { type ChildRun, chownTree, copyProject, NOBODY, readFile, removeProjects, runNode, TASKS_DOC } from './plugin-project.js'
 
-const BIN = path.resolve(import.meta.dirname, '../../src/cli/bin.ts')
+/** The built command line, as a user runs it (test/clients/setup.ts builds it before the run). */
+const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
 
 afterEach(() => removeProjects())
 
 function cli(args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
-  return runTypeScript(BIN, args, options)
+  return runNode([BIN], args, options)
 }
 
 /** PIDs of live processes whose working folder is inside `root` (extensions run in their folder). */
@@ -103,6 +105,59 @@ describe('vite-plugin-insitu command line', () => {
       'wrote 4 of 9 documents, 1 failed',
       '',
     ])
+  })
+
+  it('one broken region hides nothing: every other region is still checked and reported at its line', async () => {
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    const doc = [
+      '# Mixed', //                                   1
+      '', //                                          2
+      '<!-- insitu:begin includ', //                  3  unknown kind
+      'path = "../snippets/x.txt"', //                4
+      '-->', //                                       5
+      '<!-- insitu:end -->', //                       6
+      '', //                                          7
+      '<!-- insitu:begin include', //                 8  invalid TOML
+      'path = ../snippets/x.txt', //                  9
+      '-->', //                                      10
+      '<!-- insitu:end -->', //                      11
+      '', //                                         12
+      '<!-- insitu:begin include', //                13  stale
+      'id = "snippet"', //                           14
+      'path = "../snippets/x.txt"', //               15
+      'raw = true', //                               16
+      '-->', //                                      17
+      'old text', //                                 18
+      '<!-- insitu:end -->', //                      19
+      '',
+    ].join('\n')
+    fs.writeFileSync(path.join(root, 'docs/mixed.md'), doc)
+    const unknownId = parseRegions(doc.replace('path = ../snippets/x.txt', 'path = "x"'))[0]!.id
+    const run = await cli(['check'], { cwd: root })
+    expect(run).toEqual({
+      code: 1,
+      stdout: [
+        'docs/mixed.md:13 region snippet is stale',
+        '    @@ -1,1 +1,2 @@',
+        '    -old text',
+        '    +included line one',
+        '    +included line two',
+        `docs/mixed.md:3: error: transform includ failed in ${unknownId}: unknown transform: includ; did you mean include?`,
+        'docs/mixed.md:8: error: invalid TOML in Insitu region at line 8: invalid value (line 9, column 8); strings need quotes: path = "../snippets/x.txt"',
+        '1 of 9 documents stale (1 stale job), 1 failed',
+        '',
+      ].join('\n'),
+      stderr: '',
+    })
+    // Sync writes the region that could be rendered and leaves the broken ones as they were.
+    const sync = await cli(['sync'], { cwd: root })
+    expect(sync.code).toBe(1)
+    expect(sync.stdout.split('\n').at(-2)).toBe('wrote 1 of 9 documents, 1 failed')
+    expect(readFile(root, 'docs/mixed.md')).toBe(doc.replace('-->\nold text\n', '-->\n\nincluded line one\nincluded line two\n\n'))
+    // Nothing stale is left, and the failed document is still not counted as current.
+    expect((await cli(['check'], { cwd: root })).stdout.split('\n').at(-2)).toBe('8 of 9 documents current, 1 failed')
   })
 
   it('runs the validators: an error fails the command, a warning is listed', async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -77,6 +78,8 @@ beforeEach(() => {
   write('node_modules/pkg/readme.md', '# excluded\n')
   write('.gitignore', 'build/\n')
   write('build/out.md', '# ignored by git\n')
+  // a real git work tree: only there do .gitignore files apply (SPEC §11)
+  execFileSync('git', ['init', '--quiet'], { cwd: root })
 })
 
 afterEach(() => {
@@ -107,7 +110,8 @@ describe('rebuild', () => {
       'file tasks/beta.md',
     ])
     expect(index.query("select parent, name, depth from entries where path = 'tasks/alpha.md'")).toEqual([
-      { parent: 'tasks', name: 'alpha.md', depth: 1 },
+      // entries.depth counts path segments, documents.depth folders (as the Python implementation does)
+      { parent: 'tasks', name: 'alpha.md', depth: 2 },
     ])
   })
 
@@ -143,13 +147,15 @@ describe('rebuild', () => {
       'title',
       'body',
       'frontmatter',
+      'content_hash',
       'owner',
       'status',
       'tags',
       'zeta',
     ])
     expect(row).toMatchObject({ name: 'gamma.md', owner: 'Ann', status: null, tags: '["a","b"]', zeta: 1 })
-    expect(row?.['frontmatter']).toBe('{"Name":"shadowed","owner":"Ann","tags":["a","b"],"zeta":1}')
+    // Python's json.dumps(front matter, sort_keys=True); a list column is SQLite's json_extract text
+    expect(row?.['frontmatter']).toBe('{"Name": "shadowed", "owner": "Ann", "tags": ["a", "b"], "zeta": 1}')
     expect(index.query(`select json_extract(frontmatter, '$.Name') as n from documents where path = 'tasks/gamma.md'`)).toEqual([
       { n: 'shadowed' },
     ])
@@ -248,7 +254,7 @@ describe('refresh', () => {
   })
 
   it('keeps the columns in step with the keys through renames, value edits and folder deletions', () => {
-    const columns = () => Object.keys(index.query('select * from documents limit 1')[0] ?? {}).slice(8)
+    const columns = () => Object.keys(index.query('select * from documents limit 1')[0] ?? {}).slice(9)
     write('drafts/one.md', '---\ndraft: true\nphase: wip\n---\n# One\n')
     index.refresh([{ type: 'create', path: 'drafts' }])
     expect(columns()).toEqual(['draft', 'phase', 'status'])
@@ -459,9 +465,9 @@ describe('statePath', () => {
 describe('the documents table', () => {
   /** What `documents` must hold: its select over `_documents`, computed afresh (a view would give this). */
   function expected(index: DocumentIndex): unknown[] {
-    const keys = (index.query("select name from pragma_table_info('documents')", {}) as { name: string }[]).slice(8).map((r) => r.name)
+    const keys = (index.query("select name from pragma_table_info('documents')", {}) as { name: string }[]).slice(9).map((r) => r.name)
     const columns = keys.map((key) => `json_extract(frontmatter, '$.${JSON.stringify(key).replaceAll("'", "''")}') as "${key}"`)
-    return index.query(`select path, parent, name, stem, depth, title, body, frontmatter${columns.map((c) => `, ${c}`).join('')} from _documents order by path`, {})
+    return index.query(`select path, parent, name, stem, depth, title, body, frontmatter, source_hash as content_hash${columns.map((c) => `, ${c}`).join('')} from _documents order by path`, {})
   }
 
   it('stays in step with every document through row updates, key changes, deletions and folder removals', () => {

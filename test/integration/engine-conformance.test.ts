@@ -192,7 +192,7 @@ describe('the conformance fixture', () => {
       'fs:file:insitu/models/counts.sql',
       'fs:file:insitu/models/open_tasks.sql',
       'fs:file:insitu/templates/tasks.md.j2',
-      'fs:file:snippets/answer.py',
+      'fs:file:snippets/answer.py?raw', // include reads the file as it is on disk (issue #15)
       'fs:glob:**/*.md',
       'index:documents',
     ])
@@ -333,7 +333,7 @@ describe('the conformance fixture', () => {
     )
     expect(result.text).toContain('-->\nprevious include body\n<!-- insitu:end -->')
     expect(result.text).toContain('-->\nprevious odd body\n<!-- insitu:end -->')
-    expect(result.dependencies).toEqual(['fs:file:docs/nowhere.txt', 'fs:file:snippets/answer.py'])
+    expect(result.dependencies).toEqual(['fs:file:docs/nowhere.txt?raw', 'fs:file:snippets/answer.py?raw'])
     expect(result.jobs.map((j) => j.error)).toEqual([
       'transform include failed in missing: file not found: docs/nowhere.txt',
       'transform nope failed in odd: unknown transform: nope',
@@ -372,7 +372,7 @@ describe('the conformance fixture', () => {
     const text = '# Later\n\n<!-- insitu:begin include\nid = "later"\npath = "later.txt"\nraw = true\n-->\n<!-- insitu:end -->\n'
     const failed = await engine.renderDocument('docs/later.md', text)
     expect(failed.diagnostics.map((d) => d.message)).toEqual(['transform include failed in later: file not found: docs/later.txt'])
-    expect(failed.dependencies).toEqual(['fs:file:docs/later.txt'])
+    expect(failed.dependencies).toEqual(['fs:file:docs/later.txt?raw'])
     createFile('docs/later.txt', 'here now\n', { selects: ['docs/later.md'] })
     const rendered = await engine.renderDocument('docs/later.md', text)
     expect(rendered.diagnostics).toEqual([])
@@ -457,7 +457,7 @@ describe('the conformance fixture', () => {
   it('stale edges: after re-rendering with another include path, the old file no longer selects the document', async () => {
     const region = (target: string) => `# Inc\n\n<!-- insitu:begin include\npath = "${target}"\n-->\n<!-- insitu:end -->\n`
     const first = await engine.renderDocument('docs/inc.md', region('../snippets/answer.py'))
-    expect(first.dependencies).toEqual(['fs:file:snippets/answer.py'])
+    expect(first.dependencies).toEqual(['fs:file:snippets/answer.py?raw'])
     expect(engine.affected([{ type: 'update', path: 'snippets/answer.py' }]).owners).toEqual(['docs/inc.md'])
 
     const second = await engine.renderDocument('docs/inc.md', region('../insitu.toml'))
@@ -695,7 +695,7 @@ describe('SPEC §6–§8 messages through renderDocument', () => {
         '    listed:',
         '      model: open_tasks',
         '      template: "@insitu/list"',
-        '      target: { kind: frontmatter, pointer: /generated/lists/open }',
+        '      target: {kind: frontmatter, pointer: /generated/lists/open}',
         'generated:',
         '  rows:',
         '    - title: Alpha',
@@ -704,6 +704,7 @@ describe('SPEC §6–§8 messages through renderDocument', () => {
         '  lists:',
         `    open: '- {"title": "Alpha", "status": "backlog", "path": "tasks/alpha.md"}'`,
         '---',
+        '',
         '# Doc',
         '',
       ].join('\n'),

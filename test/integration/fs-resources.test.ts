@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -35,6 +36,13 @@ function makeFolder(files: Record<string, string | Buffer> = {}): string {
     fs.mkdirSync(path.dirname(absolute), { recursive: true })
     fs.writeFileSync(absolute, content)
   }
+  return folder
+}
+
+/** A folder made a real git work tree (`git init`): only there do .gitignore files apply (SPEC §11). */
+function makeRepository(files: Record<string, string | Buffer> = {}): string {
+  const folder = makeFolder(files)
+  execFileSync('git', ['init', '--quiet'], { cwd: folder })
   return folder
 }
 
@@ -160,7 +168,7 @@ describe('listProjectFiles / listProjectEntries', () => {
   })
 
   it('walks only below `under`, honouring the .gitignore files above it', () => {
-    const root = makeFolder({
+    const root = makeRepository({
       '.gitignore': 'docs/private/\n',
       'docs/.gitignore': '*.tmp\n',
       'docs/guide/a.md': '',
@@ -205,7 +213,7 @@ describe('listProjectFiles / listProjectEntries', () => {
   })
 
   it('isIgnored answers for one path as the walker would', () => {
-    const root = makeFolder({ '.gitignore': '*.log\n', 'docs/.gitignore': '!keep.log\n' })
+    const root = makeRepository({ '.gitignore': '*.log\n', 'docs/.gitignore': '!keep.log\n' })
     expect(isIgnored(root, defaults, 'a.log')).toBe(true)
     expect(isIgnored(root, defaults, 'docs/keep.log')).toBe(false)
     expect(isIgnored(root, defaults, 'docs/other.log')).toBe(true)
@@ -214,6 +222,61 @@ describe('listProjectFiles / listProjectEntries', () => {
     expect(isIgnored(root, defaults, '.git/config')).toBe(true)
     expect(isIgnored(root, defaults, 'docs/a.md')).toBe(false)
     expect(isIgnored(root, { exclude: [], respectGitignore: false }, 'a.log')).toBe(false)
+  })
+
+  it('applies .gitignore files only inside a git work tree (SPEC §11)', () => {
+    const files = { '.gitignore': '*.log\nbuild/\n', 'a.log': '', 'build/out.md': '', 'docs/.gitignore': '*.md\n', 'docs/x.md': '', 'keep.md': '' }
+    const plain = makeFolder(files)
+    expect(listProjectFiles(plain, defaults)).toEqual(['.gitignore', 'a.log', 'build/out.md', 'docs/.gitignore', 'docs/x.md', 'keep.md'])
+    expect(isIgnored(plain, defaults, 'a.log')).toBe(false)
+    const repository = makeRepository(files)
+    expect(listProjectFiles(repository, defaults)).toEqual(['.gitignore', 'docs/.gitignore', 'keep.md'])
+    expect(isIgnored(repository, defaults, 'a.log')).toBe(true)
+  })
+
+  it("applies the repository's rules above a project in a subfolder, as git does", () => {
+    const top = makeRepository({
+      '.gitignore': '*.log\n/site/docs/drafts/\n',
+      'site/.gitignore': 'private.md\n',
+      'site/docs/a.md': '',
+      'site/docs/a.log': '',
+      'site/docs/private.md': '',
+      'site/docs/drafts/d.md': '',
+    })
+    fs.writeFileSync(path.join(top, '.git', 'info', 'exclude'), 'excluded.md\n')
+    fs.writeFileSync(path.join(top, 'site', 'docs', 'excluded.md'), '')
+    const root = path.join(top, 'site', 'docs')
+    expect(listProjectFiles(root, defaults)).toEqual(['a.md'])
+    expect(isIgnored(root, defaults, 'drafts', true)).toBe(true)
+    // git itself agrees on every file there
+    const ignored = execFileSync('git', ['check-ignore', '--no-index', 'a.log', 'private.md', 'drafts/d.md', 'excluded.md', 'a.md'], {
+      cwd: root,
+      encoding: 'utf8',
+    })
+    expect(ignored.split('\n').filter(Boolean)).toEqual(['a.log', 'private.md', 'drafts/d.md', 'excluded.md'])
+  })
+
+  it('a linked work tree (a .git file) counts as a work tree', () => {
+    const main = makeRepository()
+    execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '--quiet', '--allow-empty', '-m', 'init'], { cwd: main })
+    const linked = path.join(makeFolder(), 'linked')
+    execFileSync('git', ['worktree', 'add', '--quiet', linked], { cwd: main })
+    fs.writeFileSync(path.join(linked, '.gitignore'), '*.log\n')
+    fs.writeFileSync(path.join(linked, 'a.log'), '')
+    expect(fs.statSync(path.join(linked, '.git')).isFile()).toBe(true)
+    expect(listProjectFiles(linked, defaults)).toEqual(['.gitignore'])
+  })
+
+  it('lists what git ignores, marked, with markIgnored', () => {
+    const root = makeRepository({ '.gitignore': '*.log\nbuild/\n', 'a.log': '', 'build/out.md': '', 'keep.md': '' })
+    expect(listProjectEntries(root, { ...defaults, markIgnored: true })).toEqual([
+      file('.gitignore'),
+      { ...file('a.log'), ignored: true },
+      { ...dir('build'), ignored: true },
+      { ...file('build/out.md'), ignored: true },
+      file('keep.md'),
+    ])
+    expect(listProjectEntries(root, { ...defaults, markIgnored: true }, 'build')).toEqual([{ ...file('build/out.md'), ignored: true }])
   })
 
   it('createPathMatcher uses gitignore semantics, case-sensitively', () => {
@@ -358,13 +421,13 @@ describe('fs:glob', () => {
   }
 
   it('matches gitignore-style: unanchored at any depth, anchored from the root', () => {
-    const root = makeFolder(files)
+    const root = makeRepository(files)
     const ctx = context(root)
     expect(resolveFsGlob('fs:glob:*.md', ctx)).toEqual({
-      value: ['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md'],
+      value: ['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md', 'ignored/e.md'],
       dependencies: ['fs:glob:*.md'],
     })
-    expect(resolveFsGlob('fs:glob:**/*.md', ctx).value).toEqual(['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md'])
+    expect(resolveFsGlob('fs:glob:**/*.md', ctx).value).toEqual(['README.md', 'docs/a.md', 'docs/sub/c.md', 'guide/docs/d.md', 'ignored/e.md'])
     expect(resolveFsGlob('fs:glob:docs/*.md', ctx).value).toEqual(['docs/a.md'])
     expect(resolveFsGlob('fs:glob:docs/**/*.md', ctx).value).toEqual(['docs/a.md', 'docs/sub/c.md'])
     expect(resolveFsGlob('fs:glob:/README.md', ctx).value).toEqual(['README.md'])
@@ -376,10 +439,11 @@ describe('fs:glob', () => {
     expect(resolveFsGlob('fs:glob:?otes.txt', ctx).value).toEqual(['notes.txt'])
   })
 
-  it('drops excluded files, and gitignored files only when respecting gitignore', () => {
-    const root = makeFolder(files)
+  it('drops excluded files only: gitignored files are listed, as the Python implementation lists them', () => {
+    const root = makeRepository(files)
+    expect(listProjectFiles(root, defaults)).not.toContain('ignored/e.md') // the walk of the index hides it
     expect(resolveFsGlob('fs:glob:**/README.md', context(root)).value).toEqual(['README.md'])
-    expect(resolveFsGlob('fs:glob:e.md', context(root)).value).toEqual([])
+    expect(resolveFsGlob('fs:glob:e.md', context(root)).value).toEqual(['ignored/e.md'])
     expect(resolveFsGlob('fs:glob:e.md', context(root, { respectGitignore: false })).value).toEqual(['ignored/e.md'])
     expect(resolveFsGlob('fs:glob:**/README.md', context(root, { exclude: [] })).value).toEqual([
       'README.md',
@@ -422,8 +486,8 @@ describe('fs:glob', () => {
 })
 
 describe('fs:dir', () => {
-  it('lists every visible entry below the folder, recursively, with the same rules', () => {
-    const root = makeFolder({
+  it('lists every entry below the folder but excluded ones, recursively, gitignored ones marked', () => {
+    const root = makeRepository({
       '.gitignore': '*.tmp\n',
       'docs/a.md': '',
       'docs/b.tmp': '',
@@ -433,11 +497,12 @@ describe('fs:dir', () => {
       'top.md': '',
     })
     const ctx = context(root, { exclude: ['**/node_modules/**'] })
+    const ignored = { ...file('docs/b.tmp'), ignored: true }
     expect(resolveFsDir('fs:dir:docs', ctx)).toEqual({
-      value: [file('docs/a.md'), dir('docs/sub'), file('docs/sub/c.md')],
+      value: [file('docs/a.md'), ignored, dir('docs/sub'), file('docs/sub/c.md')],
       dependencies: ['fs:dir:docs'],
     })
-    const atRoot = [file('.gitignore'), dir('docs'), file('docs/a.md'), dir('docs/sub'), file('docs/sub/c.md'), file('top.md')]
+    const atRoot = [file('.gitignore'), dir('docs'), file('docs/a.md'), ignored, dir('docs/sub'), file('docs/sub/c.md'), file('top.md')]
     expect(resolveFsDir('fs:dir:', ctx).value).toEqual(atRoot)
     expect(resolveFsDir('fs:dir:.', ctx)).toEqual({ value: atRoot, dependencies: ['fs:dir:.'] })
     expect(resolveFsDir('fs:dir:node_modules', ctx).value).toEqual([])

@@ -198,6 +198,9 @@ describe('the index snapshot', () => {
   })
 })
 
+/** The plugin's own folder in the state folder (state-folder.ts). */
+const CACHE = '.insitu/vite-plugin-insitu'
+
 describe('the engine option cache', () => {
   async function startEngine(options: { cache?: boolean; persistIndex?: boolean } = {}): Promise<InsituEngine> {
     const engine = await InsituEngine.create({
@@ -209,16 +212,19 @@ describe('the engine option cache', () => {
     return engine
   }
 
-  it('keeps the index in .insitu/index.db by default, never as a document or an input', async () => {
+  it('keeps the index in .insitu/vite-plugin-insitu/index.db by default, never as a document or an input', async () => {
     const engine = await startEngine()
-    expect(fs.readdirSync(path.join(root, '.insitu')).sort()).toEqual(['.gitignore', 'index.db'])
-    expect(engine.isDocument(path.join(root, '.insitu/index.db'))).toBe(false)
+    // paths.state (.insitu/index.db) is the Python implementation's index: the plugin has its own folder
+    expect(fs.readdirSync(path.join(root, '.insitu')).sort()).toEqual(['.gitignore', 'vite-plugin-insitu'])
+    expect(fs.readdirSync(path.join(root, CACHE)).sort()).toEqual(['.gitignore', 'index.db'])
+    expect(fs.readFileSync(path.join(root, CACHE, '.gitignore'), 'utf8')).toBe('# created by insitu\n*\n')
+    expect(engine.isDocument(path.join(root, CACHE, 'index.db'))).toBe(false)
     expect(engine.index.query("select path from entries where path like '.insitu%'")).toEqual([])
     // The snapshot's own writes (temporary file, rename) affect nothing.
     const events = [
-      { type: 'create' as const, path: '.insitu/index.db.123-abc.tmp' },
-      { type: 'delete' as const, path: '.insitu/index.db.123-abc.tmp' },
-      { type: 'update' as const, path: '.insitu/index.db' },
+      { type: 'create' as const, path: `${CACHE}/index.db.123-abc.tmp` },
+      { type: 'delete' as const, path: `${CACHE}/index.db.123-abc.tmp` },
+      { type: 'update' as const, path: `${CACHE}/index.db` },
     ]
     expect(engine.affected(events)).toEqual({ owners: [], projectionChanged: false, gitChanged: false })
     expect(warnings).toEqual([])
@@ -233,11 +239,11 @@ describe('the engine option cache', () => {
   })
 
   it('logs a corrupt index file once through the logger and rebuilds it', async () => {
-    fs.mkdirSync(path.join(root, '.insitu'))
-    fs.writeFileSync(statePath, 'garbage that is long enough to be read as a database header by SQLite....')
+    fs.mkdirSync(path.join(root, CACHE), { recursive: true })
+    fs.writeFileSync(path.join(root, CACHE, 'index.db'), 'garbage that is long enough to be read as a database header by SQLite....')
     const engine = await startEngine()
     expect(engine.index.documentPaths()).toEqual(['tasks/alpha.md', 'tasks/beta.md', 'tasks/gamma.md'])
-    expect(warnings).toEqual(['insitu: .insitu/index.db is not an insitu index cache (file is not a database); rebuilding it'])
+    expect(warnings).toEqual([`insitu: ${CACHE}/index.db is not an insitu index cache (file is not a database); rebuilding it`])
   })
 })
 
@@ -279,13 +285,14 @@ describe('two processes sharing the cache', () => {
       { path: 'tasks/gamma.md', title: 'Gamma' },
     ])
     expect(warnings).toEqual([])
-    expect(fs.readdirSync(path.join(root, '.insitu')).sort()).toEqual(['.gitignore', 'index.db'])
+    expect(fs.readdirSync(path.join(root, CACHE)).sort()).toEqual(['.gitignore', 'index.db'])
   })
 
   it('--no-cache reads and writes no state folder', async () => {
     expect(await cli(['check', '--no-cache'])).toEqual({ code: 0, stdout: '3 documents current\n', stderr: '' })
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
     expect(await cli(['check'])).toMatchObject({ code: 0, stderr: '' })
-    expect(fs.existsSync(statePath)).toBe(true)
+    expect(fs.existsSync(path.join(root, CACHE, 'index.db'))).toBe(true)
+    expect(fs.existsSync(statePath)).toBe(false) // the Python implementation's file
   })
 })

@@ -54,7 +54,7 @@ async function close(engine: InsituEngine): Promise<void> {
   await engine.close()
 }
 
-const JOBS_DB = '.insitu/jobs.db'
+const JOBS_DB = '.insitu/vite-plugin-insitu/jobs.db'
 
 /**
  * A project copy whose files were last modified a minute ago, as in a checkout: the memo

@@ -12,13 +12,14 @@ import vm from 'node:vm'
 import { type Plugin as RollupPlugin, rollup, type RollupError, type RollupWatcher, watch as rollupWatch } from 'rollup'
 import { build, type Plugin, type Rolldown } from 'vite'
 import { afterEach, describe, expect, test } from 'vitest'
-import insitu from '../../src/index.js'
+import insitu, { type InsituOptions } from '../../src/index.js'
 import { runCli } from '../../src/cli/main.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
   copyProject,
+  editFile,
   expectProcessesGone,
   git,
   GIT_DOC,
@@ -115,7 +116,7 @@ describe('vite build', () => {
     // The sources keep their stale regions: only the output is regenerated.
     expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toContain('-->\n<!-- insitu:end -->')
     // `cache` (default): the document index persists in the state folder, which git ignores.
-    expect(fs.existsSync(path.join(root, '.insitu/index.db'))).toBe(true)
+    expect(fs.existsSync(path.join(root, '.insitu/vite-plugin-insitu/index.db'))).toBe(true)
     expect(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.insitu')).toBe('')
   })
 
@@ -170,12 +171,12 @@ describe('vite build', () => {
       (error: unknown) => error as Error & { errors?: unknown[] },
     )
     expect(failure).toBeInstanceOf(Error)
-    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${file}:${BROKEN_LINE}:0\n`)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${file}:${BROKEN_LINE}:1\n`)
     expect(failure?.message).toContain(BROKEN_MESSAGE)
     expect(failure?.errors).toEqual([
       expect.objectContaining({
         id: file,
-        loc: { file, line: BROKEN_LINE, column: 0 },
+        loc: { file, line: BROKEN_LINE, column: 1 },
         plugin: 'vite-plugin-insitu',
         hook: 'load',
       }),
@@ -322,7 +323,7 @@ describe('vite build: validators and the project root', () => {
       expect.objectContaining({
         message: 'note has no title: notes/three.md',
         id: untitled,
-        loc: { file: untitled, line: 1, column: 0 },
+        loc: { file: untitled, line: 1, column: 1 },
         code: 'PLUGIN_WARNING',
       }),
     ])
@@ -336,12 +337,12 @@ describe('vite build: validators and the project root', () => {
       (error: unknown) => error as Error & { errors?: unknown[] },
     )
     expect(failure).toBeInstanceOf(Error)
-    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${forbidden}:3:0\n`)
+    expect(failure?.message).toContain(`[plugin vite-plugin-insitu] ${forbidden}:3:1\n`)
     expect(failure?.errors).toEqual([
       expect.objectContaining({
         message: 'forbidden word in notes/four.md',
         id: forbidden,
-        loc: { file: forbidden, line: 3, column: 0 },
+        loc: { file: forbidden, line: 3, column: 1 },
         plugin: 'vite-plugin-insitu',
         hook: 'buildEnd',
       }),
@@ -410,12 +411,12 @@ interface ViteWatch {
  * Start `vite build --watch` of `root` into `outDir` with the plugin; the watcher is closed after
  * the test. Every build's result is closed as soon as it is reported (BUNDLE_END or ERROR).
  */
-async function startViteWatch(root: string, outDir: string): Promise<ViteWatch> {
+async function startViteWatch(root: string, outDir: string, options: InsituOptions = {}): Promise<ViteWatch> {
   const watcher = (await build({
     root,
     configFile: false,
     logLevel: 'silent',
-    plugins: [insitu()],
+    plugins: [insitu(options)],
     build: { outDir, watch: {} },
   })) as Rolldown.RolldownWatcher
   closers.push(() => watcher.close())
@@ -455,6 +456,37 @@ describe('vite build --watch', () => {
     // The extension process is reused across rebuilds, and stops with the watcher.
     expect(liveExtensionPids()).toEqual([...seenPids])
     await closeAndExpectProcessesGone()
+  })
+
+  test('write mode: one rebuild per change, though each change writes a document (issue #14.5)', async () => {
+    const root = copyProject({ git: true })
+    const outDir = path.join(root, 'dist')
+    fs.rmSync(path.join(root, 'docs/broken.md')) // a failing document fails a write-mode build
+    const { errors, ends } = await startViteWatch(root, outDir, { write: true })
+    await expect.poll(ends, WAIT).toBe(1)
+    expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toBe(TASKS_DOC('open', 'done'))
+    const settled = async (builds: number) => {
+      await expect.poll(ends, WAIT).toBe(builds)
+      await new Promise((resolve) => setTimeout(resolve, 1500)) // a second rebuild would start now
+      expect(ends()).toBe(builds)
+    }
+    await settled(1)
+    // A file the document includes (the bundler watches it): the document is written, once rebuilt.
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await settled(2)
+    expect(fs.readFileSync(path.join(root, 'docs/snippet.md'), 'utf8')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+    expect(runBuiltApp(outDir)).toContain(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+    // A task's front matter (a managed document itself), feeding the SQL region of another.
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await settled(3)
+    expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toBe(TASKS_DOC('blocked', 'done'))
+    expect(runBuiltApp(outDir)).toContain(TASKS_DOC('blocked', 'done'))
+    // The user's own edit of a written document: kept, regenerated around, one rebuild.
+    editFile(root, 'docs/tasks.md', '# Tasks', '# Tasks, edited')
+    await settled(4)
+    expect(fs.readFileSync(path.join(root, 'docs/tasks.md'), 'utf8')).toBe(TASKS_DOC('blocked', 'done').replace('# Tasks', '# Tasks, edited'))
+    expect(runBuiltApp(outDir)).toContain('# Tasks, edited')
+    expect(errors).toEqual([])
   })
 
   test('rebuilds when a new managed document appears outside the watched folders (index:documents dependents)', async () => {
@@ -530,8 +562,8 @@ const resolveQueries: RollupPlugin = {
 }
 
 /** The plugin as Rollup sees it (Vite's Plugin type adds Vite-only hooks). */
-function insituForRollup(root: string): RollupPlugin {
-  return insitu({ root }) as unknown as RollupPlugin
+function insituForRollup(root: string, options: InsituOptions = {}): RollupPlugin {
+  return insitu({ root, ...options }) as unknown as RollupPlugin
 }
 
 /** Another plugin turning Markdown (already regenerated by insitu's transform) into a module. */
@@ -621,7 +653,7 @@ describe('plain Rollup 4', () => {
     // the region's file and line are the error's `loc`, as Rollup's CLI prints them.
     const importer = path.relative(process.cwd(), path.join(root, 'main.js'))
     expect(failure?.message).toBe(`Could not load ${file}?raw (imported by ${importer}): ${BROKEN_MESSAGE}`)
-    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 0 })
+    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 1 })
     expect(failure?.id).toBe(file)
     expect(failure?.plugin).toBe('vite-plugin-insitu')
     expect(failure?.hook).toBe('load')

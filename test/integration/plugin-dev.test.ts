@@ -64,16 +64,9 @@ const countTransforms: Plugin = {
 
 const captureLogger = recordingLogger((entry) => logs.push(entry))
 
-/** How Vite's dev server logs a plugin's `this.warn({ message, id, loc })` at line 1 of a one-line file. */
+/** How Vite's dev server logs a plugin's `this.warn({ message, id, loc, frame })` at line 1 of a one-line file. */
 function VITE_DEV_WARNING(file: string, message: string, firstLine: string): string {
-  return [
-    `warning: ${message}`,
-    '  Plugin: vite-plugin-insitu',
-    `  File: ${file}:1:0`,
-    `  1  |  ${firstLine}`,
-    '     |  ^',
-    '  2  |  ',
-  ].join('\n')
+  return [`warning: ${message}`, '  Plugin: vite-plugin-insitu', `  File: ${file}:1:1`, `  1 | ${firstLine}`, '    | ^', '  2 |'].join('\n')
 }
 
 function logged(level: 'info' | 'warn' | 'error'): string[] {
@@ -275,7 +268,7 @@ describe('vite dev server', () => {
     )
     expect(failure).toBeInstanceOf(Error)
     expect(failure?.message).toBe(BROKEN_MESSAGE)
-    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 0 })
+    expect(failure?.loc).toEqual({ file, line: BROKEN_LINE, column: 1 })
     expect(failure?.plugin).toBe('vite-plugin-insitu')
     expect(failure?.id).toBe(file)
     rememberPids()
@@ -296,7 +289,7 @@ describe('vite dev server', () => {
           message: BROKEN_MESSAGE,
           id: file,
           plugin: 'vite-plugin-insitu',
-          loc: { file, line: BROKEN_LINE, column: 0 },
+          loc: { file, line: BROKEN_LINE, column: 1 },
         }),
       },
     ])
@@ -362,6 +355,24 @@ describe('vite dev server', () => {
     expect(logged('error')).toEqual([])
   })
 
+  test("an editor's temporary file renamed over the program: the restart names the program, never the temporary file", async () => {
+    await startServer({ listen: true })
+    await openApp()
+    await watchedByVite('tools/notes/extension.py')
+    const program = path.join(root, 'tools/notes/extension.py')
+    // What `sed -i` does: write the new text to a temporary file beside the program, then rename it over the program.
+    const temporary = path.join(root, 'tools/notes/sedx3ajcv')
+    server!.watcher.on('add', (file) => {
+      if (path.resolve(root, file) === temporary && fs.existsSync(temporary)) fs.renameSync(temporary, program)
+    })
+    fs.writeFileSync(temporary, readFile(root, 'tools/notes/extension.py').replace('{len(files)} notes: ', '{len(files)} notes seen: '))
+    await expect.poll(() => logged('info'), WAIT).toContain('insitu: tools/notes/extension.py changed, restarting server')
+    await expect.poll(() => load('/docs/notes.md?raw'), WAIT).toBe(NOTES_DOC(INITIAL_NOTES).replace('2 notes: ', '2 notes seen: '))
+    expect(fs.existsSync(temporary)).toBe(false)
+    expect(logs.filter((entry) => entry.message.includes('sedx3ajcv'))).toEqual([])
+    rememberPids()
+  })
+
   test('an extension that fails to start is reported once; only the documents using it fail', async () => {
     addExtension(root, 'failures/identity')
     fs.writeFileSync(
@@ -381,7 +392,7 @@ describe('vite dev server', () => {
       )
     expect(failure).toEqual({
       message: 'transform identity_x (extension acme/identity) failed in who: manifest/runtime identity mismatch for acme/identity',
-      loc: { file: path.join(root, 'docs/identity.md'), line: 3, column: 0 },
+      loc: { file: path.join(root, 'docs/identity.md'), line: 3, column: 1 },
     })
     // Asking again fails the same way, without another report in the log.
     await expect(client().transformRequest('/docs/identity.md?raw')).rejects.toThrow('identity mismatch')
@@ -406,7 +417,8 @@ describe('vite dev server', () => {
           (error: Error & { loc?: unknown }) => ({ message: error.message, loc: error.loc }),
         )
     const expected = `${config}:${line}:7: illegal character in key`
-    await expect.poll(failure, WAIT).toEqual({ message: expected, loc: { file: config, line, column: 6 } })
+    // The message's column and loc's are the same: the one an editor opens.
+    await expect.poll(failure, WAIT).toEqual({ message: expected, loc: { file: config, line, column: 7 } })
     // The server keeps serving everything else, and says why insitu is not working.
     expect((await client().transformRequest('/main.js'))?.code).toContain('docs/tasks.md?raw')
     expect(logged('error')).toContain(`vite-plugin-insitu: ${expected}`)

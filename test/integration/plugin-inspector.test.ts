@@ -177,7 +177,17 @@ describe('/__insitu/', () => {
       pendingText: null,
     })
     expect(notes.lastRun.jobs).toEqual([
-      { id: 'count', kind: 'count_notes', line: 3, target: 'region', provider: 'plugin/notes', reused: false, error: null },
+      {
+        id: 'count',
+        kind: 'count_notes',
+        line: 3,
+        target: 'region',
+        provider: 'plugin/notes',
+        reused: false,
+        error: null,
+        // What this job read (here the document's only job: every dependency of the run).
+        dependencies: notes.lastRun.dependencies,
+      },
     ])
     expect(notes.lastRun.dependencies).toContain('fs:glob:notes/*.md')
     expect(notes.lastRun.diagnostics).toEqual([])

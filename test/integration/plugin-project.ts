@@ -182,10 +182,15 @@ export interface ChildRun {
 }
 
 export function runTypeScript(script: string, args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
+  return runNode(['--import', TSX, script], args, options)
+}
+
+/** Runs `node <nodeArgs> ...args` (a built `.js` script needs no TypeScript loader) and resolves with its exit code and output. */
+export function runNode(nodeArgs: readonly string[], args: readonly string[], options: { cwd: string; uid?: number }): Promise<ChildRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, script, ...args],
+      [...nodeArgs, ...args],
       { cwd: options.cwd, uid: options.uid, gid: options.uid, env: { ...process.env, FORCE_COLOR: '0' } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0

@@ -257,7 +257,7 @@ describe('errors', () => {
   it('names the model file in template errors', () => {
     writeModel('bad', 'select {{ not_defined }} as x')
     expect(() => models.compile('bad')).toThrow(
-      exactly('cannot render SQL model bad: (insitu/models/bad.sql) [Line 1, Column 8] attempted to output null or undefined value'),
+      exactly("cannot render SQL model bad: 'not_defined' is undefined (insitu/models/bad.sql line 1, column 8)"),
     )
   })
 })

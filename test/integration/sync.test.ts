@@ -321,6 +321,9 @@ describe('syncProject', () => {
     )
     const engine = await startEngine(root)
     const report = formatSyncReport(await syncProject(engine, { write: false }), 'check')
-    expect(report).toContain('docs/fm.md:4 frontmatter rows is stale\n    @@ -0,0 +1,6 @@\n    +- title: Alpha\n')
+    // the diff shows the front-matter lines as they will be written (issue #14)
+    expect(report).toContain(
+      'docs/fm.md:4 frontmatter rows is stale\n    @@ -7,3 +7,11 @@\n           model: all_tasks\n           target: frontmatter:/generated/count\n    +generated:\n    +  count:\n    +    - title: Alpha\n',
+    )
   })
 })

@@ -227,4 +227,37 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
     expect(out.textContent).toContain(NOTES_DOC(INITIAL_NOTES))
     await expectProcessesGone(seenPids)
   })
+
+  test('vite build --watch, write mode: one rebuild per change, though each change writes a document (issue #14.5)', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md')) // a failing document fails a write-mode build
+    const watcher = (await vite.build({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu({ write: true })],
+      build: { outDir: path.join(root, 'dist'), minify: false, watch: {} },
+    })) as { on(event: 'event', listener: (event: { code: string; result?: { close(): unknown } }) => void): void; close(): Promise<void> }
+    closers.push(() => watcher.close())
+    let ends = 0
+    watcher.on('event', (event) => {
+      if (event.code === 'END') ends++
+      if (event.code === 'ERROR') throw new Error('the watch build failed')
+      void event.result?.close()
+    })
+    const settled = async (builds: number) => {
+      await expect.poll(() => ends, WAIT).toBe(builds)
+      await new Promise((resolve) => setTimeout(resolve, 1500)) // a second rebuild would start now
+      expect(ends).toBe(builds)
+    }
+    await settled(1)
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await settled(2)
+    expect(fs.readFileSync(path.join(root, 'docs/snippet.md'), 'utf8')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+    editFile(root, 'docs/tasks.md', '# Tasks', '# Tasks, edited')
+    await settled(3)
+    const bundles = fs.readdirSync(path.join(root, 'dist/assets')).filter((name) => name.endsWith('.js'))
+    expect(bundles.map((name) => fs.readFileSync(path.join(root, 'dist/assets', name), 'utf8')).join('\n')).toContain('# Tasks, edited')
+  })
 })

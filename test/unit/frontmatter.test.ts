@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { errorOf as thrown } from './thrown-error.js'
 import {
   FrontMatterError,
+  FrontMatterWriteError,
   indexableFrontMatter,
   materializationJobs,
   ownershipConflicts,
@@ -9,8 +10,9 @@ import {
   setPointer,
   splitFrontMatter,
   targetsOverlap,
-  writeFrontMatter,
+  writeGeneratedValues,
 } from '../../src/documents/frontmatter.js'
+import { PythonFloat } from '../../src/values/python-float.js'
 
 const errorOf = (run: () => unknown): FrontMatterError => thrown(FrontMatterError, run)
 
@@ -62,6 +64,62 @@ describe('splitFrontMatter', () => {
     expect(splitFrontMatter('---\nd: 2024-01-02\nb: yes\nn: ~\nf: 1.5\n---\n').data).toEqual({ d: '2024-01-02', b: 'yes', n: null, f: 1.5 })
   })
 
+  // SPEC §11 "YAML front matter": read as ruamel.yaml's round-trip loader reads it (issue #15)
+  const read = (yaml: string) => splitFrontMatter(`---\n${yaml}---\n`).data
+
+  it('reads integers as ruamel does: underscores, leading zeros, 0o octal, any size', () => {
+    expect(read('a: 1_000\nb: 017\nc: 0o17\nd: 0x1F\ne: 0b101\nf: -0\n')).toStrictEqual({ a: 1000, b: 17, c: 15, d: 31, e: 5, f: 0 })
+    expect(read('big: 123456789012345678901234567890\nedge: 9007199254740992\n')).toStrictEqual({
+      big: 123456789012345678901234567890n,
+      edge: 9007199254740992n,
+    })
+  })
+
+  it('keeps floats floats: 2.0 and 1e3 are Python floats', () => {
+    expect(read('a: 2.0\nb: 1e3\nc: -0.0\nd: .5\ne: .inf\nf: .nan\n')).toStrictEqual({
+      a: new PythonFloat(2),
+      b: new PythonFloat(1000),
+      c: new PythonFloat(-0),
+      d: 0.5,
+      e: Infinity,
+      f: NaN,
+    })
+    expect(read('a: -.nan\nb: .5e3\n')).toStrictEqual({ a: '-.nan', b: '.5e3' })
+  })
+
+  it('reads timestamps as their isoformat() text, dates as dates', () => {
+    expect(
+      read('a: 2024-03-01T10:20:30Z\nb: 2024-03-01 10:20:30\nc: 2024-03-01t10:20:30.5-05:30\nd: 2024-03-01\ne: "2024-03-01T10:20:30Z"\n'),
+    ).toStrictEqual({
+      a: '2024-03-01T10:20:30+00:00',
+      b: '2024-03-01T10:20:30',
+      c: '2024-03-01T10:20:30.500000-05:30',
+      d: '2024-03-01',
+      e: '2024-03-01T10:20:30Z',
+    })
+    expect(() => read('a: 2024-02-30\n')).toThrow('invalid YAML front matter at line 2: day is out of range for month')
+  })
+
+  it('merges merge keys and shares anchored values', () => {
+    expect(read('base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  x: 5\ne: *b\n')).toStrictEqual({
+      base: { x: 1, y: 2 },
+      d: { x: 5, y: 2 },
+      e: { x: 1, y: 2 },
+    })
+    expect(() => read('a: &a {x: 1}\nd:\n  <<: *a\n  <<: *a\n')).toThrow('found duplicate merge key')
+  })
+
+  it('rejects duplicate keys under Python equality', () => {
+    expect(() => read('1: a\ntrue: b\n')).toThrow('invalid YAML front matter at line 3: found duplicate key "true"')
+    expect(() => read('a: 1\n01: x\n1: y\n')).toThrow('found duplicate key "1"')
+    expect(read("1: a\n'2': b\nnull: c\n")).toStrictEqual({ 1: 'a', 2: 'b', null: 'c' })
+  })
+
+  it('rejects tabs where ruamel needs spaces', () => {
+    expect(() => read('a:\tx\n')).toThrow("invalid YAML front matter at line 2: found character '\\t'")
+    expect(read('a: "x\ty"\nb: [1,\t2]\n')).toStrictEqual({ a: 'x\ty', b: [1, 2] })
+  })
+
   it('rejects front matter that is not a mapping', () => {
     for (const text of ['---\n- a\n---\n', '---\nplain\n---\n']) {
       const error = errorOf(() => splitFrontMatter(text))
@@ -72,7 +130,7 @@ describe('splitFrontMatter', () => {
 
   it('rejects invalid YAML with its document line', () => {
     const duplicate = errorOf(() => splitFrontMatter('---\ntitle: X\ntitle: Y\n---\n'))
-    expect(duplicate.message).toBe('invalid YAML front matter at line 3: Map keys must be unique')
+    expect(duplicate.message).toBe('invalid YAML front matter at line 3: found duplicate key "title"')
     expect(duplicate.line).toBe(3)
     expect(errorOf(() => splitFrontMatter('---\na: b: c\n---\n')).message).toBe(
       'invalid YAML front matter at line 2: Nested mappings are not allowed in compact mappings',
@@ -212,76 +270,97 @@ describe('setPointer', () => {
   })
 })
 
-describe('writeFrontMatter', () => {
-  it('writes block YAML between fences and removes the leading line breaks of the body', () => {
-    const text = '---\ntitle: X\n---\n\n\nBody\n'
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/counts/total', 2)
-    expect(writeFrontMatter(text, data)).toBe('---\ntitle: X\ngenerated:\n  counts:\n    total: 2\n---\nBody\n')
-  })
+describe('writeGeneratedValues', () => {
+  const write = (text: string, ...values: Array<[string, unknown]>) =>
+    writeGeneratedValues(text, values.map(([pointer, value]) => ({ pointer, value })))
 
-  it('adds front matter to a document without any', () => {
-    expect(writeFrontMatter('\n# Hi\n', { generated: { n: 1 } })).toBe('---\ngenerated:\n  n: 1\n---\n# Hi\n')
-  })
-
-  it('keeps key order, comments and styles of unchanged values', () => {
-    const text = [
-      '---',
-      '# heading comment',
-      "title: 'Quoted' # trailing",
-      'generated:',
-      '  # about counts',
-      '  counts:',
-      '    total: 1 # was one',
-      '  old: 3',
-      'tags: [a, b]',
-      '---',
-      'Body',
-    ].join('\n')
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/counts/total', 5)
-    delete (data.generated as Record<string, unknown>).old
-    data.added = { list: ['x', 'y'] }
-    expect(writeFrontMatter(text, data)).toBe(
-      [
-        '---',
-        '# heading comment',
-        "title: 'Quoted' # trailing",
-        'generated:',
-        '  # about counts',
-        '  counts:',
-        '    total: 5 # was one',
-        'tags: [ a, b ]',
-        'added:',
-        '  list:',
-        '    - x',
-        '    - y',
-        '---',
-        'Body',
-      ].join('\n'),
+  it('appends a generated block and keeps the body and the blank line after the fence', () => {
+    expect(write('---\ntitle: X\n---\n\n\nBody\n', ['/generated/counts/total', 2])).toBe(
+      '---\ntitle: X\ngenerated:\n  counts:\n    total: 2\n---\n\n\nBody\n',
     )
   })
 
-  it('never folds long lines', () => {
-    const long = 'word '.repeat(40).trim()
-    expect(writeFrontMatter('B', { generated: { text: long } })).toBe(`---\ngenerated:\n  text: ${long}\n---\nB`)
+  it('adds front matter to a document without any (SPEC §8)', () => {
+    expect(write('\n# Hi\n', ['/generated/n', 1])).toBe('---\ngenerated:\n  n: 1\n---\n# Hi\n')
+    expect(write('# Hi\r\n', ['/generated/n', 1])).toBe('---\r\ngenerated:\r\n  n: 1\r\n---\r\n# Hi\r\n')
+  })
+
+  // issue #14: a materialization rewrote `tags: [a, b]` as `[ a, b ]`, `{a: 1}` as `{ a: 1 }`,
+  // `1e3` as `1e+3`, `017` as `17` and lost the spacing before a comment
+  it("keeps every byte of the user's own lines", () => {
+    const user = [
+      '---',
+      'title: "X"  # note',
+      'tags: [a, b]',
+      'meta: {a: 1}',
+      'ratio: 1e3',
+      'lead: 017',
+      'date: 2024-03-01',
+      "quoted: '2024-03-01'",
+      'text: |',
+      '  block',
+      '     kept',
+      'list:',
+      '- a',
+      'spaced:    value',
+      '#   comment   with   spaces',
+      'generated:',
+      '  keep: 0x1F    # mine',
+      '  counts: {}',
+      '---',
+      '',
+    ].join('\n')
+    const written = write(user, ['/generated/counts/total', 5])
+    expect(written).toBe(user.replace('  counts: {}', '  counts:\n    total: 5'))
+  })
+
+  it('replaces only the span of the generated value, keeping its comment column', () => {
+    const text = '---\ngenerated:\n  total: 1      # was one\n  rows:\n    - a: 1\n  # after rows\n  other: x\n---\nBody\n'
+    expect(write(text, ['/generated/total', 12], ['/generated/rows', [{ a: 2, b: null }, { a: 3, b: 'x y' }]])).toBe(
+      '---\ngenerated:\n  total: 12     # was one\n  rows:\n    - a: 2\n      b:\n    - a: 3\n      b: x y\n  # after rows\n  other: x\n---\nBody\n',
+    )
+  })
+
+  it('writes values as ruamel does: quoting only where YAML needs it, multi-line strings quoted with \\n', () => {
+    expect(write('---\n---\n', ['/generated/v', ['yes', 'null', '', 'a: b', "it's", 'two\nlines', 1.5, new PythonFloat(2), 10n ** 20n, true]])).toBe(
+      "---\ngenerated:\n  v:\n    - yes\n    - 'null'\n    - ''\n    - 'a: b'\n    - it's\n    - \"two\\nlines\"\n    - 1.5\n    - 2.0\n    - 100000000000000000000\n    - true\n---\n",
+    )
+  })
+
+  it('keeps a quoted string quoted when a new string replaces it', () => {
+    expect(write("---\ngenerated:\n  a: \"old\"\n  b: 'old'\n---\n", ['/generated/a', 'new'], ['/generated/b', 'new'])).toBe(
+      "---\ngenerated:\n  a: \"new\"\n  b: 'new'\n---\n",
+    )
+  })
+
+  it('writes into a flow mapping in flow style', () => {
+    expect(write('---\ngenerated: { a: 1 }\n---\n', ['/generated/b', [{ x: 1 }]])).toBe('---\ngenerated: { a: 1, b: [x: 1] }\n---\n')
   })
 
   it('keeps CRLF documents CRLF', () => {
     const text = '---\r\ntitle: X\r\n---\r\n\r\nBody\r\n'
-    const data = splitFrontMatter(text).data!
-    setPointer(data, '/generated/n', 1)
-    expect(writeFrontMatter(text, data)).toBe('---\r\ntitle: X\r\ngenerated:\r\n  n: 1\r\n---\r\nBody\r\n')
+    expect(write(text, ['/generated/n', [1]])).toBe('---\r\ntitle: X\r\ngenerated:\r\n  n:\r\n    - 1\r\n---\r\n\r\nBody\r\n')
   })
 
-  it('is stable: writing the data it reads back changes nothing', () => {
-    const once = writeFrontMatter('---\ntitle: X\n---\nBody\n', { title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
-    expect(writeFrontMatter(once, splitFrontMatter(once).data!)).toBe(once)
+  it('never folds long lines', () => {
+    const long = 'word '.repeat(40).trim()
+    expect(write('B', ['/generated/text', long])).toBe(`---\ngenerated:\n  text: ${long}\n---\nB`)
+  })
+
+  it('is stable: writing the values it reads back changes nothing', () => {
+    const once = write('---\ntitle: X\n---\nBody\n', ['/generated/a', { b: [1, { c: 2 }] }])
+    expect(write(once, ['/generated/a', (splitFrontMatter(once).data!.generated as Record<string, unknown>).a])).toBe(once)
     expect(splitFrontMatter(once).data).toEqual({ title: 'X', generated: { a: { b: [1, { c: 2 }] } } })
   })
 
-  it('writes an empty mapping as {}', () => {
-    expect(writeFrontMatter('---\n---\nB', {})).toBe('---\n{}\n---\nB')
+  it('refuses pointers outside /generated/', () => {
+    expect(() => write('---\na: 1\n---\n', ['/title', 'x'])).toThrow('frontmatter targets must be under /generated/')
+  })
+
+  it('names the pointer of a value that has no YAML form; writes bytes as ruamel writes them', () => {
+    const error = thrown(FrontMatterWriteError, () => write('---\na: 1\n---\n', ['/generated/when', new Date(0)]))
+    expect([error.pointer, error.message]).toEqual(['/generated/when', 'cannot write /generated/when into the front matter: a value of type Date has no YAML form'])
+    expect(write('---\na: 1\n---\n', ['/generated/blob', Buffer.from('hi')])).toBe('---\na: 1\ngenerated:\n  blob: !!binary |\n    aGk=\n---\n')
   })
 })
 

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions, type ModuleRule } from '../../src/index.js'
 import { resolveOptions } from '../../src/plugin/options.js'
 import { loadProjectScope } from '../../src/plugin/project-scope.js'
-import { isRestartTrigger } from '../../src/plugin/restart-triggers.js'
+import { isRestartTrigger, ServerRestarts } from '../../src/plugin/restart-triggers.js'
 import { ConfigError } from '../../src/host/config.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 
@@ -252,6 +252,13 @@ describe('isRestartTrigger', () => {
     ['/p/tools/notes/helpers.pyc', false],
     ['/p/tools/notes/node_modules/x/index.js', false],
     ['/p/tools/notes/.venv/lib/site.py', false],
+    // editors' swap, backup and lock files, and vim's write probe
+    ['/p/tools/notes/.extension.py.swp', false],
+    ['/p/tools/notes/extension.py~', false],
+    ['/p/tools/notes/.#extension.py', false],
+    ['/p/tools/notes/#extension.py#', false],
+    ['/p/tools/notes/4913', false],
+    ['/p/tools/notes/sedx3ajcv', true], // a temporary file is a trigger; ServerRestarts decides whether to name it
     ['/p/tools/notes-other/extension.py', false],
     ['/p/tools/insitu.toml', false],
     ['/p/docs/a.md', false],
@@ -265,5 +272,74 @@ describe('isRestartTrigger', () => {
     expect(isRestartTrigger('/p/insitu-extension.toml', atRoot)).toBe(true)
     expect(isRestartTrigger('/p/extension.py', atRoot)).toBe(false)
     expect(isRestartTrigger('/p/docs/a.md', atRoot)).toBe(false)
+  })
+})
+
+describe('ServerRestarts', () => {
+  const folders: string[] = []
+  afterEach(() => {
+    for (const folder of folders.splice(0)) fs.rmSync(folder, { recursive: true, force: true })
+  })
+
+  function setup() {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-restarts-')))
+    folders.push(root)
+    const logs: string[] = []
+    let restarts = 0
+    const restarter = new ServerRestarts({
+      root,
+      settleMs: 20,
+      restart: async () => {
+        restarts++
+      },
+      log: (message) => logs.push(message),
+      error: (message) => logs.push(`error: ${message}`),
+    })
+    return { root, logs, restarter, restarts: () => restarts }
+  }
+
+  test('a temporary file renamed over the program: one restart, naming the program only', async () => {
+    const { root, logs, restarter, restarts } = setup()
+    const program = path.join(root, 'extension.py')
+    const temporary = path.join(root, 'sedx3ajcv')
+    fs.writeFileSync(program, 'old\n')
+    fs.writeFileSync(temporary, 'new\n')
+    restarter.note('create', temporary)
+    fs.renameSync(temporary, program) // what `sed -i` does next
+    restarter.note('delete', temporary)
+    restarter.note('update', program)
+    await expect.poll(() => restarts()).toBe(1)
+    expect(logs).toEqual(['insitu: extension.py changed, restarting server'])
+  })
+
+  test('a file that appears and vanishes again restarts nothing; a deleted program and a new file do', async () => {
+    const { root, logs, restarter, restarts } = setup()
+    const swap = path.join(root, 'scratch.tmp')
+    restarter.note('create', swap) // gone before the events settle
+    const created = path.join(root, 'lib/helper.py')
+    const deleted = path.join(root, 'old.py')
+    expect(restarter.settling).toBe(true)
+    await expect.poll(() => restarter.settling).toBe(false)
+    expect(restarts()).toBe(0)
+    expect(logs).toEqual([])
+    fs.mkdirSync(path.dirname(created))
+    fs.writeFileSync(created, 'x\n')
+    restarter.note('create', created)
+    restarter.note('delete', deleted)
+    await expect.poll(() => restarts()).toBe(1)
+    expect(logs).toEqual(['insitu: lib/helper.py, old.py changed, restarting server'])
+  })
+
+  test('cancel drops what is pending', async () => {
+    const { root, logs, restarter, restarts } = setup()
+    fs.writeFileSync(path.join(root, 'a.py'), 'x\n')
+    restarter.note('update', path.join(root, 'a.py'))
+    restarter.cancel()
+    expect(restarter.settling).toBe(false)
+    // A later event settles on its own: the cancelled one is not part of it.
+    fs.writeFileSync(path.join(root, 'b.py'), 'x\n')
+    restarter.note('update', path.join(root, 'b.py'))
+    await expect.poll(() => restarts()).toBe(1)
+    expect(logs).toEqual(['insitu: b.py changed, restarting server'])
   })
 })

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { errorOf as thrown } from './thrown-error.js'
@@ -7,7 +8,9 @@ import {
   fencedRanges,
   lineEndingOf,
   parseRegions,
+  quotingHint,
   regionBodyText,
+  scanRegions,
   strayEndLines,
   type Region,
 } from '../../src/documents/regions.js'
@@ -31,6 +34,13 @@ const BASIC = [
   '', //                                          15
 ].join('\n')
 
+/** The default id the rule gives: `<kind>-` and 6 hex digits of SHA-1 over the options' canonical JSON. */
+function defaultId(kind: string, canonicalOptions: string): string {
+  return `${kind}-${createHash('sha1').update(canonicalOptions).digest('hex').slice(0, 6)}`
+}
+
+const INCLUDE_ID = defaultId('include', '{"path":"notes.txt","start":2}')
+
 function summary(regions: Region[]) {
   return regions.map(({ id, kind, line, options }) => ({ id, kind, line, options }))
 }
@@ -50,7 +60,7 @@ const errorOf = (run: () => unknown): RegionError => thrown(RegionError, run)
 describe('parseRegions', () => {
   it('reads ids, kinds, lines and options in document order', () => {
     expect(summary(parseRegions(BASIC))).toEqual([
-      { id: 'region-1', kind: 'include', line: 3, options: { path: 'notes.txt', start: 2 } },
+      { id: INCLUDE_ID, kind: 'include', line: 3, options: { path: 'notes.txt', start: 2 } },
       { id: 'tasks', kind: 'sql', line: 10, options: { id: 'tasks', model: 'open_tasks' } },
     ])
   })
@@ -74,21 +84,41 @@ describe('parseRegions', () => {
     expect(parseRegions(text).map((region) => region.kind)).toEqual(['tree', 'my-ext.render_v2', 'sql', 'x.y-z_1'])
   })
 
-  it('numbers unnamed regions by their ordinal among all regions', () => {
+  it('gives unnamed regions ids from their kind and options, not their position', () => {
     const text = [
       '<!-- insitu:begin\nid = "named"\n-->\n<!-- insitu:end -->',
       '<!-- insitu:begin\n-->\n<!-- insitu:end -->',
       '<!-- insitu:begin\nid = ""\n-->\n<!-- insitu:end -->',
       '<!-- insitu:begin\nid = 7\n-->\n<!-- insitu:end -->',
+      '<!-- insitu:begin tree\nexclude = ["b", "a"]\n  depth = 2 # two levels\n-->\n<!-- insitu:end -->',
     ].join('\n')
-    expect(parseRegions(text).map((region) => region.id)).toEqual(['named', 'region-2', 'region-3', '7'])
+    expect(parseRegions(text).map((region) => region.id)).toEqual([
+      'named',
+      defaultId('sql', '{}'),
+      defaultId('sql', '{"id":""}'),
+      '7',
+      // keys sorted, arrays kept in order; spacing and comments do not count
+      defaultId('tree', '{"depth":2,"exclude":["b","a"]}'),
+    ])
+  })
+
+  it('keeps every other default id when a region is inserted above, and numbers identical regions', () => {
+    const tree = '<!-- insitu:begin tree\n-->\n<!-- insitu:end -->'
+    const snippet = '<!-- insitu:begin include\npath = "a.txt"\n-->\n<!-- insitu:end -->'
+    const before = ['# Doc', tree, 'prose', snippet, tree, ''].join('\n')
+    const after = ['# Doc', snippet.replace('a.txt', 'b.txt'), '<!-- insitu:begin tree\ndepth = 3\n-->\n<!-- insitu:end -->', tree, 'more prose', snippet, tree, ''].join('\n')
+    const ids = parseRegions(before).map((r) => r.id)
+    expect(ids).toEqual([defaultId('tree', '{}'), defaultId('include', '{"path":"a.txt"}'), `${defaultId('tree', '{}')}-2`])
+    const inserted = parseRegions(after).map((r) => r.id)
+    expect(inserted.slice(2)).toEqual(ids)
+    expect(new Set(inserted).size).toBe(inserted.length)
   })
 
   it('accepts the one-line begin comment with an empty header', () => {
     const text = 'a\n<!-- insitu:begin include -->\nbody\n<!-- insitu:end -->\n<!-- insitu:begin -->x<!-- insitu:end -->\n'
     expect(summary(parseRegions(text))).toEqual([
-      { id: 'region-1', kind: 'include', line: 2, options: {} },
-      { id: 'region-2', kind: 'sql', line: 5, options: {} },
+      { id: defaultId('include', '{}'), kind: 'include', line: 2, options: {} },
+      { id: defaultId('sql', '{}'), kind: 'sql', line: 5, options: {} },
     ])
   })
 
@@ -104,7 +134,7 @@ describe('parseRegions', () => {
       '<!-- insitu:end -->',
       '<!-- insitu:end -->',
     ].join('\n')
-    expect(summary(parseRegions(text))).toEqual([{ id: 'region-1', kind: 'tree', line: 6, options: {} }])
+    expect(summary(parseRegions(text))).toEqual([{ id: defaultId('tree', '{}'), kind: 'tree', line: 6, options: {} }])
   })
 
   it('does not nest: the first end closes the region and an inner begin is body text', () => {
@@ -158,9 +188,9 @@ describe('parseRegions', () => {
 
   it('starts scanning at the given offset (e.g. past front matter) but counts lines from the top', () => {
     const text = '---\nx: "<!-- insitu:begin -->"\n---\n<!-- insitu:begin tree -->\n<!-- insitu:end -->\n'
-    expect(summary(parseRegions(text))).toEqual([{ id: 'region-1', kind: 'sql', line: 2, options: {} }])
+    expect(summary(parseRegions(text))).toEqual([{ id: defaultId('sql', '{}'), kind: 'sql', line: 2, options: {} }])
     const regions = parseRegions(text, text.indexOf('---\n<!--') + 4)
-    expect(summary(regions)).toEqual([{ id: 'region-1', kind: 'tree', line: 4, options: {} }])
+    expect(summary(regions)).toEqual([{ id: defaultId('tree', '{}'), kind: 'tree', line: 4, options: {} }])
   })
 })
 
@@ -249,7 +279,7 @@ describe('replacing region bodies', () => {
   })
 
   it('replaces one region and keeps its directives', () => {
-    const updated = replaceBodies(BASIC, new Map([['region-1', '| a |\n| --- |\n\n\n']]))
+    const updated = replaceBodies(BASIC, new Map([[INCLUDE_ID, '| a |\n| --- |\n\n\n']]))
     expect(updated).toBe(
       BASIC.replace('-->\nold body\n<!-- insitu:end -->', '-->\n\n| a |\n| --- |\n\n<!-- insitu:end -->'),
     )
@@ -258,7 +288,7 @@ describe('replacing region bodies', () => {
   it('replaces bodies by id and leaves other regions untouched', () => {
     const updated = replaceBodies(BASIC, new Map([['tasks', '- one'], ['missing', 'x']]))
     expect(updated).toBe(BASIC.replace('model = "open_tasks"\n-->\n<!-- insitu:end -->', 'model = "open_tasks"\n-->\n\n- one\n\n<!-- insitu:end -->'))
-    expect(replaceBodies(BASIC, new Map([['region-1', '']]))).toBe(BASIC.replace('-->\nold body\n', '-->\n\n'))
+    expect(replaceBodies(BASIC, new Map([[INCLUDE_ID, '']]))).toBe(BASIC.replace('-->\nold body\n', '-->\n\n'))
   })
 
   it('blanks every body to one line break', () => {
@@ -268,8 +298,69 @@ describe('replacing region bodies', () => {
     expect(blankRegionBodies('no regions\n')).toBe('no regions\n')
   })
 
-  it('propagates parse errors', () => {
-    expect(() => blankRegionBodies('\n<!-- insitu:begin -->')).toThrow('unterminated Insitu region at line 2')
+  it('blanks regions whose header is not valid TOML, and keeps the text after an unterminated begin', () => {
+    const text = '<!-- insitu:begin\npath = a.txt\n-->\nold\n<!-- insitu:end -->\n<!-- insitu:begin tree -->\nold\n<!-- insitu:end -->\n'
+    expect(blankRegionBodies(text)).toBe(text.replaceAll('-->\nold\n<!-- insitu:end', '-->\n<!-- insitu:end'))
+    const open = '<!-- insitu:begin tree -->\nold\n<!-- insitu:end -->\n<!-- insitu:begin -->\nrest\n'
+    expect(blankRegionBodies(open)).toBe(open.replace('-->\nold\n', '-->\n'))
+  })
+})
+
+describe('scanRegions: one problem per region', () => {
+  it('keeps a region whose header is not valid TOML, with its problem, and every region around it', () => {
+    const text = [
+      '# Doc', //                                           1
+      '<!-- insitu:begin includ', //                        2
+      'path = "a.txt"', //                                  3
+      '-->', //                                             4
+      '<!-- insitu:end -->', //                             5
+      '<!-- insitu:begin include', //                       6
+      'path = snippets/a.txt', //                           7
+      '-->', //                                             8
+      'kept body', //                                       9
+      '<!-- insitu:end -->', //                            10
+      '<!-- insitu:begin tree -->', //                     11
+      '<!-- insitu:end -->', //                            12
+      '',
+    ].join('\n')
+    const { regions, unterminated } = scanRegions(text)
+    expect(unterminated).toBeNull()
+    expect(regions.map((r) => [r.kind, r.line, r.problem?.message ?? null])).toEqual([
+      ['includ', 2, null],
+      [
+        'include',
+        6,
+        'invalid TOML in Insitu region at line 6: invalid value (line 7, column 8); strings need quotes: path = "snippets/a.txt"',
+      ],
+      ['tree', 11, null],
+    ])
+    expect(regions[1]!.problem).toMatchObject({ line: 7, column: 8 })
+    expect(regions[1]!.options).toEqual({})
+    expect(text.slice(regions[1]!.bodyStart, regions[1]!.bodyEnd)).toBe('\nkept body\n')
+    expect(regions[1]!.id).toMatch(/^include-[0-9a-f]{6}$/)
+    // the strict form reports the first problem
+    expect(errorOf(() => parseRegions(text)).line).toBe(6)
+  })
+
+  it('finds the regions before an unterminated begin, and none after it', () => {
+    const text = '<!-- insitu:begin tree -->\n<!-- insitu:end -->\nprose\n<!-- insitu:begin include\npath = "a"\n-->\n<!-- insitu:begin tree -->\n'
+    const { regions, unterminated } = scanRegions(text)
+    expect(regions.map((r) => r.line)).toEqual([1])
+    expect(unterminated).toEqual({ message: 'unterminated Insitu region at line 4', line: 4, column: 1 })
+  })
+
+  it('hints at quotes for a bare string value, and at lower case for booleans', () => {
+    expect(quotingHint('path = snippets/a.txt')).toBe('; strings need quotes: path = "snippets/a.txt"')
+    expect(quotingHint('  model = open_tasks   # the open ones')).toBe('; strings need quotes: model = "open_tasks"')
+    expect(quotingHint('"odd key" = a b')).toBe('; strings need quotes: "odd key" = "a b"')
+    expect(quotingHint('raw = True')).toBe('; booleans are lowercase: raw = true')
+    expect(quotingHint('id = 2')).toBe('') // a valid value: the problem is elsewhere
+    expect(quotingHint('exclude = ["a", b]')).toBe('')
+    expect(quotingHint('no assignment here')).toBe('')
+    const duplicate = '<!-- insitu:begin\nid = 1\nid = 2\n-->\n<!-- insitu:end -->'
+    expect(scanRegions(duplicate).regions[0]!.problem!.message).toBe(
+      'invalid TOML in Insitu region at line 1: trying to redefine an already defined table or value (line 3, column 1)',
+    )
   })
 })
 

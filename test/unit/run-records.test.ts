@@ -19,7 +19,7 @@ function run(inputHash: string, outputHash: string | null = `out-${inputHash}`):
     startedAt: RunRecords.now(),
     inputHash,
     outputHash,
-    jobs: [{ id: 'open', kind: 'sql', line: 3, target: 'region', provider: 'insitu', reused: false, error: null }],
+    jobs: [{ id: 'open', kind: 'sql', line: 3, target: 'region', provider: 'insitu', reused: false, error: null, dependencies: ['index:documents'] }],
     dependencies: ['index:documents'],
     diagnostics: [],
     error: null,

@@ -1,16 +1,20 @@
-import { parseDocument } from 'yaml'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { splitFrontMatter } from '../../src/documents/frontmatter.js'
 import { parseSimpleMapping } from '../../src/documents/simple-yaml.js'
+import { readYamlMapping } from '../../src/documents/yaml-read.js'
+import { PythonFloat } from '../../src/values/python-float.js'
 
-/** What `yaml` makes of `raw`, as `frontmatter.ts` parses it; `error` when it reports one. */
+/** What the full reader (ruamel's reading, yaml-read.ts) makes of `raw`; `error` when it rejects it. */
 function slow(raw: string): unknown {
-  const document = parseDocument(raw, { prettyErrors: false })
-  if (document.errors.length > 0) return 'error'
-  return document.toJS()
+  try {
+    return readYamlMapping(raw) ?? {}
+  } catch {
+    return 'error'
+  }
 }
 
-/** The fast path either declines or gives exactly `yaml`'s value (-0 and 0 told apart). */
+/** The fast path either declines or gives exactly the full reader's value (-0 and 0, 2 and 2.0 told apart). */
 function expectParity(raw: string): boolean {
   const fast = parseSimpleMapping(raw)
   if (fast === undefined) return false
@@ -24,7 +28,8 @@ const TAKEN: string[] = [
   'title: Task 1\r\nstatus: open\r\ntags:\r\n- a\r\n- b\r\n',
   'a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: true\ng: True\nh: TRUE\ni: false\nj: False\nk: FALSE\n',
   'n: 0\nm: -0\no: 42\np: -17\nq: 1.5\nr: -0.25\ns: 100000000000000\nt: 0.000000000000001\n',
-  'date: 2024-01-02\nbad_date: 2024-13-45\n',
+  'float: 2.0\nzero: 0.0\nnegative_zero: -0.0\nlong: 123456789012345.000000000000000\n',
+  'date: 2024-01-02\nleap: 2024-02-29\nlast: 9999-12-31\n',
   'word: it\'s fine, really; (mostly) ok?\nsymbols: a+b=c & d*e % f @ g $ h ! i / j_k.l-m\n',
   'empty_list: []\nflow: [a, b c, 1, -2, 0.5, true, null, ~, 2024-01-02, "q", \'s\']\n',
   'quoted: "Fix: the # thing, [really] {now}"\nsingle: \'a "b" c: d\'\nempty_double: ""\nempty_single: \'\'\n',
@@ -58,6 +63,11 @@ const DECLINED: string[] = [
   'a: 1_000\n',
   'a: 12:30\n',
   'a: 9999999999999999\n',
+  'a: 2024-13-45\n',
+  'a: 2023-02-29\n',
+  'a: 2024-04-31\n',
+  'a: 0000-01-01\n',
+  'a: [2024-02-30]\n',
   'a: &anchor x\nb: *anchor\n',
   'a: !!str 1\n',
   'a: |\n  block\n',
@@ -100,7 +110,7 @@ const DECLINED: string[] = [
 ]
 
 describe('parseSimpleMapping', () => {
-  it.each(TAKEN)('takes the fast path and agrees with yaml: %j', (raw) => {
+  it.each(TAKEN)('takes the fast path and agrees with the full reader: %j', (raw) => {
     expect(expectParity(raw)).toBe(true)
   })
 
@@ -108,7 +118,17 @@ describe('parseSimpleMapping', () => {
     expect(parseSimpleMapping(raw)).toBeUndefined()
   })
 
-  it('agrees with yaml on generated front matter whenever it answers', () => {
+  it('reads numbers and dates as ruamel does', () => {
+    expect(parseSimpleMapping('a: 2.0\nb: -0\nc: -0.0\nd: 2024-02-29\ne: [1.0, 2]\n')).toStrictEqual({
+      a: new PythonFloat(2),
+      b: 0,
+      c: new PythonFloat(-0),
+      d: '2024-02-29',
+      e: [new PythonFloat(1), 2],
+    })
+  })
+
+  it('agrees with the full reader on generated front matter whenever it answers', () => {
     // A seeded generator of lines from tricky fragments; the fast path must agree or decline.
     let seed = 20261201
     const random = (n: number): number => {
@@ -124,6 +144,7 @@ describe('parseSimpleMapping', () => {
       '[a: b]', '{}', '{a: 1}', '&x a', '*x', '!!str 1', '|', '>-', 'a # c', 'a#b', 'a: b', 'a:b', '@x', '`x`',
       '%x', '-x', '- x', '?x', 'x y  z', 'é', '日本', 'Über', "don't", 'a, b', 'a;b', '(a)', 'a=b', '.inf', '.NaN',
       '9007199254740993', '123456789012345', '1.123456789012345', 'x ', ' x', '"', "'", '[', ']', '#',
+      '2.0', '-0.0', '10.000', '2023-02-29', '2024-02-29', '0000-01-01', '2024-00-10', '[1.0, 2024-02-30]',
     ]
     const line = (): string => {
       switch (random(7)) {
@@ -150,15 +171,51 @@ describe('parseSimpleMapping', () => {
   })
 })
 
+describe('parseSimpleMapping as a property of the full reader', () => {
+  const key = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,6}$/)
+  const scalar = fc.oneof(
+    fc.constantFrom('~', 'null', 'Null', 'true', 'FALSE', 'yes', 'no', 'on', 'open', 'Task 1', '', '"q"', "'s'", 'é'),
+    fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }).map(String),
+    fc.tuple(fc.integer({ min: -99999, max: 99999 }), fc.stringMatching(/^[0-9]{1,6}$/)).map(([whole, fraction]) => `${whole}.${fraction}`),
+    fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 })).map(
+      ([y, m, d]) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`,
+    ),
+    fc.stringMatching(/^[a-z0-9 .:#'"[\],{}!&*|>%@`-]{1,8}$/),
+  )
+  const entry = fc.oneof(
+    fc.tuple(key, scalar).map(([k, v]) => `${k}: ${v}`),
+    fc.tuple(key, fc.array(scalar, { maxLength: 3 })).map(([k, items]) => `${k}: [${items.join(', ')}]`),
+    fc.tuple(key, fc.array(scalar, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '  ')).map(
+      ([k, items, indent]) => [`${k}:`, ...items.map((item) => `${indent}- ${item}`)].join('\n'),
+    ),
+    fc.constantFrom('# comment', '', '  # indented'),
+  )
+
+  it('gives the full reader\'s value whenever it answers', () => {
+    let answered = 0
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 6 }), fc.boolean(), (entries, crlf) => {
+        const eol = crlf ? '\r\n' : '\n'
+        if (expectParity(entries.join(eol) + eol)) answered++
+      }),
+      { numRuns: 3000, seed: 20260315 },
+    )
+    expect(answered).toBeGreaterThan(300)
+  })
+})
+
 describe('splitFrontMatter with the fast path', () => {
-  it('gives the same data as yaml for a typical task document', () => {
+  it('gives the same data as the full reader for a typical task document', () => {
     const text = '---\ntitle: Task 7\nstatus: open\npriority: 2\ntags:\n  - docs\n---\n\n# Task 7\n'
     expect(splitFrontMatter(text).data).toStrictEqual(slow('title: Task 7\nstatus: open\npriority: 2\ntags:\n  - docs\n'))
   })
 
-  it('still reports yaml errors with their line (declined text goes to yaml)', () => {
+  it('still reports errors with their line (declined text goes to the full reader)', () => {
     expect(() => splitFrontMatter('---\ntitle: X\ntitle: Y\n---\n')).toThrow(
-      'invalid YAML front matter at line 3: Map keys must be unique',
+      'invalid YAML front matter at line 3: found duplicate key "title"',
+    )
+    expect(() => splitFrontMatter('---\ntitle: X\nwhen: 2023-02-29\n---\n')).toThrow(
+      'invalid YAML front matter at line 3: day is out of range for month',
     )
   })
 })

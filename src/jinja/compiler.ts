@@ -1,0 +1,391 @@
+/**
+ * Compiles a parsed Jinja template (nodes.ts) into JavaScript closures with Jinja2 3.1's
+ * semantics; engine.ts runs them. Expressions: expression-compiler.ts; inheritance
+ * at run time: inheritance.ts.
+ *
+ * Contract:
+ * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
+ *   top-level statements, appending text to `render.out`; `blocks` holds each `{% block %}`.
+ * - Scopes are prototype chains of plain objects (a name is looked up through them, the base
+ *   being the globals): `set` writes the current scope (top level: the template's context, what
+ *   `import` exports), a `for` loop, a macro call, `with` and a block each get a child scope;
+ *   a block sees the template context, not the local names around it, unless `scoped`.
+ * - After `{% extends %}`, a template's own top-level output is not rendered.
+ * - Errors thrown while running a statement are stamped, once, with the innermost template
+ *   name and line (and column of its tag) (errors.ts `stampPosition`).
+ */
+import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
+import {
+  ExpressionCompiler,
+  callValue,
+  type CompileHost,
+  type CompiledTemplate,
+  type BlockEntry,
+  type RenderState,
+  type Run,
+} from './expression-compiler.js'
+import { renderBlock, renderTemplate } from './inheritance.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
+import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
+import { Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { iterate, truthy } from './protocols.js'
+
+export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
+export { renderTemplate } from './inheritance.js'
+
+/** Top-level statements that only produce output (skipped once the template has extended another). */
+const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
+
+export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
+  const compiler = new Compiler(name, host)
+  const root = compiler.statements(ast.body, true)
+  const blocks = new Map<string, BlockEntry>()
+  for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
+  return { name, root, blocks }
+}
+
+function lookup(scope: Scope, name: string): unknown {
+  const value = scope[name]
+  return value === undefined ? new Undefined(`'${name}' is undefined`) : value
+}
+
+/** Names a macro body reads that make it take `caller`, `varargs`, `kwargs`. */
+function specialNames(body: Stmt[]): Set<string> {
+  const found = new Set<string>()
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item)
+      return
+    }
+    if (typeof node !== 'object' || node === null) return
+    const record = node as Record<string, unknown>
+    if (record.kind === 'name' && typeof record.name === 'string') found.add(record.name)
+    for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') visit(record[key])
+  }
+  visit(body)
+  return found
+}
+
+class Compiler extends ExpressionCompiler {
+  /**
+   * The statements of one body as one function. An error leaving statement `i` is stamped with
+   * its line and column here (one try per body, not per statement: bodies nest, so the
+   * innermost body that saw the error names it).
+   */
+  statements(body: Stmt[], topLevel: boolean): Run {
+    const runs = body.map((stmt) => this.statement(stmt, topLevel))
+    const lines = body.map((stmt) => stmt.line)
+    const columns = body.map((stmt) => stmt.column)
+    const file = this.file
+    const count = runs.length
+    if (count === 0) return () => {}
+    if (count === 1) {
+      const only = runs[0]!
+      if (body[0]!.kind === 'data') return only
+      const line = lines[0]!
+      const column = columns[0]
+      return (scope, render) => {
+        try {
+          only(scope, render)
+        } catch (error) {
+          stampPosition(error, file, line, column)
+          throw error
+        }
+      }
+    }
+    return (scope, render) => {
+      let i = 0
+      try {
+        for (; i < count; i++) runs[i]!(scope, render)
+      } catch (error) {
+        stampPosition(error, file, lines[i]!, columns[i])
+        throw error
+      }
+    }
+  }
+
+  private statement(stmt: Stmt, topLevel: boolean): Run {
+    let run: Run
+    if (stmt.kind === 'data') {
+      const text = stmt.text
+      run = (_scope, render) => {
+        render.out += text
+      }
+    } else {
+      run = this.statementBody(stmt, topLevel)
+    }
+    if (topLevel && OUTPUT_STATEMENTS.has(stmt.kind)) {
+      // After `{% extends %}` a template's own top-level output is not rendered (Jinja's
+      // `if parent_template is None` guard): its blocks render through the parent.
+      const inner = run
+      run = (scope, render) => {
+        if (render.parent === null) inner(scope, render)
+      }
+    }
+    return run
+  }
+
+  private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
+    switch (stmt.kind) {
+      case 'output': {
+        const value = this.expr(stmt.expr)
+        return (scope, render) => {
+          render.out += toOutput(value(scope, render))
+        }
+      }
+      case 'if': {
+        const test = this.expr(stmt.test)
+        const body = this.statements(stmt.body, topLevel)
+        const otherwise = this.statements(stmt.otherwise, topLevel)
+        return (scope, render) => {
+          if (truthy(test(scope, render))) body(scope, render)
+          else otherwise(scope, render)
+        }
+      }
+      case 'for':
+        return this.forLoop(stmt)
+      case 'set': {
+        const value = this.expr(stmt.value)
+        const assign = this.assigner(stmt.target)
+        return (scope, render) => assign(scope, value(scope, render))
+      }
+      case 'setblock': {
+        const body = this.statements(stmt.body, false)
+        const filters = stmt.filters ? this.filterChain(stmt.filters) : null
+        const assign = this.assigner(stmt.target)
+        return (scope, render) => {
+          const saved = render.out
+          render.out = ''
+          body(Object.create(scope) as Scope, render)
+          const text = render.out
+          render.out = saved
+          assign(scope, filters ? filters(scope, render, text) : text)
+        }
+      }
+      case 'macro': {
+        const definition = this.macroDefinition(stmt.name, stmt.signature, stmt.body, stmt.line)
+        const name = stmt.name
+        return (scope, render) => {
+          scope[name] = new Macro(definition(render), scope, render)
+        }
+      }
+      case 'callblock': {
+        const definition = this.macroDefinition('caller', stmt.signature, stmt.body, stmt.line)
+        const call = stmt.call as Extract<Expr, { kind: 'call' }>
+        const callee = this.expr(call.callee)
+        const args = this.callArgs(call.call)
+        return (scope, render) => {
+          const caller = new Macro(definition(render), scope, render)
+          const fn = callee(scope, render)
+          const [positional, keywords] = args(scope, render)
+          render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))
+        }
+      }
+      case 'filterblock': {
+        const body = this.statements(stmt.body, false)
+        const filters = this.filterChain(stmt.filters)
+        return (scope, render) => {
+          const saved = render.out
+          render.out = ''
+          body(Object.create(scope) as Scope, render)
+          const text = render.out
+          render.out = saved
+          render.out += toOutput(filters(scope, render, text))
+        }
+      }
+      case 'with': {
+        const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
+        const body = this.statements(stmt.body, false)
+        return (scope, render) => {
+          const inner = Object.create(scope) as Scope
+          for (const { assign, value } of targets) assign(inner, value(scope, render))
+          body(inner, render)
+        }
+      }
+      case 'include': {
+        const template = this.expr(stmt.template)
+        const { withContext, ignoreMissing } = stmt
+        const host = this.host
+        return (scope, render) => {
+          const compiled = this.loadTemplate(template(scope, render), ignoreMissing)
+          if (!compiled) return
+          const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
+          // Jinja passes the includer's names but not its `loop` variable.
+          if (withContext && root.loop !== undefined) root.loop = undefined
+          renderTemplate(compiled, root, render)
+        }
+      }
+      case 'import': {
+        const template = this.expr(stmt.template)
+        const { target, withContext } = stmt
+        return (scope, render) => {
+          scope[target] = this.module(template(scope, render), withContext ? scope : null, render)
+        }
+      }
+      case 'fromimport': {
+        const template = this.expr(stmt.template)
+        const { names, withContext, line } = stmt
+        return (scope, render) => {
+          const module = this.module(template(scope, render), withContext ? scope : null, render)
+          for (const { name, alias } of names) {
+            const value = module.getAttribute(name)
+            scope[alias] =
+              value instanceof Undefined
+                ? new Undefined(
+                    `the template '${module.templateName}' (imported on line ${line}) does not export the requested name '${name}'`,
+                  )
+                : value
+          }
+        }
+      }
+      case 'extends': {
+        const template = this.expr(stmt.template)
+        return (scope, render) => {
+          if (render.parent !== null) throw new TemplateRuntimeError('extended multiple times')
+          const parent = this.loadTemplate(template(scope, render), false)!
+          for (const [blockName, entry] of parent.blocks) {
+            const chain = render.blocks.get(blockName)
+            if (chain) chain.push(entry)
+            else render.blocks.set(blockName, [entry])
+          }
+          render.parent = parent
+          render.extendsMark = render.out.length
+        }
+      }
+      case 'block': {
+        const { name, scoped } = stmt
+        return (scope, render) => {
+          const text = renderBlock(render, name, 0, scoped ? scope : undefined)
+          if (text !== undefined) render.out += text
+        }
+      }
+    }
+  }
+
+  private loadTemplate(nameValue: unknown, ignoreMissing: boolean): CompiledTemplate | null {
+    const names = typeof nameValue === 'string' ? [nameValue] : Array.isArray(nameValue) ? nameValue : [nameValue]
+    let lastError: unknown
+    for (const candidate of names) {
+      if (candidate instanceof Undefined) fail(candidate)
+      if (typeof candidate !== 'string') {
+        if (candidate !== null && typeof candidate === 'object' && 'root' in (candidate as object)) return candidate as CompiledTemplate
+        throw typeError(`Template name must be a string, not ${typeName(candidate)}`)
+      }
+      try {
+        return this.host.getTemplate(candidate)
+      } catch (error) {
+        if (!(error instanceof TemplateRuntimeError) || error.pythonType !== 'TemplateNotFound') throw error
+        lastError = error
+      }
+    }
+    if (ignoreMissing) return null
+    if (names.length > 1) {
+      throw new TemplateRuntimeError(`none of the templates given were found: ${names.map(String).join(', ')}`, 'TemplateNotFound')
+    }
+    throw lastError
+  }
+
+  private module(nameValue: unknown, context: Scope | null, render: RenderState): TemplateModule {
+    const compiled = this.loadTemplate(nameValue, false)!
+    const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
+    const saved = render.out
+    render.out = ''
+    renderTemplate(compiled, root, render)
+    const body = render.out
+    render.out = saved
+    const exports: Scope = {}
+    for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
+    return new TemplateModule(compiled.name, exports, body)
+  }
+
+  private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[], line = 0): (render: RenderState) => MacroDefinition {
+    if (signature.params.some((param) => param.name === 'caller' && param.default === null)) {
+      this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
+    }
+    const body = this.statements(bodyNodes, false)
+    const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
+    const special = specialNames(bodyNodes)
+    const params = signature.params.map((param) => param.name)
+    return (render) => ({
+      name,
+      params,
+      defaults: defaults.map((fallback) => (fallback ? (scope: Scope) => fallback(scope, render) : null)),
+      body: (scope) => body(scope, render),
+      catchVarargs: special.has('varargs') && !params.includes('varargs'),
+      catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
+      usesCaller: special.has('caller') && !params.includes('caller'),
+    })
+  }
+
+  private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
+    const iter = this.expr(stmt.iter)
+    const assign = this.assigner(stmt.target)
+    const body = this.statements(stmt.body, false)
+    const otherwise = this.statements(stmt.otherwise, false)
+    const filter = stmt.filter ? this.expr(stmt.filter) : null
+    const recursive = stmt.recursive
+    const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
+      let items = iterate(iterable)
+      if (filter) {
+        const probe = Object.create(scope) as Scope
+        items = items.filter((item) => {
+          assign(probe, item)
+          return truthy(filter(probe, render))
+        })
+      } else if (items === iterable) {
+        items = items.slice()
+      }
+      if (items.length === 0) {
+        otherwise(scope, render)
+        return
+      }
+      const recurse = recursive
+        ? (children: unknown, depth: number): string => {
+            const saved = render.out
+            render.out = ''
+            run(children, depth, scope, render)
+            const text = render.out
+            render.out = saved
+            return text
+          }
+        : null
+      const loop = new LoopContext(items, depth0, recurse)
+      const inner = Object.create(scope) as Scope
+      inner.loop = loop
+      for (let i = 0; i < items.length; i++) {
+        loop.index0 = i
+        assign(inner, items[i])
+        body(inner, render)
+      }
+    }
+    return (scope, render) => run(iter(scope, render), 0, scope, render)
+  }
+
+  private assigner(target: Target): (scope: Scope, value: unknown) => void {
+    if (target.kind === 'name') {
+      const name = target.name
+      return (scope, value) => {
+        scope[name] = value
+      }
+    }
+    if (target.kind === 'nsref') {
+      const { name, attr } = target
+      return (scope, value) => {
+        const namespace = lookup(scope, name)
+        if (namespace instanceof Undefined) fail(namespace)
+        if (!(namespace instanceof Namespace)) throw new TemplateRuntimeError('cannot assign attribute on non-namespace object')
+        namespace.attrs[attr] = value
+      }
+    }
+    const parts = target.items.map((item) => this.assigner(item))
+    return (scope, value) => {
+      const items = iterate(value)
+      if (items.length > parts.length) throw valueError(`too many values to unpack (expected ${parts.length})`)
+      if (items.length < parts.length) {
+        throw valueError(`not enough values to unpack (expected ${parts.length}, got ${items.length})`)
+      }
+      for (let i = 0; i < parts.length; i++) parts[i]!(scope, items[i])
+    }
+  }
+
+}

@@ -1,0 +1,44 @@
+/**
+ * markupsafe's `escape` and `Markup.unescape` (Jinja's `e`, `escape`, `forceescape`, `striptags`).
+ *
+ * Contract: `escapeHtml(text)` writes `&` `<` `>` `'` `"` as `&amp;` `&lt;` `&gt;` `&#39;` `&#34;`
+ * (markupsafe's exact entities: `'"'|e == '&#34;'`); `unescapeHtml(text)` is Python's
+ * `html.unescape` for numeric references and the common named ones.
+ */
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&#39;', '"': '&#34;' }
+
+export function escapeHtml(text: string): string {
+  return /[&<>'"]/.test(text) ? text.replace(/[&<>'"]/g, (char) => ESCAPES[char]!) : text
+}
+
+const NAMED: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+  copy: '\u00a9',
+  reg: '\u00ae',
+  hellip: '\u2026',
+  mdash: '\u2014',
+  ndash: '\u2013',
+  laquo: '\u00ab',
+  raquo: '\u00bb',
+  euro: '\u20ac',
+}
+
+export function unescapeHtml(text: string): string {
+  if (!text.includes('&')) return text
+  return text.replace(/&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)/g, (whole, body: string) => {
+    if (body.startsWith('#')) {
+      const hex = body[1] === 'x' || body[1] === 'X'
+      const code = parseInt(body.slice(hex ? 2 : 1).replace(/;$/, ''), hex ? 16 : 10)
+      if (!Number.isFinite(code) || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\ufffd'
+      return code === 0 ? '\ufffd' : String.fromCodePoint(code)
+    }
+    const name = body.replace(/;$/, '')
+    const char = NAMED[name]
+    return char === undefined ? whole : char
+  })
+}

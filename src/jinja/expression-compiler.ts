@@ -1,0 +1,292 @@
+/**
+ * Compiles Jinja expressions (nodes.ts `Expr`) into JavaScript closures; compiler.ts
+ * compiles the statements on top of it. Also the types a compiled template runs with.
+ *
+ * Contract:
+ * - `ExpressionCompiler.expr(node)` returns `(scope, render) => value`. Names are looked up
+ *   through the scope's prototype chain (missing: a strict `Undefined`); `.attr` and `[key]`
+ *   follow Jinja's getattr/getitem (access.ts); operators Python's (operators.ts,
+ *   values.ts); `and`/`or` return an operand; an inline `if` without `else` gives Jinja's
+ *   plain Undefined when false.
+ * - Filters and tests are resolved when compiling: an unknown name is a `TemplateSyntaxError`
+ *   at its line (Jinja's `No filter named 'x'.`); `map('x')`-style lookups happen at run time.
+ * - `callValue` calls a template callable (`PyCallable`) with Python's arguments, or a plain
+ *   JavaScript function (e.g. SQL models' `ref`) with the positional ones (keywords, when
+ *   given, as a trailing object).
+ */
+import { PySlice, getAttr, getItem } from './access.js'
+import { TemplateSyntaxError, typeError } from './errors.js'
+import { DICT_METHOD_NAMES } from './methods.js'
+import type { CallArgs, Expr } from './nodes.js'
+import { add, binary, negate, positive } from './operators.js'
+import type { Scope } from './runtime.js'
+import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
+import { iterate, pyCompare, truthy } from './protocols.js'
+
+/** A filter: `value | name(*args, **kwargs)`. */
+export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown
+/** A test: `value is name(*args)`. */
+export type TestFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => boolean
+
+export interface CompileHost {
+  filters: Record<string, FilterFunction>
+  tests: Record<string, TestFunction>
+  /** Loads and compiles a template by name (include, import, extends). */
+  getTemplate(name: string): CompiledTemplate
+  /** A fresh root scope (the globals only). */
+  newRootScope(): Scope
+}
+
+export interface BlockEntry {
+  run: (scope: Scope, render: RenderState) => void
+}
+
+/** One render: the output buffer and the block chains of the template context being rendered. */
+export interface RenderState {
+  out: string
+  host: CompileHost
+  blocks: Map<string, BlockEntry[]>
+  /** The template context (root scope) of the template being rendered. */
+  context: Scope
+  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
+  extendsMark: number
+  parent: CompiledTemplate | null
+}
+
+export interface CompiledTemplate {
+  name: string
+  root: (scope: Scope, render: RenderState) => void
+  blocks: Map<string, BlockEntry>
+}
+
+export type Eval = (scope: Scope, render: RenderState) => unknown
+export type Run = (scope: Scope, render: RenderState) => void
+
+const NO_KWARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
+
+export function callValue(callee: unknown, args: unknown[], kwargs: Record<string, unknown>): unknown {
+  if (callee instanceof PyCallable) return callee.invoke(args, kwargs)
+  if (typeof callee === 'function') {
+    const extra = Object.keys(kwargs).length > 0 ? [kwargs] : []
+    return (callee as (...a: unknown[]) => unknown)(...args, ...extra)
+  }
+  if (callee instanceof Undefined) fail(callee)
+  throw typeError(`'${typeName(callee)}' object is not callable`)
+}
+
+export class ExpressionCompiler {
+  constructor(
+    protected readonly file: string,
+    protected readonly host: CompileHost,
+  ) {}
+
+  protected fail(message: string, line: number): never {
+    throw new TemplateSyntaxError(message, this.file, line)
+  }
+
+  protected callArgs(call: CallArgs): (scope: Scope, render: RenderState) => [unknown[], Record<string, unknown>] {
+    const args = call.args.map((arg) => this.expr(arg))
+    const kwargs = call.kwargs.map(({ name, value }) => ({ name, value: this.expr(value) }))
+    const dynArgs = call.dynArgs ? this.expr(call.dynArgs) : null
+    const dynKwargs = call.dynKwargs ? this.expr(call.dynKwargs) : null
+    if (!dynArgs && !dynKwargs && kwargs.length === 0) {
+      return (scope, render) => [args.map((arg) => arg(scope, render)), NO_KWARGS]
+    }
+    return (scope, render) => {
+      const positional = args.map((arg) => arg(scope, render))
+      if (dynArgs) positional.push(...iterate(dynArgs(scope, render)))
+      const keywords: Record<string, unknown> = {}
+      for (const { name, value } of kwargs) keywords[name] = value(scope, render)
+      if (dynKwargs) {
+        const extra = dynKwargs(scope, render)
+        if (!isDict(extra)) throw typeError(`argument after ** must be a mapping, not ${typeName(extra)}`)
+        Object.assign(keywords, extra)
+      }
+      return [positional, keywords]
+    }
+  }
+
+  /** A filter chain whose innermost target is supplied at run time (filter blocks, block set). */
+  protected filterChain(expr: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
+    if (expr.kind !== 'filter') throw new TemplateSyntaxError('expected a filter', this.file, expr.line)
+    const inner = expr.target ? this.filterChain(expr.target) : null
+    const apply = this.filterApplier(expr)
+    return (scope, render, input) => apply(scope, render, inner ? inner(scope, render, input) : input)
+  }
+
+  private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
+    const filter = this.host.filters[expr.name]
+    if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
+    const args = this.callArgs(expr.call)
+    const host = this.host
+    return (scope, render, value) => {
+      const [positional, keywords] = args(scope, render)
+      return filter(host, value, positional, keywords)
+    }
+  }
+
+  expr(expr: Expr): Eval {
+    switch (expr.kind) {
+      case 'const': {
+        const value = expr.value
+        return () => value
+      }
+      case 'name': {
+        const name = expr.name
+        return (scope) => {
+          const value = scope[name]
+          return value === undefined ? new Undefined(`'${name}' is undefined`) : value
+        }
+      }
+      case 'getattr': {
+        const target = this.expr(expr.target)
+        const attr = expr.attr
+        if (DICT_METHOD_NAMES.has(attr)) return (scope, render) => getAttr(target(scope, render), attr)
+        // Not a dict method: on a plain object (a row, `this`) the attribute is its own key.
+        return (scope, render) => {
+          const obj = target(scope, render)
+          if (typeof obj === 'object' && obj !== null && Object.getPrototypeOf(obj) === Object.prototype && Object.hasOwn(obj, attr)) {
+            return (obj as Record<string, unknown>)[attr]
+          }
+          return getAttr(obj, attr)
+        }
+      }
+      case 'getitem': {
+        const target = this.expr(expr.target)
+        const index = this.expr(expr.index)
+        return (scope, render) => {
+          const obj = target(scope, render)
+          if (obj instanceof Undefined) fail(obj)
+          return getItem(obj, index(scope, render))
+        }
+      }
+      case 'slice': {
+        const start = expr.start ? this.expr(expr.start) : null
+        const stop = expr.stop ? this.expr(expr.stop) : null
+        const step = expr.step ? this.expr(expr.step) : null
+        return (scope, render) =>
+          new PySlice(start ? start(scope, render) : null, stop ? stop(scope, render) : null, step ? step(scope, render) : null)
+      }
+      case 'call': {
+        const callee = this.expr(expr.callee)
+        const args = this.callArgs(expr.call)
+        return (scope, render) => {
+          const fn = callee(scope, render)
+          const [positional, keywords] = args(scope, render)
+          return callValue(fn, positional, keywords)
+        }
+      }
+      case 'filter': {
+        const target = expr.target ? this.expr(expr.target) : () => null
+        const apply = this.filterApplier(expr)
+        return (scope, render) => apply(scope, render, target(scope, render))
+      }
+      case 'test': {
+        const test = this.host.tests[expr.name]
+        if (!test) this.fail(`No test named '${expr.name}'.`, expr.line)
+        const target = this.expr(expr.target)
+        const args = this.callArgs(expr.call)
+        const host = this.host
+        const negated = expr.negated
+        return (scope, render) => {
+          const value = target(scope, render)
+          const [positional, keywords] = args(scope, render)
+          const result = test(host, value, positional, keywords)
+          return negated ? !result : result
+        }
+      }
+      case 'condexpr': {
+        const test = this.expr(expr.test)
+        const then = this.expr(expr.then)
+        const otherwise = expr.otherwise ? this.expr(expr.otherwise) : null
+        const line = expr.line
+        return (scope, render) => {
+          if (truthy(test(scope, render))) return then(scope, render)
+          if (otherwise) return otherwise(scope, render)
+          // Jinja uses its plain (not strict) Undefined here: it prints empty (`cond_expr_undefined`).
+          return new Undefined(`the inline if-expression on line ${line} evaluated to false and no else section was defined.`, false)
+        }
+      }
+      case 'binop': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        const op = expr.op
+        if (op === '+') return (scope, render) => add(left(scope, render), right(scope, render))
+        return (scope, render) => binary(op, left(scope, render), right(scope, render))
+      }
+      case 'concat': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => {
+          let out = ''
+          for (const item of items) {
+            const value = item(scope, render)
+            out += typeof value === 'string' ? value : pyStr(value)
+          }
+          return out
+        }
+      }
+      case 'compare': {
+        const first = this.expr(expr.first)
+        const ops = expr.ops.map(({ op, expr: operand }) => ({ op, value: this.expr(operand) }))
+        return (scope, render) => {
+          let left = first(scope, render)
+          for (const { op, value } of ops) {
+            const right = value(scope, render)
+            if (!pyCompare(op, left, right)) return false
+            left = right
+          }
+          return true
+        }
+      }
+      case 'and': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        return (scope, render) => {
+          const value = left(scope, render)
+          return truthy(value) ? right(scope, render) : value
+        }
+      }
+      case 'or': {
+        const left = this.expr(expr.left)
+        const right = this.expr(expr.right)
+        return (scope, render) => {
+          const value = left(scope, render)
+          return truthy(value) ? value : right(scope, render)
+        }
+      }
+      case 'not': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => !truthy(operand(scope, render))
+      }
+      case 'neg': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => negate(operand(scope, render))
+      }
+      case 'pos': {
+        const operand = this.expr(expr.operand)
+        return (scope, render) => positive(operand(scope, render))
+      }
+      case 'list': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => items.map((item) => item(scope, render))
+      }
+      case 'tuple': {
+        const items = expr.items.map((item) => this.expr(item))
+        return (scope, render) => tuple(items.map((item) => item(scope, render)))
+      }
+      case 'dict': {
+        const items = expr.items.map(({ key, value }) => ({ key: this.expr(key), value: this.expr(value) }))
+        return (scope, render) => {
+          const out: Record<string, unknown> = {}
+          for (const { key, value } of items) {
+            const k = key(scope, render)
+            if (k instanceof Undefined) fail(k)
+            if (Array.isArray(k) && !isTuple(k)) throw typeError("unhashable type: 'list'")
+            out[typeof k === 'string' ? k : pyStr(k)] = value(scope, render)
+          }
+          return out
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * Every stock Jinja2 3.1 filter (its `filters.py`, with the environment's default policies:
+ * `truncate.leeway` 5, `urlize.rel` "noopener", `json.dumps_kwargs` sort_keys), on the template
+ * value model. `random` is left out (its output is random); environment filters (`json`,
+ * `relative_to`) are added by the engine's user.
+ *
+ * Contract: `STOCK_FILTERS[name](host, value, args, kwargs)`; arguments are bound as Python binds
+ * them (`bind`): positional, then by keyword, defaults as Jinja's, a `TypeError` for an unknown
+ * keyword or too many arguments. Filters that return generators in Jinja (`map`, `select`,
+ * `reject`, `selectattr`, `rejectattr`, `unique`, `batch`, `slice`, `reverse` of a list,
+ * `items`) return one-shot `PyIterator`s, so `| list` / `| join` work and `| length` fails as
+ * in Jinja.
+ */
+import { PythonFloat } from '../values/python-float.js'
+import { jinjaToJson } from '../values/python-json.js'
+import { attributeOnly } from './access.js'
+import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
+import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, pprint, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
+import type { CompileHost, FilterFunction } from './compiler.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { escapeHtml } from './escape.js'
+import { percentFormat } from './format.js'
+import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './str-methods.js'
+import { add } from './operators.js'
+import { toPythonJson } from './json.js'
+import { textWrap } from './wrap.js'
+import { urlize } from './urlize.js'
+import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './values.js'
+import { hashKey, iterate, pyLen, pyLess, truthy } from './protocols.js'
+
+type NamedFilter = FilterFunction & { pythonName?: string }
+
+/** A filter `def f(value, <params>)`; its Python name (for TypeErrors) is set when registered. */
+function define(params: readonly Param[], fn: (host: CompileHost, value: unknown, ...rest: never[]) => unknown): FilterFunction {
+  const call = fn as (host: CompileHost, value: unknown, ...rest: unknown[]) => unknown
+  const filter: NamedFilter = (host, value, args, kwargs) => {
+    if (params.length === 0 && args.length === 0) {
+      for (const _ in kwargs) return call(host, value, ...bind(filter.pythonName ?? 'filter', params, args, kwargs))
+      return call(host, value)
+    }
+    return call(host, value, ...bind(filter.pythonName ?? 'filter', params, args, kwargs))
+  }
+  return filter
+}
+
+function escape(value: unknown): Markup {
+  if (value instanceof Markup) return value
+  return new Markup(escapeHtml(softStr(value)))
+}
+
+function firstOf(value: unknown, what: string): unknown {
+  const items = iterate(value)
+  if (items.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
+  return what === 'first' ? items[0] : items[items.length - 1]
+}
+
+function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, attribute: unknown, max: boolean): unknown {
+  const items = iterate(value)
+  if (items.length === 0) return new Undefined('No aggregated item, sequence was empty.')
+  const key = attrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase)
+  let best = items[0]
+  let bestKey = key(best)
+  for (let i = 1; i < items.length; i++) {
+    const k = key(items[i])
+    if (max ? pyLess(bestKey, k, '>') : pyLess(k, bestKey, '<')) {
+      best = items[i]
+      bestKey = k
+    }
+  }
+  return best
+}
+
+function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>, select: boolean, lookupAttr: boolean): PyIterator {
+  let transform: (item: unknown) => unknown = (item) => item
+  let offset = 0
+  if (lookupAttr) {
+    if (args.length === 0) throw new TemplateRuntimeError('Missing parameter for attribute name', 'FilterArgumentError')
+    transform = attrGetter(args[0])
+    offset = 1
+  }
+  let test: (item: unknown) => boolean
+  if (args.length > offset) {
+    const name = args[offset]
+    const rest = args.slice(offset + 1)
+    test = (item) => {
+      const fn = host.tests[String(name)]
+      if (!fn) throw new TemplateRuntimeError(`No test named '${String(name)}'.`)
+      return fn(host, item, rest, kwargs)
+    }
+  } else test = truthy
+  const items = iterate(value).filter((item) => test(transform(item)) === select)
+  return new PyIterator(items)
+}
+
+export const STOCK_FILTERS: Record<string, FilterFunction> = {
+  abs: define([], (_h, value) => {
+    if (typeof value === 'number') return Number.isInteger(value) ? Math.abs(value) : Math.abs(value)
+    if (typeof value === 'bigint') return value < 0n ? -value : value
+    if (value instanceof PythonFloat) return float(Math.abs(value.value))
+    if (typeof value === 'boolean') return value ? 1 : 0
+    if (value instanceof Undefined) fail(value)
+    throw typeError(`bad operand type for abs(): '${typeName(value)}'`)
+  }),
+  attr: define([['name']], (_h, value, name: unknown) => {
+    if (value instanceof Undefined) fail(value)
+    // `attr` reads attributes only: a dict's keys are items, not attributes.
+    return attributeOnly(value, softStr(name))
+  }),
+  batch: define([['linecount'], ['fill_with', null]], (_h, value, linecount: unknown, fillWith: unknown) => {
+    const size = Number(toInt(linecount))
+    const out: unknown[][] = []
+    let current: unknown[] = []
+    for (const item of iterate(value)) {
+      if (current.length === size) {
+        out.push(current)
+        current = []
+      }
+      current.push(item)
+    }
+    if (current.length > 0) {
+      if (fillWith !== null) while (current.length < size) current.push(fillWith)
+      out.push(current)
+    }
+    return new PyIterator(out)
+  }),
+  capitalize: define([], (_h, value) => pyCapitalize(softStr(value))),
+  center: define([['width', 80]], (_h, value, width: unknown) => pyCenter(softStr(value), Number(toInt(width)))),
+  count: define([], (_h, value) => pyLen(value)),
+  default: define([['default_value', ''], ['boolean', false]], (_h, value, fallback: unknown, boolean: unknown) =>
+    value instanceof Undefined || (truthy(boolean) && !truthy(value)) ? fallback : value,
+  ),
+  dictsort: define([['case_sensitive', false], ['by', 'key'], ['reverse', false]], (_h, value, caseSensitive: unknown, by: unknown, reverse: unknown) => {
+    if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
+    const position = by === 'key' ? 0 : by === 'value' ? 1 : -1
+    if (position < 0) throw new TemplateRuntimeError('You can only sort by either "key" or "value"', 'FilterArgumentError')
+    const entries = Object.entries(value).map((entry) => tuple(entry))
+    return pySorted(entries, (entry) => (truthy(caseSensitive) ? entry[position] : ignoreCase(entry[position])), truthy(reverse))
+  }),
+  escape: define([], (_h, value) => escape(value)),
+  filesizeformat: define([['binary', false]], (_h, value, binary: unknown) => fileSize(value, binary)),
+  first: define([], (_h, value) => firstOf(value, 'first')),
+  float: define([['default', float(0)]], (_h, value, fallback: unknown) => catchConversion(() => float(toFloat(value)), fallback)),
+  forceescape: define([], (_h, value) => new Markup(escapeHtml(softStr(value)))),
+  format: (_h, value, args, kwargs) => {
+    const keys = Object.keys(kwargs)
+    if (args.length > 0 && keys.length > 0) {
+      throw new TemplateRuntimeError("can't handle positional and keyword arguments at the same time", 'FilterArgumentError')
+    }
+    return percentFormat(softStr(value), keys.length > 0 ? kwargs : tuple(args))
+  },
+  groupby: define([['attribute'], ['default', null], ['case_sensitive', false]], (_h, value, attribute: unknown, fallback: unknown, caseSensitive: unknown) => {
+    const key = attrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase, fallback)
+    const sorted = pySorted(iterate(value), key)
+    const groups: { key: unknown; items: unknown[] }[] = []
+    let previous: string | undefined
+    for (const item of sorted) {
+      const k = key(item)
+      const hash = groupHash(k)
+      if (groups.length === 0 || hash !== previous) groups.push({ key: k, items: [] })
+      groups[groups.length - 1]!.items.push(item)
+      previous = hash
+    }
+    const output = attrGetter(attribute, undefined, fallback)
+    return groups.map((group) =>
+      namedTuple('_GroupTuple', ['grouper', 'list'], [truthy(caseSensitive) ? group.key : output(group.items[0]), group.items]),
+    )
+  }),
+  indent: define([['width', 4], ['first', false], ['blank', false]], (_h, value, width: unknown, first: unknown, blank: unknown) =>
+    indent(value, width, first, blank),
+  ),
+  int: define([['default', 0], ['base', 10]], (_h, value, fallback: unknown, base: unknown) =>
+    catchConversion(() => {
+      if (isString(value)) {
+        try {
+          return parseIntText(textOf(value), Number(base))
+        } catch (error) {
+          // Jinja: "42.23"|int gives 42.
+          return toInt(float(toFloat(value)))
+          void error
+        }
+      }
+      return toInt(value)
+    }, fallback),
+  ),
+  items: define([], (_h, value) => {
+    if (value instanceof Undefined) return new PyIterator([])
+    if (!isDict(value)) throw typeError(`Can only get item pairs from a mapping, not ${typeName(value)}`)
+    return new PyIterator(Object.entries(value).map((entry) => tuple(entry)))
+  }),
+  join: define([['d', ''], ['attribute', null]], (_h, value, separator: unknown, attribute: unknown) => {
+    let items = iterate(value)
+    if (attribute !== null) items = items.map(attrGetter(attribute))
+    return items.map(softStr).join(softStr(separator))
+  }),
+  last: define([], (_h, value) => firstOf(value, 'last')),
+  length: define([], (_h, value) => pyLen(value)),
+  list: define([], (_h, value) => [...iterate(value)]),
+  lower: define([], (_h, value) => softStr(value).toLowerCase()),
+  map: (host, value, args, kwargs) => {
+    const items = iterate(value)
+    if (args.length === 0 && Object.hasOwn(kwargs, 'attribute')) {
+      const { attribute, default: fallback = null, ...rest } = kwargs
+      const extra = Object.keys(rest)
+      if (extra.length > 0) throw new TemplateRuntimeError(`Unexpected keyword argument '${extra[0]}'`, 'FilterArgumentError')
+      return new PyIterator(items.map(attrGetter(attribute, undefined, fallback)))
+    }
+    if (args.length === 0) throw new TemplateRuntimeError('map requires a filter argument', 'FilterArgumentError')
+    const name = String(args[0])
+    const filter = host.filters[name]
+    if (!filter) throw new TemplateRuntimeError(`No filter named '${name}'.`)
+    const rest = args.slice(1)
+    return new PyIterator(items.map((item) => filter(host, item, rest, kwargs)))
+  },
+  max: define([['case_sensitive', false], ['attribute', null]], (host, value, caseSensitive: unknown, attribute: unknown) =>
+    minOrMax(host, value, caseSensitive, attribute, true),
+  ),
+  min: define([['case_sensitive', false], ['attribute', null]], (host, value, caseSensitive: unknown, attribute: unknown) =>
+    minOrMax(host, value, caseSensitive, attribute, false),
+  ),
+  pprint: define([], (_h, value) => pprint(value)),
+  reject: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, false, false),
+  rejectattr: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, false, true),
+  replace: define([['old'], ['new'], ['count', null]], (_h, value, old: unknown, replacement: unknown, count: unknown) =>
+    pyReplace(softStr(value), softStr(old), softStr(replacement), count === null ? -1 : Number(toInt(count))),
+  ),
+  reverse: define([], (_h, value) => {
+    if (isString(value)) return Array.from(textOf(value)).reverse().join('')
+    const items = iterate(value)
+    return new PyIterator([...items].reverse(), Array.isArray(value) ? 'list_reverseiterator' : 'reversed')
+  }),
+  round: define([['precision', 0], ['method', 'common']], (_h, value, precision: unknown, method: unknown) => {
+    if (method !== 'common' && method !== 'ceil' && method !== 'floor') {
+      throw new TemplateRuntimeError('method must be common, ceil or floor', 'FilterArgumentError')
+    }
+    if (method === 'common') return pyRound(value, precision)
+    const scale = 10 ** Number(precision)
+    const x = toFloat(value) * scale
+    return float((method === 'ceil' ? Math.ceil(x) : Math.floor(x)) / scale)
+  }),
+  safe: define([], (_h, value) => (value instanceof Markup ? value : new Markup(softStr(value)))),
+  select: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, true, false),
+  selectattr: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, true, true),
+  slice: define([['slices'], ['fill_with', null]], (_h, value, slices: unknown, fillWith: unknown) => {
+    const items = iterate(value)
+    const count = Number(toInt(slices))
+    const perSlice = Math.floor(items.length / count)
+    const withExtra = items.length % count
+    let offset = 0
+    const out: unknown[][] = []
+    for (let n = 0; n < count; n++) {
+      const start = offset + n * perSlice
+      if (n < withExtra) offset++
+      const end = offset + (n + 1) * perSlice
+      const part = items.slice(start, end)
+      if (fillWith !== null && n >= withExtra) part.push(fillWith)
+      out.push(part)
+    }
+    return new PyIterator(out)
+  }),
+  sort: define([['reverse', false], ['case_sensitive', false], ['attribute', null]], (_h, value, reverse: unknown, caseSensitive: unknown, attribute: unknown) =>
+    pySorted(iterate(value), multiAttrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase), truthy(reverse)),
+  ),
+  string: define([], (_h, value) => (value instanceof Markup ? value : softStr(value))),
+  striptags: define([], (_h, value) => striptags(value)),
+  sum: define([['attribute', null], ['start', 0]], (_h, value, attribute: unknown, start: unknown) => {
+    let items = iterate(value)
+    if (attribute !== null) items = items.map(attrGetter(attribute))
+    let total = start
+    for (const item of items) total = add(total, item)
+    return total
+  }),
+  title: define([], (_h, value) =>
+    softStr(value)
+      .split(/([-\s({[<]+)/u)
+      .filter(Boolean)
+      .map((item) => {
+        const [first = '', ...rest] = Array.from(item)
+        return first.toUpperCase() + rest.join('').toLowerCase()
+      })
+      .join(''),
+  ),
+  tojson: define([['indent', null]], (_h, value, indentValue: unknown) =>
+    new Markup(jinjaToJson(toPythonJson(value), indentValue === null ? null : typeof indentValue === 'string' ? indentValue : Number(toInt(indentValue)))),
+  ),
+  trim: define([['chars', null]], (_h, value, chars: unknown) => {
+    const text = softStr(value)
+    if (chars === null) return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, '')
+    const set = new Set(Array.from(softStr(chars)))
+    const points = Array.from(text)
+    let start = 0
+    let end = points.length
+    while (start < end && set.has(points[start]!)) start++
+    while (end > start && set.has(points[end - 1]!)) end--
+    return points.slice(start, end).join('')
+  }),
+  truncate: define([['length', 255], ['killwords', false], ['end', '...'], ['leeway', null]], (_h, value, length: unknown, killwords: unknown, end: unknown, leeway: unknown) =>
+    truncate(value, length, killwords, end, leeway),
+  ),
+  unique: define([['case_sensitive', false], ['attribute', null]], (_h, value, caseSensitive: unknown, attribute: unknown) => {
+    const key = attrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase)
+    const seen = new Set<string>()
+    const out: unknown[] = []
+    for (const item of iterate(value)) {
+      const hash = hashKey(key(item))
+      if (!seen.has(hash)) {
+        seen.add(hash)
+        out.push(item)
+      }
+    }
+    return new PyIterator(out)
+  }),
+  upper: define([], (_h, value) => softStr(value).toUpperCase()),
+  urlencode: define([], (_h, value) => {
+    if (isString(value) || !(Array.isArray(value) || isDict(value) || value instanceof DictView || value instanceof PyIterator || value instanceof PyRange)) {
+      return urlQuote(value, false)
+    }
+    const pairs = isDict(value) ? Object.entries(value) : iterate(value).map((pair) => iterate(pair))
+    return pairs.map(([k, v]) => `${urlQuote(k, true)}=${urlQuote(v, true)}`).join('&')
+  }),
+  urlize: define([['trim_url_limit', null], ['nofollow', false], ['target', null], ['rel', null], ['extra_schemes', null]], (_h, value, limit: unknown, nofollow: unknown, target: unknown, rel: unknown, extraSchemes: unknown) => {
+    const relParts = new Set(softStr(rel ?? '').split(/\s+/).filter(Boolean))
+    if (truthy(nofollow)) relParts.add('nofollow')
+    relParts.add('noopener')
+    return urlize(softStr(value), {
+      trimUrlLimit: limit === null ? null : Number(toInt(limit)),
+      rel: [...relParts].sort().join(' ') || null,
+      target: target === null ? null : softStr(target),
+      extraSchemes: extraSchemes === null ? [] : iterate(extraSchemes).map(softStr),
+    })
+  }),
+  wordcount: define([], (_h, value) => wordCount(softStr(value))),
+  wordwrap: define([['width', 79], ['break_long_words', true], ['wrapstring', null], ['break_on_hyphens', true]], (_h, value, width: unknown, breakLong: unknown, wrapstring: unknown, hyphens: unknown) => {
+    const separator = wrapstring === null ? '\n' : softStr(wrapstring)
+    return pySplitlines(softStr(value))
+      .map((line) => textWrap(line, Number(toInt(width)), truthy(breakLong), truthy(hyphens)).join(separator))
+      .join(separator)
+  }),
+  xmlattr: define([['autospace', true]], (_h, value, autospace: unknown) => {
+    if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
+    const items: string[] = []
+    for (const [key, item] of Object.entries(value)) {
+      if (item === null || item instanceof Undefined) continue
+      if (XML_ATTRIBUTE_KEY.test(key)) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`)
+      items.push(`${escapeHtml(key)}="${escape(item).text}"`)
+    }
+    const out = items.join(' ')
+    return new Markup(truthy(autospace) && out ? ' ' + out : out)
+  }),
+}
+for (const [name, filter] of Object.entries(STOCK_FILTERS)) (filter as NamedFilter).pythonName = `do_${name}`
+STOCK_FILTERS.d = STOCK_FILTERS.default!
+STOCK_FILTERS.e = STOCK_FILTERS.escape!
+
+/** Groups compare keys with `==` (Python's itertools.groupby). */
+function groupHash(key: unknown): string {
+  try {
+    return hashKey(key)
+  } catch {
+    return pyRepr(key)
+  }
+}
+
+export { bind } from './filter-arguments.js'

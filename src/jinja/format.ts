@@ -1,0 +1,425 @@
+/**
+ * Python's number rounding and string formatting for templates: `round()`, `str % args`
+ * (printf style, Jinja's `format` filter) and `str.format()` / `format(value, spec)`.
+ *
+ * Contract:
+ * - `roundDecimal(x, digits)` is Python's `round(float, digits)`: correctly rounded from the
+ *   exact binary value, ties to even (`round(2.675, 2) == 2.67`, `round(2.5) == 2.0`).
+ * - `fixed(x, p)`, `exponential(x, p)`, `general(x, p)` are `'%.pf'`, `'%.pe'`, `'%.pg'` as
+ *   CPython writes them (same exact rounding, two-digit exponents, `inf`/`nan`).
+ * - `percentFormat(format, args)`: `%s %r %a %d %i %u %o %x %X %e %E %f %F %g %G %c %%` with
+ *   flags `-+ #0`, width, precision (`*` too) and `%(name)s` mappings; Python's errors
+ *   (`not enough arguments for format string`, `not all arguments converted …`).
+ * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
+ *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
+ *   precision/type).
+ */
+import { PythonFloat } from '../values/python-float.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
+
+/** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
+function exactDigits(abs: number): { digits: string; point: number } {
+  if (abs >= 1e21) {
+    const int = BigInt(abs).toString()
+    return { digits: int, point: int.length }
+  }
+  const [int = '0', frac = ''] = abs.toFixed(100).split('.')
+  const fraction = frac.replace(/0+$/, '')
+  return { digits: int + fraction, point: int.length }
+}
+
+/**
+ * Rounds the digit string (with the decimal point after `point` digits) to `keep` digits,
+ * ties to even. Returns the kept digits and the new point (a carry can add a digit).
+ */
+function roundDigits(digits: string, point: number, keep: number): { digits: string; point: number } {
+  if (keep < 0) return { digits: '0', point: 1 }
+  if (keep >= digits.length) return { digits: digits.padEnd(keep, '0'), point }
+  const kept = digits.slice(0, keep)
+  const first = digits.charCodeAt(keep) - 48
+  const restNonZero = /[1-9]/.test(digits.slice(keep + 1))
+  const last = keep > 0 ? digits.charCodeAt(keep - 1) - 48 : 0
+  const up = first > 5 || (first === 5 && (restNonZero || last % 2 === 1))
+  if (!up) return { digits: kept === '' ? '0' : kept, point: kept === '' ? point + 1 : point }
+  // Increment the kept digits.
+  const chars = (kept === '' ? '0' : kept).split('')
+  let pointOut = kept === '' ? point + 1 : point
+  let i = chars.length - 1
+  while (i >= 0) {
+    if (chars[i] === '9') {
+      chars[i] = '0'
+      i--
+    } else {
+      chars[i] = String.fromCharCode(chars[i]!.charCodeAt(0) + 1)
+      break
+    }
+  }
+  if (i < 0) {
+    chars.unshift('1')
+    pointOut++
+  }
+  return { digits: chars.join(''), point: pointOut }
+}
+
+/** Python's `round(x, digits)` for a float. */
+export function roundDecimal(x: number, digits: number): number {
+  if (!Number.isFinite(x) || x === 0) return x
+  if (digits > 325) return x
+  const { digits: d, point } = exactDigits(Math.abs(x))
+  const rounded = roundDigits(d, point, point + digits)
+  const kept = rounded.digits.padEnd(Math.max(rounded.point, 0), '0')
+  const int = kept.slice(0, Math.max(rounded.point, 0)) || '0'
+  const frac = kept.slice(Math.max(rounded.point, 0))
+  const text = rounded.point < 0 ? '0.' + '0'.repeat(-rounded.point) + rounded.digits : int + (frac ? '.' + frac : '')
+  const value = Number(text) * (x < 0 ? -1 : 1)
+  return value === 0 && x < 0 ? -0 : value
+}
+
+/** `'%.{p}f' % x`. */
+export function fixed(x: number, precision: number): string {
+  if (!Number.isFinite(x)) return floatStr(x)
+  const negative = x < 0 || Object.is(x, -0)
+  const { digits, point } = exactDigits(Math.abs(x))
+  const rounded = roundDigits(digits, point, point + precision)
+  let int = rounded.digits.slice(0, rounded.point)
+  let frac = rounded.digits.slice(rounded.point)
+  if (rounded.point <= 0) {
+    int = '0'
+    frac = ('0'.repeat(-rounded.point) + rounded.digits).slice(0, precision)
+  }
+  frac = frac.padEnd(precision, '0').slice(0, precision)
+  return (negative ? '-' : '') + (int || '0') + (precision > 0 ? '.' + frac : '')
+}
+
+/** `'%.{p}e' % x` digits: the rounded significant digits and the decimal exponent. */
+function significant(abs: number, count: number): { digits: string; exponent: number } {
+  if (abs === 0) return { digits: '0'.repeat(count), exponent: 0 }
+  const { digits, point } = exactDigits(abs)
+  const lead = digits.search(/[1-9]/)
+  const trimmed = digits.slice(lead)
+  const exponent = point - lead - 1
+  const rounded = roundDigits(trimmed, 1, count)
+  return { digits: rounded.digits.slice(0, count), exponent: exponent + (rounded.point - 1) }
+}
+
+export function exponential(x: number, precision: number, upper = false): string {
+  if (!Number.isFinite(x)) return upper ? floatStr(x).toUpperCase() : floatStr(x)
+  const negative = x < 0 || Object.is(x, -0)
+  const { digits, exponent } = significant(Math.abs(x), precision + 1)
+  const mantissa = digits[0] + (precision > 0 ? '.' + digits.slice(1) : '')
+  const exp = (exponent < 0 ? '-' : '+') + String(Math.abs(exponent)).padStart(2, '0')
+  return (negative ? '-' : '') + mantissa + (upper ? 'E' : 'e') + exp
+}
+
+export function general(x: number, precision: number, alternate = false, upper = false): string {
+  if (!Number.isFinite(x)) return upper ? floatStr(x).toUpperCase() : floatStr(x)
+  const p = precision === 0 ? 1 : precision
+  const { exponent } = significant(Math.abs(x), p)
+  let text: string
+  if (exponent >= -4 && exponent < p) {
+    text = fixed(x, p - 1 - exponent)
+    if (!alternate && text.includes('.')) text = text.replace(/\.?0+$/, '')
+  } else {
+    text = exponential(x, p - 1, upper)
+    if (!alternate) text = text.replace(/\.?0+(?=[eE])/, '')
+  }
+  return text
+}
+
+function numberValue(value: unknown, conversion: string): number | bigint {
+  if (typeof value === 'number' || typeof value === 'bigint') return value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (value instanceof PythonFloat) return value.value
+  const kind = 'eEfFgG'.includes(conversion) ? 'must be real number' : 'a real number is required'
+  if ('eEfFgG'.includes(conversion)) throw typeError(`must be real number, not ${typeName(value)}`)
+  throw typeError(`%${conversion} format: ${kind}, not ${typeName(value)}`)
+}
+
+function integerDigits(value: bigint, base: number): string {
+  return (value < 0n ? -value : value).toString(base)
+}
+
+/** Python's `format % args`. */
+export function percentFormat(format: string, args: unknown): string {
+  const positional = isTuple(args) ? args : [args]
+  const mapping = isDict(args) ? args : undefined
+  let index = 0
+  let usedMapping = false
+  const nextArg = (): unknown => {
+    if (index >= positional.length) throw typeError('not enough arguments for format string')
+    return positional[index++]
+  }
+  const pattern = /%(?:\(([^)]*)\))?([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)?/gs
+  let out = ''
+  let last = 0
+  for (let match = pattern.exec(format); match; match = pattern.exec(format)) {
+    out += format.slice(last, match.index)
+    last = pattern.lastIndex
+    const [, key, flags = '', widthText, precisionText, conversion] = match
+    if (conversion === undefined) throw valueError('incomplete format')
+    if (conversion === '%' && key === undefined && !flags && !widthText && precisionText === undefined) {
+      out += '%'
+      continue
+    }
+    let value: unknown
+    const width = widthText === '*' ? Number(nextArg()) : widthText ? Number(widthText) : 0
+    const precision = precisionText === '*' ? Number(nextArg()) : precisionText !== undefined ? Number(precisionText || '0') : undefined
+    if (conversion === '%') value = '%'
+    else if (key !== undefined) {
+      if (!mapping) throw typeError('format requires a mapping')
+      usedMapping = true
+      if (!Object.hasOwn(mapping, key)) throw new TemplateRuntimeError(`'${key}'`, 'KeyError')
+      value = mapping[key]
+    } else value = nextArg()
+    out += convert(value, conversion, flags, width, precision)
+  }
+  out += format.slice(last)
+  if (!usedMapping && !mapping && index < positional.length) {
+    throw typeError('not all arguments converted during string formatting')
+  }
+  return out
+}
+
+function convert(value: unknown, conversion: string, flags: string, width: number, precision: number | undefined): string {
+  const left = flags.includes('-')
+  const zero = flags.includes('0') && !left
+  const sign = flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : ''
+  const alternate = flags.includes('#')
+  let body: string
+  let prefix = ''
+  let numeric = true
+  switch (conversion) {
+    case 's':
+    case 'r':
+    case 'a':
+      numeric = false
+      body = conversion === 's' ? pyStr(value) : pyRepr(value)
+      if (precision !== undefined) body = Array.from(body).slice(0, precision).join('')
+      break
+    case '%':
+      numeric = false
+      body = '%'
+      break
+    case 'c':
+      numeric = false
+      body = typeof value === 'number' ? String.fromCodePoint(value) : pyStr(value)
+      break
+    case 'd':
+    case 'i':
+    case 'u': {
+      const n = numberValue(value, conversion)
+      const int = typeof n === 'bigint' ? n : BigInt(Math.trunc(n))
+      body = integerDigits(int, 10)
+      if (precision !== undefined) body = body.padStart(precision, '0')
+      prefix = int < 0n ? '-' : sign
+      break
+    }
+    case 'o':
+    case 'x':
+    case 'X': {
+      if (!(typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'boolean')) {
+        throw typeError(`%${conversion} format: an integer is required, not ${typeName(value)}`)
+      }
+      const int = typeof value === 'bigint' ? value : BigInt(Number(value))
+      body = integerDigits(int, conversion === 'o' ? 8 : 16)
+      if (conversion === 'X') body = body.toUpperCase()
+      if (precision !== undefined) body = body.padStart(precision, '0')
+      prefix = (int < 0n ? '-' : sign) + (alternate ? (conversion === 'o' ? '0o' : conversion === 'x' ? '0x' : '0X') : '')
+      break
+    }
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F':
+    case 'g':
+    case 'G': {
+      const x = Number(numberValue(value, conversion))
+      const p = precision ?? 6
+      const lower = conversion.toLowerCase()
+      body =
+        lower === 'e'
+          ? exponential(x, p, conversion === 'E')
+          : lower === 'f'
+            ? fixed(x, p)
+            : general(x, p, alternate, conversion === 'G')
+      if (conversion === 'F') body = body.toUpperCase()
+      if (body.startsWith('-')) {
+        prefix = '-'
+        body = body.slice(1)
+      } else prefix = sign
+      break
+    }
+    default:
+      throw valueError(`unsupported format character '${conversion}' (0x${conversion.charCodeAt(0).toString(16)})`)
+  }
+  const length = prefix.length + Array.from(body).length
+  if (length >= width) return prefix + body
+  const pad = width - length
+  if (left) return prefix + body + ' '.repeat(pad)
+  if (zero && numeric) return prefix + '0'.repeat(pad) + body
+  return ' '.repeat(pad) + prefix + body
+}
+
+/** `format(value, spec)`: the format-spec mini-language. */
+export function formatSpec(value: unknown, spec: string): string {
+  if (spec === '') return pyStr(value)
+  const match = /^(?:(.)?([<>=^]))?([-+ ])?(z)?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/su.exec(spec)
+  if (!match) throw valueError(`Invalid format specifier '${spec}' for object of type '${typeName(value)}'`)
+  const [, fillChar, alignChar, signChar = '-', , alternate, zeroFlag, widthText, grouping, precisionText, typeChar] = match
+  const width = widthText ? Number(widthText) : 0
+  const precision = precisionText !== undefined ? Number(precisionText) : undefined
+  let fill = fillChar ?? ' '
+  let align = alignChar
+  if (zeroFlag && !alignChar) {
+    fill = '0'
+    align = '='
+  }
+  const isNum = typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat || typeof value === 'boolean'
+  let body: string
+  let sign = ''
+  if (isString(value) || (!isNum && value !== null && typeof value === 'object') || value === null) {
+    if (typeChar && typeChar !== 's') throw valueError(`Unknown format code '${typeChar}' for object of type '${typeName(value)}'`)
+    body = isString(value) ? textOf(value) : pyStr(value)
+    if (precision !== undefined) body = Array.from(body).slice(0, precision).join('')
+    align = align ?? '<'
+  } else {
+    const n = typeof value === 'boolean' ? (value ? 1 : 0) : value instanceof PythonFloat ? value.value : (value as number | bigint)
+    const isIntValue = typeof n === 'bigint' || (Number.isInteger(n) && !(value instanceof PythonFloat))
+    const type = typeChar ?? (isIntValue ? 'd' : '')
+    if (isIntValue && 'bcdoxXn'.includes(type)) {
+      const int = typeof n === 'bigint' ? n : BigInt(n)
+      const base = type === 'b' ? 2 : type === 'o' ? 8 : type === 'x' || type === 'X' ? 16 : 10
+      body = integerDigits(int, base)
+      if (type === 'X') body = body.toUpperCase()
+      if (type === 'c') body = String.fromCodePoint(Number(int))
+      if (grouping) body = group(body, grouping, base === 10 ? 3 : 4)
+      if (alternate && base !== 10) body = (base === 2 ? '0b' : base === 8 ? '0o' : '0x') + body
+      sign = int < 0n ? '-' : signChar === '-' ? '' : signChar
+    } else {
+      const x = Number(n)
+      const p = precision ?? 6
+      if (type === '' && precision === undefined) body = floatStr(Math.abs(x))
+      else if (type === '') {
+        body = general(Math.abs(x), p, false)
+        if (!/[.e]/.test(body) && Number.isFinite(x)) body += '.0'
+      } else if (type === 'e' || type === 'E') body = exponential(Math.abs(x), p, type === 'E')
+      else if (type === 'f' || type === 'F') body = fixed(Math.abs(x), p)
+      else if (type === 'g' || type === 'G') body = general(Math.abs(x), p, Boolean(alternate), type === 'G')
+      else if (type === '%') body = fixed(Math.abs(x) * 100, p) + '%'
+      else throw valueError(`Unknown format code '${type}' for object of type '${typeName(value)}'`)
+      if (type === 'F') body = body.toUpperCase()
+      if (grouping) {
+        const cut = body.search(/[.eE%]/)
+        body = cut < 0 ? group(body, grouping, 3) : group(body.slice(0, cut), grouping, 3) + body.slice(cut)
+      }
+      sign = x < 0 || Object.is(x, -0) ? '-' : signChar === '-' ? '' : signChar
+    }
+    align = align ?? '>'
+  }
+  const length = sign.length + Array.from(body).length
+  if (length >= width) return sign + body
+  const pad = width - length
+  switch (align) {
+    case '<':
+      return sign + body + fill.repeat(pad)
+    case '^': {
+      const leftPad = Math.floor(pad / 2)
+      return fill.repeat(leftPad) + sign + body + fill.repeat(pad - leftPad)
+    }
+    case '=':
+      return sign + fill.repeat(pad) + body
+    default:
+      return fill.repeat(pad) + sign + body
+  }
+}
+
+function group(digits: string, separator: string, size: number): string {
+  let out = ''
+  for (let i = digits.length; i > 0; i -= size) {
+    const start = Math.max(0, i - size)
+    out = digits.slice(start, i) + (out ? separator + out : '')
+  }
+  return out
+}
+
+/** Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. */
+export function strFormat(
+  format: string,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+  lookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown },
+): string {
+  let auto = 0
+  let out = ''
+  let i = 0
+  while (i < format.length) {
+    const char = format[i]!
+    if (char === '{') {
+      if (format[i + 1] === '{') {
+        out += '{'
+        i += 2
+        continue
+      }
+      let depth = 1
+      let j = i + 1
+      while (j < format.length && depth > 0) {
+        if (format[j] === '{') depth++
+        else if (format[j] === '}') depth--
+        j++
+      }
+      if (depth > 0) throw valueError("expected '}' before end of string")
+      const field = format.slice(i + 1, j - 1)
+      out += formatField(field)
+      i = j
+      continue
+    }
+    if (char === '}') {
+      if (format[i + 1] === '}') {
+        out += '}'
+        i += 2
+        continue
+      }
+      throw valueError("Single '}' encountered in format string")
+    }
+    out += char
+    i++
+  }
+  return out
+
+  function formatField(field: string): string {
+    const colon = field.search(/[:]/)
+    let head = colon >= 0 ? field.slice(0, colon) : field
+    let spec = colon >= 0 ? field.slice(colon + 1) : ''
+    let conversion: string | undefined
+    const bang = head.lastIndexOf('!')
+    if (bang >= 0) {
+      conversion = head.slice(bang + 1)
+      head = head.slice(0, bang)
+    }
+    const nameMatch = /^[^.[]*/.exec(head)!
+    const name = nameMatch[0]
+    let value: unknown
+    if (name === '') {
+      if (auto >= args.length) throw new TemplateRuntimeError(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError')
+      value = args[auto++]
+    } else if (/^\d+$/.test(name)) {
+      const index = Number(name)
+      if (index >= args.length) throw new TemplateRuntimeError(`Replacement index ${index} out of range for positional args tuple`, 'IndexError')
+      value = args[index]
+    } else {
+      if (!Object.hasOwn(kwargs, name)) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
+      value = kwargs[name]
+    }
+    const rest = head.slice(name.length)
+    const parts = /\.([^.[]+)|\[([^\]]*)\]/g
+    for (let part = parts.exec(rest); part; part = parts.exec(rest)) {
+      if (part[1] !== undefined) value = lookup.attr(value, part[1])
+      else value = lookup.item(value, /^\d+$/.test(part[2]!) ? Number(part[2]) : part[2])
+    }
+    if (spec.includes('{')) spec = strFormat(spec, args, kwargs, lookup)
+    if (conversion === 'r' || conversion === 'a') value = pyRepr(value)
+    else if (conversion === 's') value = pyStr(value)
+    return formatSpec(value, spec)
+  }
+}

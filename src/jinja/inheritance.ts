@@ -1,0 +1,66 @@
+/**
+ * Template inheritance at run time: rendering a template as the main template of a context
+ * (`renderTemplate`), `{% extends %}` chains and block lookup (`renderBlock`, `super()`).
+ *
+ * Contract:
+ * - `renderTemplate(template, scope, render)` gives the template its own block chains (each
+ *   block name → the most derived definition first), renders its top level, and when it
+ *   extended a parent (the `extends` statement set `render.parent` and appended the parent's
+ *   blocks), drops what the child output after `{% extends %}` and renders the parent with the
+ *   same context, up the chain. The render's previous chains are restored afterwards
+ *   (includes and imports render this way inside another template).
+ * - `renderBlock(render, name, index, scope?)` renders definition `index` of block `name` in a
+ *   child of the template context (or of `scope` for `scoped` blocks), with `super()` bound to
+ *   the next definition; undefined when there is none. `self.<block>()` renders index 0.
+ */
+import type { CompiledTemplate, RenderState } from './expression-compiler.js'
+import { TemplateRuntimeError } from './errors.js'
+import { TemplateReference, type Scope } from './runtime.js'
+import { PyFunction } from './values.js'
+
+/** Renders `template` as the main template of a render (its own context and block chains). */
+export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {
+  const savedBlocks = render.blocks
+  const savedContext = render.context
+  const savedMark = render.extendsMark
+  const savedParent = render.parent
+  render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
+  render.context = scope
+  render.extendsMark = -1
+  render.parent = null
+  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0))
+  let current: CompiledTemplate | null = template
+  while (current) {
+    const start = render.out.length
+    current.root(scope, render)
+    if (render.parent === null) break
+    // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
+    render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
+    current = render.parent
+    render.parent = null
+    render.extendsMark = -1
+  }
+  render.blocks = savedBlocks
+  render.context = savedContext
+  render.extendsMark = savedMark
+  render.parent = savedParent
+}
+
+export function renderBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {
+  const chain = render.blocks.get(blockName)
+  const entry = chain?.[index]
+  if (!entry) return undefined
+  const blockScope = Object.create(scope ?? render.context) as Scope
+  blockScope.super = new PyFunction('super', () => {
+    const text = renderBlock(render, blockName, index + 1)
+    if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
+    return text
+  })
+  const saved = render.out
+  render.out = ''
+  entry.run(blockScope, render)
+  const text = render.out
+  render.out = saved
+  return text
+}
+

@@ -1,0 +1,268 @@
+/**
+ * Python's arithmetic on the template value model (values.ts): `+ - * / // % **`, unary
+ * `-`/`+`.
+ *
+ * Contract:
+ * - int op int stays an int, exact at any size (bigint beyond 2^53, normalized back when safe);
+ *   any float operand makes a float (boxed when integral: `4 / 2` is `2.0`); bool counts as int.
+ * - `/` is true division (always a float); `//` and `%` floor, with the sign of the divisor
+ *   (`-1 % 3 == 2`, `-7 // 2 == -4`), floats as CPython computes them; `**` of ints with a
+ *   non-negative exponent is exact, otherwise a float.
+ * - str/list/tuple `+` concatenate, `*` repeats them by an int; `str % args` is printf-style
+ *   formatting (format.ts); a Markup operand escapes the other (markupsafe).
+ * - Errors: `ZeroDivisionError`, and `TypeError` with Python's text
+ *   (`unsupported operand type(s) for -: 'str' and 'str'`, `can only concatenate str …`).
+ */
+import { PythonFloat } from '../values/python-float.js'
+import { TemplateRuntimeError, typeError } from './errors.js'
+import { escapeHtml } from './escape.js'
+import { percentFormat } from './format.js'
+import {
+  Markup,
+  PyComplex,
+  Undefined,
+  fail,
+  float,
+  isTuple,
+  normalizeInt,
+  textOf,
+  tuple,
+  typeName,
+} from './values.js'
+import type { BinaryOperator } from './nodes.js'
+
+type Num = { int: true; value: bigint } | { int: false; value: number }
+
+/** The number of a numeric operand, or undefined. */
+function num(value: unknown): Num | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) ? { int: true, value: BigInt(value) } : { int: false, value }
+  if (typeof value === 'bigint') return { int: true, value }
+  if (value instanceof PythonFloat) return { int: false, value: value.value }
+  if (typeof value === 'boolean') return { int: true, value: value ? 1n : 0n }
+  return undefined
+}
+
+const divisionByZero = (message: string) => new TemplateRuntimeError(message, 'ZeroDivisionError')
+
+function unsupported(op: string, a: unknown, b: unknown): never {
+  throw typeError(`unsupported operand type(s) for ${op}: '${typeName(a)}' and '${typeName(b)}'`)
+}
+
+function check(a: unknown, b: unknown): void {
+  if (a instanceof Undefined) fail(a)
+  if (b instanceof Undefined) fail(b)
+}
+
+export function binary(op: BinaryOperator, a: unknown, b: unknown): unknown {
+  switch (op) {
+    case '+':
+      return add(a, b)
+    case '-':
+      return subtract(a, b)
+    case '*':
+      return multiply(a, b)
+    case '/':
+      return divide(a, b)
+    case '//':
+      return floorDivide(a, b)
+    case '%':
+      return modulo(a, b)
+    default:
+      return power(a, b)
+  }
+}
+
+export function add(a: unknown, b: unknown): unknown {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const sum = a + b
+    if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(sum) ? sum : normalizeInt(BigInt(a) + BigInt(b))
+    return float(sum)
+  }
+  if (typeof a === 'string' && typeof b === 'string') return a + b
+  check(a, b)
+  if (a instanceof Markup || b instanceof Markup) {
+    if ((typeof a === 'string' || a instanceof Markup) && (typeof b === 'string' || b instanceof Markup)) {
+      return new Markup(markupText(a) + markupText(b))
+    }
+  }
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    const joined = [...a, ...b]
+    return isTuple(a) ? tuple(joined) : joined
+  }
+  const x = num(a)
+  const y = num(b)
+  if (x && y) return x.int && y.int ? normalizeInt(x.value + y.value) : float(Number(x.value) + Number(y.value))
+  if (typeof a === 'string') throw typeError(`can only concatenate str (not "${typeName(b)}") to str`)
+  if (Array.isArray(a) && !isTuple(a)) throw typeError(`can only concatenate list (not "${typeName(b)}") to list`)
+  return unsupported('+', a, b)
+}
+
+function markupText(value: string | Markup): string {
+  return value instanceof Markup ? value.text : escapeHtml(value)
+}
+
+export function subtract(a: unknown, b: unknown): unknown {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const difference = a - b
+    if (Number.isInteger(a) && Number.isInteger(b)) {
+      return Number.isSafeInteger(difference) ? difference : normalizeInt(BigInt(a) - BigInt(b))
+    }
+    return float(difference)
+  }
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (x && y) return x.int && y.int ? normalizeInt(x.value - y.value) : float(Number(x.value) - Number(y.value))
+  return unsupported('-', a, b)
+}
+
+export function multiply(a: unknown, b: unknown): unknown {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const product = a * b
+    if (Number.isInteger(a) && Number.isInteger(b)) {
+      return Number.isSafeInteger(product) ? product : normalizeInt(BigInt(a) * BigInt(b))
+    }
+    return float(product)
+  }
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (x && y) return x.int && y.int ? normalizeInt(x.value * y.value) : float(Number(x.value) * Number(y.value))
+  const repeat = (sequence: unknown, count: Num | undefined): unknown => {
+    if (!count || !count.int) return undefined
+    const times = Number(count.value)
+    if (typeof sequence === 'string') return times > 0 ? sequence.repeat(times) : ''
+    if (sequence instanceof Markup) return new Markup(times > 0 ? sequence.text.repeat(times) : '')
+    if (Array.isArray(sequence)) {
+      const out: unknown[] = []
+      for (let i = 0; i < times; i++) out.push(...sequence)
+      return isTuple(sequence) ? tuple(out) : out
+    }
+    return undefined
+  }
+  const repeated = repeat(a, y) ?? repeat(b, x)
+  if (repeated !== undefined) return repeated
+  if (typeof a === 'string' || typeof b === 'string') {
+    throw typeError(`can't multiply sequence by non-int of type '${typeName(typeof a === 'string' ? b : a)}'`)
+  }
+  return unsupported('*', a, b)
+}
+
+export function divide(a: unknown, b: unknown): unknown {
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (!x || !y) return unsupported('/', a, b)
+  if (y.value === 0n || y.value === 0) throw divisionByZero(x.int && y.int ? 'division by zero' : 'float division by zero')
+  if (x.int && y.int && x.value % y.value === 0n) return float(Number(x.value / y.value))
+  return float(Number(x.value) / Number(y.value))
+}
+
+export function floorDivide(a: unknown, b: unknown): unknown {
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (!x || !y) return unsupported('//', a, b)
+  if (x.int && y.int) {
+    if (y.value === 0n) throw divisionByZero('integer division or modulo by zero')
+    return normalizeInt(floorDiv(x.value, y.value))
+  }
+  const [quotient] = floatDivmod(Number(x.value), Number(y.value))
+  return float(quotient)
+}
+
+export function modulo(a: unknown, b: unknown): unknown {
+  if (typeof a === 'string' || a instanceof Markup) {
+    check(a, b)
+    const text = percentFormat(textOf(a), b)
+    return a instanceof Markup ? new Markup(text) : text
+  }
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (!x || !y) return unsupported('%', a, b)
+  if (x.int && y.int) {
+    if (y.value === 0n) throw divisionByZero('integer division or modulo by zero')
+    return normalizeInt(x.value - floorDiv(x.value, y.value) * y.value)
+  }
+  const [, remainder] = floatDivmod(Number(x.value), Number(y.value))
+  return float(remainder)
+}
+
+export function power(a: unknown, b: unknown): unknown {
+  check(a, b)
+  const x = num(a)
+  const y = num(b)
+  if (!x || !y) return unsupported('** or pow()', a, b)
+  if (x.int && y.int && y.value >= 0n) {
+    const magnitude = x.value < 0n ? -x.value : x.value
+    // Python would compute it (for ever, or until memory runs out): refuse instead of hanging.
+    if (magnitude > 1n && y.value > 1_000_000n) throw new TemplateRuntimeError('exponent too large to compute', 'MemoryError')
+    return normalizeInt(x.value ** y.value)
+  }
+  if (x.int && y.int && x.value !== 0n) {
+    // int ** -n: 1 / base**n with one rounding (as C's pow gives it; JavaScript's ** may be 1 ulp off).
+    const denominator = x.value ** -y.value
+    const magnitude = denominator < 0n ? -denominator : denominator
+    if (magnitude <= 9007199254740991n) return float(1 / Number(denominator))
+  }
+  const base = Number(x.value)
+  const exponent = Number(y.value)
+  if (base === 0 && exponent < 0) {
+    throw divisionByZero('0.0 cannot be raised to a negative power')
+  }
+  if (base < 0 && Number.isFinite(exponent) && !Number.isInteger(exponent)) {
+    // A negative base to a fractional power is complex in Python (CPython's c_pow).
+    const length = Math.abs(base) ** exponent
+    const phase = Math.atan2(0, base) * exponent
+    return new PyComplex(length * Math.cos(phase), length * Math.sin(phase))
+  }
+  const result = base ** exponent
+  if (!Number.isFinite(result) && Number.isFinite(base) && Number.isFinite(exponent)) {
+    throw new TemplateRuntimeError("(34, 'Numerical result out of range')", 'OverflowError')
+  }
+  return float(result)
+}
+
+export function negate(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) ? (value === 0 ? 0 : -value) : -value
+  if (value instanceof Undefined) fail(value)
+  const x = num(value)
+  if (!x) throw typeError(`bad operand type for unary -: '${typeName(value)}'`)
+  return x.int ? normalizeInt(-x.value) : float(-x.value)
+}
+
+export function positive(value: unknown): unknown {
+  if (value instanceof Undefined) fail(value)
+  const x = num(value)
+  if (!x) throw typeError(`bad operand type for unary +: '${typeName(value)}'`)
+  return x.int ? normalizeInt(x.value) : float(x.value)
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b
+  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q
+}
+
+/** CPython's `float_divmod`. */
+function floatDivmod(vx: number, wx: number): [number, number] {
+  if (wx === 0) throw divisionByZero('float floor division by zero')
+  let mod = vx % wx
+  let div = (vx - mod) / wx
+  if (mod) {
+    if (wx < 0 !== mod < 0) {
+      mod += wx
+      div -= 1
+    }
+  } else {
+    mod = wx < 0 ? -0 : 0
+  }
+  let floordiv: number
+  if (div) {
+    floordiv = Math.floor(div)
+    if (div - floordiv > 0.5) floordiv += 1
+  } else {
+    floordiv = vx / wx < 0 ? -0 : 0
+  }
+  return [floordiv, mod]
+}

@@ -1,0 +1,240 @@
+/**
+ * Python's protocols on the template value model (values.ts): truth, equality, ordering,
+ * membership, iteration, length and hashing.
+ *
+ * Contract:
+ * - `truthy` is `bool()`: empty strings, lists, dicts, ranges, zero and None are false; a strict
+ *   Undefined raises, a plain one is false.
+ * - `pyEq` is `==` (numbers across int, float, bool and bigint exactly; lists and tuples by
+ *   items, never equal to each other; dicts by keys and values); `pyLess` is `<` (numbers,
+ *   strings by code point, lists/tuples lexicographically; else Python's TypeError
+ *   `'<' not supported between instances of 'int' and 'str'`); `pyCompare` any comparison
+ *   operator, `in` and `not in` included; `contains` is `in`.
+ * - `iterate` is `iter()` as a list (strings by code point, dicts by key, views, ranges,
+ *   one-shot iterators used up); `pyLen` is `len()`; `hashKey` is equal for values Python
+ *   hashes equal (`1`, `1.0`, `True`) and raises for lists and dicts (unhashable).
+ */
+import { compareCodePoints } from '../values/code-point-order.js'
+import { PythonFloat } from '../values/python-float.js'
+import { typeError } from './errors.js'
+import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'
+
+/** Python's `bool(value)`. */
+export function truthy(value: unknown): boolean {
+  switch (typeof value) {
+    case 'boolean':
+      return value
+    case 'string':
+      return value.length > 0
+    case 'number':
+      return value !== 0
+    case 'bigint':
+      return value !== 0n
+  }
+  if (value === null) return false
+  if (value instanceof Undefined) return value.strict ? fail(value) : false
+  if (Array.isArray(value)) return value.length > 0
+  if (value instanceof PythonFloat) return value.value !== 0
+  if (value instanceof Markup) return value.text.length > 0
+  if (value instanceof PyComplex) return value.real !== 0 || value.imag !== 0
+  if (value instanceof DictView) return Object.keys(value.dict).length > 0
+  if (value instanceof PyRange) return value.length > 0
+  if (isDict(value)) {
+    for (const _ in value) return true
+    return false
+  }
+  return true
+}
+
+/** The number of a numeric value (bool, int, float), or undefined for other values. */
+function numeric(value: unknown): number | bigint | undefined {
+  if (typeof value === 'number' || typeof value === 'bigint') return value
+  if (value instanceof PythonFloat) return value.value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  return undefined
+}
+
+/** Python's `a == b`. */
+export function pyEq(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'number' || !Number.isNaN(a)
+  if (a instanceof Undefined) return a.strict ? fail(a) : b instanceof Undefined && !b.strict
+  if (b instanceof Undefined) return b.strict ? fail(b) : false
+  if (a instanceof PyComplex || b instanceof PyComplex) {
+    const [c, other] = a instanceof PyComplex ? [a, b] : [b as PyComplex, a]
+    if (other instanceof PyComplex) return c.real === other.real && c.imag === other.imag
+    const n = numeric(other)
+    return n !== undefined && c.imag === 0 && c.real == n
+  }
+  const x = numeric(a)
+  if (x !== undefined) {
+    const y = numeric(b)
+    // Loose equality compares a bigint and a number exactly.
+    return y !== undefined && x == y
+  }
+  if (isString(a)) return isString(b) && textOf(a) === textOf(b)
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || isTuple(a) !== isTuple(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!pyEq(a[i], b[i])) return false
+    return true
+  }
+  if (a instanceof PyRange && b instanceof PyRange) return pyEq(a.list(), b.list())
+  if (isDict(a)) {
+    if (!isDict(b)) return false
+    const keys = Object.keys(a)
+    if (keys.length !== Object.keys(b).length) return false
+    return keys.every((key) => Object.hasOwn(b, key) && pyEq(a[key], b[key]))
+  }
+  if (a instanceof DictView && b instanceof DictView && a.view === b.view) return pyEq(a.list(), b.list())
+  return false
+}
+
+/** Python's `a < b` (raises TypeError for unorderable types). */
+export function pyLess(a: unknown, b: unknown, op = '<'): boolean {
+  if (a instanceof Undefined) fail(a)
+  if (b instanceof Undefined) fail(b)
+  const x = numeric(a)
+  const y = numeric(b)
+  if (x !== undefined && y !== undefined) return x < y
+  if (isString(a) && isString(b)) return compareCodePoints(textOf(a), textOf(b)) < 0
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    const n = Math.min(a.length, b.length)
+    for (let i = 0; i < n; i++) {
+      if (!pyEq(a[i], b[i])) return pyLess(a[i], b[i], op)
+    }
+    return a.length < b.length
+  }
+  throw typeError(`'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`)
+}
+
+/** Python's comparison operators. */
+export function pyCompare(op: string, a: unknown, b: unknown): boolean {
+  switch (op) {
+    case '==':
+      return pyEq(a, b)
+    case '!=':
+      return !pyEq(a, b)
+    case '<':
+      return pyLess(a, b, '<')
+    case '>':
+      return pyLess(b, a, '>')
+    case '<=':
+      return pyLessOrEqual(a, b, '<=')
+    case '>=':
+      return pyLessOrEqual(b, a, '>=')
+    case 'in':
+      return contains(b, a)
+    default:
+      return !contains(b, a)
+  }
+}
+
+function pyLessOrEqual(a: unknown, b: unknown, op: string): boolean {
+  const x = numeric(a)
+  const y = numeric(b)
+  if (x !== undefined && y !== undefined) return x <= y
+  return pyLess(a, b, op) || pyEq(a, b)
+}
+
+/** Python's `item in container`. */
+export function contains(container: unknown, item: unknown): boolean {
+  if (item instanceof Undefined) fail(item)
+  if (typeof container === 'string' || container instanceof Markup) {
+    if (!isString(item)) throw typeError(`'in <string>' requires string as left operand, not ${typeName(item)}`)
+    return textOf(container).includes(textOf(item))
+  }
+  if (Array.isArray(container)) {
+    for (const element of container) if (pyEq(element, item)) return true
+    return false
+  }
+  if (isDict(container)) return isString(item) && Object.hasOwn(container, textOf(item))
+  if (container instanceof DictView) {
+    if (container.view === 'keys') return isString(item) && Object.hasOwn(container.dict, textOf(item))
+    return contains(container.list(), item)
+  }
+  if (container instanceof PyRange) {
+    const n = numeric(item)
+    if (n === undefined || !Number.isInteger(Number(n))) return container.list().some((v) => pyEq(v, item))
+    const k = Number(n)
+    const offset = (k - container.start) / container.step
+    return Number.isInteger(offset) && offset >= 0 && offset < container.length
+  }
+  if (container instanceof Undefined) return container.strict ? fail(container) : false
+  if (container instanceof PyIterator) return contains(container.drain(), item)
+  if (container instanceof Namespace) return Object.hasOwn(container.attrs, String(item))
+  throw typeError(`argument of type '${typeName(container)}' is not iterable`)
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/
+
+/** The items of an iterable, as Python's `iter()` yields them (a fresh array or the list itself). */
+export function iterate(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value
+  if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value) : value.split('')
+  if (value instanceof Undefined) return value.strict ? fail(value) : []
+  if (isDict(value)) return Object.keys(value)
+  if (value instanceof DictView || value instanceof PyRange) return value.list()
+  if (value instanceof PyIterator) return value.drain()
+  if (value instanceof Markup) return Array.from(value.text)
+  throw typeError(`'${typeName(value)}' object is not iterable`)
+}
+
+export function isIterable(value: unknown): boolean {
+  return (
+    Array.isArray(value) ||
+    typeof value === 'string' ||
+    value instanceof Markup ||
+    isDict(value) ||
+    value instanceof DictView ||
+    value instanceof PyRange ||
+    value instanceof PyIterator
+  )
+}
+
+/** Python's `len(value)`. */
+export function pyLen(value: unknown): number {
+  if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value).length : value.length
+  if (Array.isArray(value)) return value.length
+  if (value instanceof Undefined) return value.strict ? fail(value) : 0
+  if (value instanceof Markup) return pyLen(value.text)
+  if (isDict(value)) return Object.keys(value).length
+  if (value instanceof DictView) return Object.keys(value.dict).length
+  if (value instanceof PyRange) return value.length
+  throw typeError(`object of type '${typeName(value)}' has no len()`)
+}
+
+/** Code points of a string (Python indexes strings by code point). */
+export function codePoints(text: string): string[] | string {
+  return SURROGATE.test(text) ? Array.from(text) : text
+}
+
+const identities = new WeakMap<object, number>()
+let nextIdentity = 1
+
+/** A string equal for values Python hashes and compares equal (`1`, `1.0`, `True`). */
+export function hashKey(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return 's' + value
+    case 'number':
+      return 'n' + (Object.is(value, -0) ? 0 : value)
+    case 'bigint':
+      return 'n' + value.toString()
+    case 'boolean':
+      return value ? 'n1' : 'n0'
+  }
+  if (value === null) return 'N'
+  if (value instanceof PythonFloat) return 'n' + (Object.is(value.value, -0) ? 0 : value.value)
+  if (value instanceof Markup) return 's' + value.text
+  if (value instanceof Undefined) fail(value)
+  if (Array.isArray(value)) {
+    if (!isTuple(value)) throw typeError("unhashable type: 'list'")
+    return 't(' + value.map(hashKey).join(',') + ')'
+  }
+  if (isDict(value)) throw typeError("unhashable type: 'dict'")
+  if (typeof value === 'object' || typeof value === 'function') {
+    let id = identities.get(value as object)
+    if (id === undefined) identities.set(value as object, (id = nextIdentity++))
+    return 'o' + id
+  }
+  return 'u'
+}

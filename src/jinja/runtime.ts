@@ -1,0 +1,295 @@
+/**
+ * Jinja's runtime objects: the `loop` variable, macros (and `caller`), `cycler`, `joiner`,
+ * template modules (`import`), `self` and `super()`.
+ *
+ * Contract:
+ * - `LoopContext`: `index`, `index0`, `revindex`, `revindex0`, `first`, `last`, `length`,
+ *   `depth`, `depth0`, `previtem`/`nextitem` (Undefined at the ends: `there is no previous item`),
+ *   `cycle(*items)`, `changed(*values)`, and calling it (`loop(children)`) in a recursive loop.
+ * - `Macro.invoke(args, kwargs)` binds arguments as Jinja 3.1's `Macro.__call__` does
+ *   (positional, then keywords, defaults evaluated in the macro's scope, missing ones Undefined
+ *   with `parameter 'a' was not provided`; `varargs`, `kwargs`, `caller` when the body uses them;
+ *   Jinja's TypeErrors for extra arguments) and returns the rendered text.
+ * - `Cycler` (`next()`, `reset()`, `current`), `Joiner`, `TemplateModule` (exported names,
+ *   `str()` is the module's output).
+ */
+import { typeError } from './errors.js'
+import { PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
+import { pyEq } from './protocols.js'
+
+export type Scope = Record<string, unknown>
+
+/** The per-render output buffer and what a template needs while it renders. */
+export interface Output {
+  out: string
+}
+
+export class LoopContext extends PyCallable implements HasAttributes {
+  readonly name = 'loop'
+  index0 = 0
+  private lastChanged: unknown[] | undefined
+
+  constructor(
+    private readonly items: unknown[],
+    readonly depth0: number,
+    private readonly recurse: ((items: unknown, depth0: number) => string) | null,
+  ) {
+    super()
+  }
+
+  getAttribute(name: string): unknown {
+    const length = this.items.length
+    switch (name) {
+      case 'index':
+        return this.index0 + 1
+      case 'index0':
+        return this.index0
+      case 'revindex':
+        return length - this.index0
+      case 'revindex0':
+        return length - this.index0 - 1
+      case 'first':
+        return this.index0 === 0
+      case 'last':
+        return this.index0 === length - 1
+      case 'length':
+        return length
+      case 'depth':
+        return this.depth0 + 1
+      case 'depth0':
+        return this.depth0
+      case 'previtem':
+        return this.index0 > 0 ? this.items[this.index0 - 1] : new Undefined('there is no previous item')
+      case 'nextitem':
+        return this.index0 < length - 1 ? this.items[this.index0 + 1] : new Undefined('there is no next item')
+      case 'cycle':
+        return new BoundFunction('cycle', (args) => {
+          if (args.length === 0) throw typeError('no items for cycling given')
+          return args[this.index0 % args.length]
+        })
+      case 'changed':
+        return new BoundFunction('changed', (args) => {
+          if (this.lastChanged !== undefined && pyEq(tuple(this.lastChanged), tuple(args))) return false
+          this.lastChanged = args
+          return true
+        })
+      default:
+        return new Undefined(`'LoopContext object' has no attribute '${name}'`)
+    }
+  }
+
+  invoke(args: unknown[]): unknown {
+    if (!this.recurse) throw typeError("The loop must be marked as 'recursive' to call it")
+    return this.recurse(args[0], this.depth0 + 1)
+  }
+
+  override repr(): string {
+    return `<LoopContext ${this.index0 + 1}/${this.items.length}>`
+  }
+}
+
+class BoundFunction extends PyCallable {
+  constructor(
+    readonly name: string,
+    private readonly fn: (args: unknown[], kwargs: Record<string, unknown>) => unknown,
+  ) {
+    super()
+  }
+  invoke(args: unknown[], kwargs: Record<string, unknown>): unknown {
+    return this.fn(args, kwargs)
+  }
+}
+
+const MISSING = Symbol('missing argument')
+
+export interface MacroDefinition {
+  name: string
+  params: string[]
+  /** Default value of each parameter (evaluated in the macro's scope), or null. */
+  defaults: (((scope: Scope) => unknown) | null)[]
+  /** Renders the body in `scope`, appending to `output.out`. */
+  body: (scope: Scope) => void
+  catchVarargs: boolean
+  catchKwargs: boolean
+  usesCaller: boolean
+}
+
+export class Macro extends PyCallable implements HasAttributes {
+  readonly name: string
+  private readonly explicitCaller: boolean
+
+  constructor(
+    private readonly definition: MacroDefinition,
+    private readonly closure: Scope,
+    private readonly output: Output,
+  ) {
+    super()
+    this.name = definition.name
+    this.explicitCaller = definition.params.includes('caller')
+  }
+
+  getAttribute(name: string): unknown {
+    const d = this.definition
+    switch (name) {
+      case 'name':
+        return d.name
+      case 'arguments':
+        return tuple([...d.params])
+      case 'catch_kwargs':
+        return d.catchKwargs
+      case 'catch_varargs':
+        return d.catchVarargs
+      case 'caller':
+        return d.usesCaller
+      default:
+        return new Undefined(`'Macro object' has no attribute '${name}'`)
+    }
+  }
+
+  invoke(args: unknown[], kwargsIn: Record<string, unknown>): unknown {
+    const d = this.definition
+    const scope = Object.create(this.closure) as Scope
+    const kwargs = { ...kwargsIn }
+    const count = d.params.length
+    let foundCaller = false
+    const values: unknown[] = []
+    for (let i = 0; i < count; i++) {
+      const name = d.params[i]!
+      if (i < args.length) values.push(args[i])
+      else {
+        if (Object.hasOwn(kwargs, name)) {
+          values.push(kwargs[name])
+          delete kwargs[name]
+        } else values.push(MISSING)
+        if (name === 'caller') foundCaller = true
+      }
+    }
+    if (args.length >= count) foundCaller = this.explicitCaller
+    if (d.usesCaller && !foundCaller) {
+      const caller = kwargs.caller
+      delete kwargs.caller
+      scope.caller = caller === undefined || caller === null ? new Undefined('No caller defined') : caller
+    }
+    if (d.catchKwargs) scope.kwargs = kwargs
+    else {
+      const extra = Object.keys(kwargs)
+      if (extra.length > 0) {
+        if (extra.includes('caller')) {
+          throw typeError(`macro '${d.name}' was invoked with two values for the special caller argument. This is most likely a bug.`)
+        }
+        throw typeError(`macro '${d.name}' takes no keyword argument '${extra[0]}'`)
+      }
+    }
+    if (d.catchVarargs) scope.varargs = tuple(args.slice(count))
+    else if (args.length > count) throw typeError(`macro '${d.name}' takes not more than ${count} argument(s)`)
+    for (let i = 0; i < count; i++) {
+      const name = d.params[i]!
+      let value = values[i]
+      if (value === MISSING) {
+        const fallback = d.defaults[i]
+        value = fallback ? fallback(scope) : new Undefined(`parameter '${name}' was not provided`)
+      }
+      scope[name] = value
+    }
+    const saved = this.output.out
+    this.output.out = ''
+    d.body(scope)
+    const text = this.output.out
+    this.output.out = saved
+    return text
+  }
+
+  override repr(): string {
+    return `<Macro '${this.name}'>`
+  }
+}
+
+export class Cycler implements HasAttributes {
+  private position = 0
+  constructor(private readonly items: unknown[]) {
+    if (items.length === 0) throw new TypeError('at least one item has to be provided')
+  }
+
+  getAttribute(name: string): unknown {
+    if (name === 'current') return this.items[this.position]
+    if (name === 'next' || name === '__next__') {
+      return new BoundFunction(name, () => {
+        const value = this.items[this.position]
+        this.position = (this.position + 1) % this.items.length
+        return value
+      })
+    }
+    if (name === 'reset') {
+      return new BoundFunction(name, () => {
+        this.position = 0
+        return null
+      })
+    }
+    if (name === 'items') return [...this.items]
+    return new Undefined(`'Cycler object' has no attribute '${name}'`)
+  }
+
+  repr(): string {
+    return '<jinja2.utils.Cycler object>'
+  }
+}
+
+export class Joiner extends PyCallable {
+  readonly name = 'joiner'
+  private used = false
+  constructor(private readonly separator: string) {
+    super()
+  }
+  invoke(): unknown {
+    if (!this.used) {
+      this.used = true
+      return ''
+    }
+    return this.separator
+  }
+  override repr(): string {
+    return '<jinja2.utils.Joiner object>'
+  }
+}
+
+/** What `{% import %}` binds: the template's exported names; `str()` is its output. */
+export class TemplateModule implements HasAttributes {
+  constructor(
+    readonly templateName: string,
+    readonly exports: Scope,
+    private readonly body: string,
+  ) {}
+
+  getAttribute(name: string): unknown {
+    if (Object.hasOwn(this.exports, name) && !name.startsWith('_')) return this.exports[name]
+    return new Undefined(`'${this.templateName}' has no attribute '${name}'`)
+  }
+
+  repr(): string {
+    return `<TemplateModule '${this.templateName}'>`
+  }
+
+  toStr(): string {
+    return this.body
+  }
+}
+
+/** `self`: `self.<block>()` renders that block as the template's most derived version. */
+export class TemplateReference implements HasAttributes {
+  constructor(private readonly renderBlock: (name: string) => string | undefined) {}
+
+  getAttribute(name: string): unknown {
+    const render = this.renderBlock
+    return new BoundFunction(name, () => {
+      const text = render(name)
+      if (text === undefined) throw typeError(`no block named '${name}'`)
+      return text
+    })
+  }
+
+  repr(): string {
+    return '<TemplateReference>'
+  }
+}
+
+export { BoundFunction }

@@ -1,0 +1,349 @@
+/**
+ * Python's `str` methods as templates call them (`name.upper()`, `s.split(',')`, `'{}'.format(x)`),
+ * and the string helpers filters share (`pySplitlines`, `pyReplace`, `pyTitle`, `pyCapitalize`,
+ * `pyCenter`).
+ *
+ * Contract: `STR_METHODS[name](self, args, kwargs)` follows CPython 3.11: argument defaults,
+ * `split()` on runs of whitespace (Python's whitespace, `\x1c`–`\x1f` and `\x85` included),
+ * `splitlines()` line boundaries, `title()` word starts after any uncased character,
+ * `center()` padding as CPython places the odd space, errors such as `substring not found`;
+ * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
+ * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import).
+ */
+import { pythonCasefold } from '../values/python-casefold.js'
+import { typeError, valueError } from './errors.js'
+import { strFormat } from './format.js'
+import { isString, isTuple, textOf, tuple, typeName } from './values.js'
+import { iterate } from './protocols.js'
+
+export type Method = (self: never, args: unknown[], kwargs: Record<string, unknown>) => unknown
+
+/** Lookups `str.format` needs for `{x.attr}` and `{x[key]}` (set by the access module). */
+export const formatLookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown } = {
+  attr: () => undefined,
+  item: () => undefined,
+}
+
+export function arg(args: unknown[], kwargs: Record<string, unknown>, index: number, name: string, fallback: unknown): unknown {
+  if (index < args.length) return args[index]
+  if (Object.hasOwn(kwargs, name)) return kwargs[name]
+  return fallback
+}
+
+export function str(value: unknown, what: string): string {
+  if (!isString(value)) throw typeError(`${what} must be str, not ${typeName(value)}`)
+  return textOf(value)
+}
+
+export function int(value: unknown, fallback: number): number {
+  if (value === null || value === undefined) return fallback
+  if (typeof value === 'number' && Number.isInteger(value)) return value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value === 'bigint') return Number(value)
+  throw typeError(`'${typeName(value)}' object cannot be interpreted as an integer`)
+}
+
+const PY_WHITESPACE = '\\s\\x1c-\\x1f\\x85'
+const WS_RUN = new RegExp(`[${PY_WHITESPACE}]+`, 'u')
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/
+
+function stripChars(text: string, chars: unknown, side: 'both' | 'left' | 'right'): string {
+  if (chars === null || chars === undefined) {
+    const ws = `[${PY_WHITESPACE}]+`
+    if (side !== 'right') text = text.replace(new RegExp(`^${ws}`, 'u'), '')
+    if (side !== 'left') text = text.replace(new RegExp(`${ws}$`, 'u'), '')
+    return text
+  }
+  const set = new Set(Array.from(str(chars, 'strip arg')))
+  const points = Array.from(text)
+  let start = 0
+  let end = points.length
+  if (side !== 'right') while (start < end && set.has(points[start]!)) start++
+  if (side !== 'left') while (end > start && set.has(points[end - 1]!)) end--
+  return points.slice(start, end).join('')
+}
+
+export function pySplit(text: string, sep: unknown, maxsplit: number): string[] {
+  if (sep === null || sep === undefined) {
+    const out: string[] = []
+    let rest = stripChars(text, null, 'left')
+    while (rest !== '') {
+      if (maxsplit >= 0 && out.length >= maxsplit) {
+        out.push(stripChars(rest, null, 'right'))
+        return out
+      }
+      const match = WS_RUN.exec(rest)
+      if (!match) {
+        out.push(rest)
+        break
+      }
+      out.push(rest.slice(0, match.index))
+      rest = rest.slice(match.index + match[0].length)
+    }
+    return out
+  }
+  const separator = str(sep, 'sep')
+  if (separator === '') throw valueError('empty separator')
+  const parts = text.split(separator)
+  if (maxsplit < 0 || parts.length <= maxsplit + 1) return parts
+  return [...parts.slice(0, maxsplit), parts.slice(maxsplit).join(separator)]
+}
+
+function pyRsplit(text: string, sep: unknown, maxsplit: number): string[] {
+  if (maxsplit < 0) return pySplit(text, sep, -1)
+  if (sep === null || sep === undefined) {
+    const words = pySplit(text, null, -1)
+    if (words.length <= maxsplit + 1) return words
+    // Keep the leading part with its inner whitespace, as CPython does.
+    let rest = stripChars(text, null, 'right')
+    const tail: string[] = []
+    for (let i = 0; i < maxsplit; i++) {
+      const match = /[\s\x1c-\x1f\x85]+(?=[^\s\x1c-\x1f\x85]*$)/u.exec(rest)
+      if (!match) break
+      tail.unshift(rest.slice(match.index + match[0].length))
+      rest = rest.slice(0, match.index)
+    }
+    return [rest, ...tail]
+  }
+  const separator = str(sep, 'sep')
+  if (separator === '') throw valueError('empty separator')
+  const parts = text.split(separator)
+  if (parts.length <= maxsplit + 1) return parts
+  const cut = parts.length - maxsplit
+  return [parts.slice(0, cut).join(separator), ...parts.slice(cut)]
+}
+
+export function pySplitlines(text: string, keepends = false): string[] {
+  const out: string[] = []
+  let rest = text
+  while (rest !== '') {
+    const match = LINE_BREAK.exec(rest)
+    if (!match) {
+      out.push(rest)
+      break
+    }
+    out.push(rest.slice(0, match.index + (keepends ? match[0].length : 0)))
+    rest = rest.slice(match.index + match[0].length)
+  }
+  return out
+}
+
+export function pyReplace(text: string, old: string, replacement: string, count: number): string {
+  if (count < 0) {
+    if (old === '') return replacement + Array.from(text).join(replacement) + (text === '' ? '' : replacement)
+    return text.split(old).join(replacement)
+  }
+  let out = ''
+  let rest = text
+  let done = 0
+  if (old === '') {
+    const points = Array.from(text)
+    for (let i = 0; i <= points.length; i++) {
+      if (done < count) {
+        out += replacement
+        done++
+      }
+      if (i < points.length) out += points[i]
+    }
+    return out
+  }
+  while (done < count) {
+    const at = rest.indexOf(old)
+    if (at < 0) break
+    out += rest.slice(0, at) + replacement
+    rest = rest.slice(at + old.length)
+    done++
+  }
+  return out + rest
+}
+
+const TITLE_CASE: Record<string, string> = { 'ǆ': 'ǅ', 'Ǆ': 'ǅ', 'ǉ': 'ǈ', 'Ǉ': 'ǈ', 'ǌ': 'ǋ', 'Ǌ': 'ǋ', 'ǳ': 'ǲ', 'Ǳ': 'ǲ' }
+
+function isCased(char: string): boolean {
+  return char.toLowerCase() !== char.toUpperCase() || /\p{Lt}/u.test(char)
+}
+
+function titleChar(char: string): string {
+  return TITLE_CASE[char] ?? (char.toUpperCase().length === 1 ? char.toUpperCase() : char.toUpperCase()[0]! + char.toUpperCase().slice(1).toLowerCase())
+}
+
+/** Python's `str.title()`. */
+export function pyTitle(text: string): string {
+  let out = ''
+  let previousCased = false
+  for (const char of text) {
+    if (isCased(char)) {
+      out += previousCased ? char.toLowerCase() : titleChar(char)
+      previousCased = true
+    } else {
+      out += char
+      previousCased = false
+    }
+  }
+  return out
+}
+
+/** Python's `str.capitalize()`. */
+export function pyCapitalize(text: string): string {
+  const [first = '', ...rest] = Array.from(text)
+  return (first ? titleChar(first) : '') + rest.join('').toLowerCase()
+}
+
+/** Python's `str.center(width, fill)`. */
+export function pyCenter(text: string, width: number, fill = ' '): string {
+  const length = Array.from(text).length
+  const margin = width - length
+  if (margin <= 0) return text
+  const left = Math.floor(margin / 2) + (margin & width & 1)
+  return fill.repeat(left) + text + fill.repeat(margin - left)
+}
+
+function allChars(text: string, test: RegExp): boolean {
+  return text !== '' && Array.from(text).every((char) => test.test(char))
+}
+
+function casedCheck(text: string, upper: boolean): boolean {
+  let cased = false
+  for (const char of text) {
+    if (char.toLowerCase() !== char.toUpperCase()) {
+      if (upper ? char !== char.toUpperCase() : char !== char.toLowerCase()) return false
+      cased = true
+    }
+  }
+  return cased
+}
+
+function findRange(text: string, args: unknown[], kwargs: Record<string, unknown>): { sub: string; start: number; end: number } {
+  const sub = str(arg(args, kwargs, 0, 'sub', undefined), 'must be str')
+  let start = int(arg(args, kwargs, 1, 'start', null), 0)
+  let end = int(arg(args, kwargs, 2, 'end', null), text.length)
+  if (start < 0) start = Math.max(0, text.length + start)
+  if (end < 0) end = Math.max(0, text.length + end)
+  return { sub, start, end: Math.min(end, text.length) }
+}
+
+function prefixTest(text: string, args: unknown[], kwargs: Record<string, unknown>, atEnd: boolean): boolean {
+  const candidates = arg(args, kwargs, 0, 'prefix', undefined)
+  const options = Array.isArray(candidates) && isTuple(candidates) ? candidates : [candidates]
+  let start = int(arg(args, kwargs, 1, 'start', null), 0)
+  let end = int(arg(args, kwargs, 2, 'end', null), text.length)
+  if (start < 0) start = Math.max(0, text.length + start)
+  if (end < 0) end = Math.max(0, text.length + end)
+  const slice = text.slice(start, end)
+  return options.some((option) => {
+    const s = str(option, atEnd ? 'endswith first arg' : 'startswith first arg')
+    return atEnd ? slice.endsWith(s) : slice.startsWith(s)
+  })
+}
+
+export const STR_METHODS: Record<string, Method> = {
+  upper: (s: string) => s.toUpperCase(),
+  lower: (s: string) => s.toLowerCase(),
+  casefold: (s: string) => pythonCasefold(s),
+  swapcase: (s: string) =>
+    Array.from(s, (c) => (/\p{Uppercase}/u.test(c) ? c.toLowerCase() : /\p{Lowercase}/u.test(c) ? c.toUpperCase() : c)).join(''),
+  title: (s: string) => pyTitle(s),
+  capitalize: (s: string) => pyCapitalize(s),
+  strip: (s: string, a, k) => stripChars(s, arg(a, k, 0, 'chars', null), 'both'),
+  lstrip: (s: string, a, k) => stripChars(s, arg(a, k, 0, 'chars', null), 'left'),
+  rstrip: (s: string, a, k) => stripChars(s, arg(a, k, 0, 'chars', null), 'right'),
+  split: (s: string, a, k) => pySplit(s, arg(a, k, 0, 'sep', null), int(arg(a, k, 1, 'maxsplit', -1), -1)),
+  rsplit: (s: string, a, k) => pyRsplit(s, arg(a, k, 0, 'sep', null), int(arg(a, k, 1, 'maxsplit', -1), -1)),
+  splitlines: (s: string, a, k) => pySplitlines(s, Boolean(arg(a, k, 0, 'keepends', false))),
+  replace: (s: string, a, k) =>
+    pyReplace(s, str(a[0], 'replace() argument 1'), str(a[1], 'replace() argument 2'), int(arg(a, k, 2, 'count', -1), -1)),
+  startswith: (s: string, a, k) => prefixTest(s, a, k, false),
+  endswith: (s: string, a, k) => prefixTest(s, a, k, true),
+  find: (s: string, a, k) => {
+    const { sub, start, end } = findRange(s, a, k)
+    const at = s.slice(0, end).indexOf(sub, start)
+    return at
+  },
+  rfind: (s: string, a, k) => {
+    const { sub, start, end } = findRange(s, a, k)
+    const at = s.slice(0, end).lastIndexOf(sub)
+    return at >= start ? at : -1
+  },
+  index: (s: string, a, k) => {
+    const { sub, start, end } = findRange(s, a, k)
+    const at = s.slice(0, end).indexOf(sub, start)
+    if (at < 0) throw valueError('substring not found')
+    return at
+  },
+  rindex: (s: string, a, k) => {
+    const { sub, start, end } = findRange(s, a, k)
+    const at = s.slice(0, end).lastIndexOf(sub)
+    if (at < start) throw valueError('substring not found')
+    return at
+  },
+  count: (s: string, a, k) => {
+    const { sub, start, end } = findRange(s, a, k)
+    const slice = s.slice(start, end)
+    return sub === '' ? Array.from(slice).length + 1 : slice.split(sub).length - 1
+  },
+  join: (s: string, a) =>
+    iterate(a[0])
+      .map((item, i) => {
+        if (!isString(item)) throw typeError(`sequence item ${i}: expected str instance, ${typeName(item)} found`)
+        return textOf(item)
+      })
+      .join(s),
+  format: (s: string, a, k) => strFormat(s, a, k, formatLookup),
+  center: (s: string, a, k) => pyCenter(s, int(a[0], 0), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
+  ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, int(a[0], 0) - Array.from(s).length)),
+  rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, int(a[0], 0) - Array.from(s).length)) + s,
+  zfill: (s: string, a) => {
+    const width = int(a[0], 0)
+    const sign = s[0] === '-' || s[0] === '+' ? s[0] : ''
+    const body = sign ? s.slice(1) : s
+    return sign + body.padStart(width - sign.length, '0')
+  },
+  isalnum: (s: string) => allChars(s, /[\p{L}\p{N}]/u),
+  isalpha: (s: string) => allChars(s, /\p{L}/u),
+  isdigit: (s: string) => allChars(s, /[\p{Nd}\u00b2\u00b3\u00b9]/u),
+  isdecimal: (s: string) => allChars(s, /\p{Nd}/u),
+  isnumeric: (s: string) => allChars(s, /\p{N}/u),
+  isspace: (s: string) => allChars(s, /[\s\x1c-\x1f\x85]/u),
+  isupper: (s: string) => casedCheck(s, true),
+  islower: (s: string) => casedCheck(s, false),
+  istitle: (s: string) => s !== '' && pyTitle(s) === s && /\p{L}/u.test(s),
+  isascii: (s: string) => /^[\x00-\x7f]*$/.test(s),
+  isidentifier: (s: string) => /^[\p{L}_][\p{L}\p{N}_]*$/u.test(s),
+  isprintable: (s: string) => !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|[^\P{Zs} ]/u.test(s),
+  partition: (s: string, a) => {
+    const sep = str(a[0], 'sep')
+    const at = s.indexOf(sep)
+    return at < 0 ? tuple([s, '', '']) : tuple([s.slice(0, at), sep, s.slice(at + sep.length)])
+  },
+  rpartition: (s: string, a) => {
+    const sep = str(a[0], 'sep')
+    const at = s.lastIndexOf(sep)
+    return at < 0 ? tuple(['', '', s]) : tuple([s.slice(0, at), sep, s.slice(at + sep.length)])
+  },
+  removeprefix: (s: string, a) => {
+    const prefix = str(a[0], 'prefix')
+    return prefix && s.startsWith(prefix) ? s.slice(prefix.length) : s
+  },
+  removesuffix: (s: string, a) => {
+    const suffix = str(a[0], 'suffix')
+    return suffix && s.endsWith(suffix) ? s.slice(0, -suffix.length) : s
+  },
+  expandtabs: (s: string, a, k) => {
+    const size = int(arg(a, k, 0, 'tabsize', 8), 8)
+    let out = ''
+    let column = 0
+    for (const char of s) {
+      if (char === '\t') {
+        const spaces = size > 0 ? size - (column % size) : 0
+        out += ' '.repeat(spaces)
+        column += spaces
+      } else {
+        out += char
+        column = char === '\n' || char === '\r' ? 0 : column + 1
+      }
+    }
+    return out
+  },
+  encode: (s: string) => s,
+}
+

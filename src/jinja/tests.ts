@@ -1,0 +1,155 @@
+/**
+ * Every stock Jinja2 3.1 test (its `tests.py`) and its globals (`range`, `dict`, `lipsum`,
+ * `cycler`, `joiner`, `namespace`), on the template value model.
+ *
+ * Contract: `STOCK_TESTS[name](host, value, args, kwargs)` returns a boolean, with Jinja's aliases
+ * (`==`/`eq`/`equalto`, `<`/`lt`/`lessthan`, …); `number` is true for booleans too, `integer` is
+ * not; `sequence` is anything with a length and items (dicts included); an Undefined is only
+ * `undefined` (and `callable`, as StrictUndefined defines `__call__`). `STOCK_GLOBALS()` makes
+ * the globals of one environment; `lipsum` raises (its text is random).
+ */
+import { PythonFloat } from '../values/python-float.js'
+import type { TestFunction } from './compiler.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { bind } from './filters.js'
+import { Cycler, Joiner } from './runtime.js'
+import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './values.js'
+import { contains, isIterable, iterate, pyCompare, pyEq, pyLen } from './protocols.js'
+import { modulo } from './operators.js'
+
+function test(params: readonly (readonly [string, unknown?])[], fn: (value: unknown, ...args: never[]) => boolean): TestFunction {
+  return (_host, value, args, kwargs) => (fn as (v: unknown, ...a: unknown[]) => boolean)(value, ...bind('test', params, args, kwargs))
+}
+
+const compare = (op: string): TestFunction => test([['other']], (value, other: unknown) => pyCompare(op, value, other))
+
+function defined(value: unknown): boolean {
+  return !(value instanceof Undefined)
+}
+
+function integer(value: unknown): boolean {
+  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint'
+}
+
+function strictly<T>(value: unknown, run: () => T): T {
+  if (value instanceof Undefined) fail(value)
+  return run()
+}
+
+export const STOCK_TESTS: Record<string, TestFunction> = {
+  boolean: test([], (value) => typeof value === 'boolean'),
+  callable: test([], (value) => value instanceof PyCallable || typeof value === 'function' || value instanceof Undefined),
+  defined: test([], defined),
+  divisibleby: test([['num']], (value, num: unknown) => strictly(value, () => pyEq(modulo(value, num), 0))),
+  escaped: test([], (value) => value instanceof Markup),
+  even: test([], (value) => strictly(value, () => pyEq(modulo(value, 2), 0))),
+  false: test([], (value) => value === false),
+  filter: (host, value) => typeof value === 'string' && Object.hasOwn(host.filters, value),
+  float: test([], (value) => (typeof value === 'number' && !Number.isInteger(value)) || value instanceof PythonFloat),
+  in: test([['seq']], (value, seq: unknown) => contains(seq, value)),
+  integer: test([], integer),
+  iterable: test([], (value) => strictly(value, () => isIterable(value))),
+  lower: test([], (value) => {
+    const text = pyStr(value)
+    return text !== text.toUpperCase() && text === text.toLowerCase()
+  }),
+  mapping: test([], (value) => isDict(value)),
+  none: test([], (value) => value === null),
+  number: test([], (value) => typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat || typeof value === 'boolean'),
+  odd: test([], (value) => strictly(value, () => pyEq(modulo(value, 2), 1))),
+  sameas: test([['other']], (value, other: unknown) => value === other),
+  sequence: test([], (value) => {
+    if (value instanceof Undefined) fail(value)
+    try {
+      pyLen(value)
+      return !(value instanceof DictView)
+    } catch {
+      return false
+    }
+  }),
+  string: test([], (value) => isString(value)),
+  test: (host, value) => typeof value === 'string' && Object.hasOwn(host.tests, value),
+  true: test([], (value) => value === true),
+  undefined: test([], (value) => !defined(value)),
+  upper: test([], (value) => {
+    const text = pyStr(value)
+    return text !== text.toLowerCase() && text === text.toUpperCase()
+  }),
+  eq: compare('=='),
+  ne: compare('!='),
+  lt: compare('<'),
+  le: compare('<='),
+  gt: compare('>'),
+  ge: compare('>='),
+}
+Object.assign(STOCK_TESTS, {
+  '==': STOCK_TESTS.eq,
+  equalto: STOCK_TESTS.eq,
+  '!=': STOCK_TESTS.ne,
+  '<': STOCK_TESTS.lt,
+  lessthan: STOCK_TESTS.lt,
+  '<=': STOCK_TESTS.le,
+  '>': STOCK_TESTS.gt,
+  greaterthan: STOCK_TESTS.gt,
+  '>=': STOCK_TESTS.ge,
+})
+
+function rangeArg(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value)) return value
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value === 'bigint') return Number(value)
+  if (value instanceof Undefined) fail(value)
+  throw typeError(`'${value instanceof PythonFloat || typeof value === 'number' ? 'float' : typeof value}' object cannot be interpreted as an integer`)
+}
+
+/** The globals of a Jinja environment (a fresh set per environment: cyclers and joiners are made per call). */
+export function stockGlobals(): Record<string, unknown> {
+  return {
+    range: new PyFunction(
+      'range',
+      (args) => {
+        if (args.length === 0 || args.length > 3) throw typeError(`range expected at most 3 arguments, got ${args.length}`)
+        const [a, b, c] = args.map(rangeArg)
+        if (args.length === 1) return new PyRange(0, a!, 1)
+        if (c === 0) throw valueError('range() arg 3 must not be zero')
+        return new PyRange(a!, b!, c ?? 1)
+      },
+      "<class 'range'>",
+    ),
+    dict: new PyFunction(
+      'dict',
+      (args, kwargs) => {
+        const out: Record<string, unknown> = {}
+        if (args.length > 1) throw typeError(`dict expected at most 1 argument, got ${args.length}`)
+        if (args.length === 1) {
+          const source = args[0]
+          if (isDict(source)) Object.assign(out, source)
+          else
+            for (const pair of iterate(source)) {
+              const items = iterate(pair)
+              if (items.length !== 2) throw valueError(`dictionary update sequence element has length ${items.length}; 2 is required`)
+              out[isString(items[0]) ? textOf(items[0]) : pyStr(items[0])] = items[1]
+            }
+        }
+        return Object.assign(out, kwargs)
+      },
+      "<class 'dict'>",
+    ),
+    lipsum: new PyFunction('lipsum', () => {
+      throw new TemplateRuntimeError('lipsum() generates random text: not supported by this renderer')
+    }),
+    cycler: new PyFunction('Cycler', (args) => new Cycler(args), "<class 'jinja2.utils.Cycler'>"),
+    joiner: new PyFunction('Joiner', (args, kwargs) => new Joiner(pyStr(args[0] ?? kwargs.sep ?? ', ')), "<class 'jinja2.utils.Joiner'>"),
+    namespace: new PyFunction(
+      'Namespace',
+      (args, kwargs) => {
+        const attrs: Record<string, unknown> = {}
+        if (args.length > 0) Object.assign(attrs, isDict(args[0]) ? args[0] : {})
+        return new Namespace(Object.assign(attrs, kwargs))
+      },
+      "<class 'jinja2.utils.Namespace'>",
+    ),
+  }
+}
+
+export { PyIterator }

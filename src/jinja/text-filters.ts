@@ -1,0 +1,109 @@
+/**
+ * The text filters of Jinja2 3.1 whose rules are their own: `urlencode`'s quoting, `wordcount`,
+ * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5), `striptags`
+ * (markupsafe's) and `pprint` (dict keys sorted).
+ *
+ * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
+ * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths.
+ */
+import { TemplateRuntimeError } from './errors.js'
+import { unescapeHtml } from './escape.js'
+import { softStr } from './filter-arguments.js'
+import { toFloat, toInt } from './conversions.js'
+import { fixed } from './format.js'
+import { pySplitlines } from './str-methods.js'
+import { isDict, isString, isTuple, pyRepr, textOf, tuple } from './values.js'
+import { truthy } from './protocols.js'
+
+export function urlQuote(value: unknown, forQueryString: boolean): string {
+  const bytes = new TextEncoder().encode(softStr(value))
+  let out = ''
+  for (const byte of bytes) {
+    const char = String.fromCharCode(byte)
+    if (/[A-Za-z0-9_.\-~]/.test(char) || (!forQueryString && char === '/')) out += char
+    else out += '%' + byte.toString(16).toUpperCase().padStart(2, '0')
+  }
+  return forQueryString ? out.replaceAll('%20', '+') : out
+}
+
+export const XML_ATTRIBUTE_KEY = /[\s/>=]/
+
+export function wordCount(text: string): number {
+  return (text.match(/[\p{L}\p{N}_]+/gu) ?? []).length
+}
+
+export function fileSize(value: unknown, binary: unknown): string {
+  const bytes = toFloat(value)
+  const base = truthy(binary) ? 1024 : 1000
+  const prefixes = truthy(binary) ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB']
+  if (bytes === 1) return '1 Byte'
+  if (bytes < base) return `${Math.trunc(bytes)} Bytes`
+  let unit = 0
+  for (let i = 0; i < prefixes.length; i++) {
+    unit = base ** (i + 2)
+    if (bytes < unit) return `${fixed((base * bytes) / unit, 1)} ${prefixes[i]}`
+  }
+  return `${fixed((base * bytes) / unit, 1)} ${prefixes[prefixes.length - 1]}`
+}
+
+export function indent(value: unknown, width: unknown, first: unknown, blank: unknown): string {
+  const indention = isString(width) ? textOf(width) : ' '.repeat(Number(toInt(width)))
+  const text = softStr(value) + '\n'
+  let out: string
+  if (truthy(blank)) out = pySplitlines(text).join('\n' + indention)
+  else {
+    const lines = pySplitlines(text)
+    out = lines.shift() ?? ''
+    if (lines.length > 0) out += '\n' + lines.map((line) => (line ? indention + line : line)).join('\n')
+  }
+  return truthy(first) ? indention + out : out
+}
+
+export function truncate(value: unknown, length: unknown, killwords: unknown, end: unknown, leeway: unknown): string {
+  const text = softStr(value)
+  const points = Array.from(text)
+  const size = Number(toInt(length))
+  const ending = softStr(end)
+  const slack = leeway === null ? 5 : Number(toInt(leeway))
+  if (size < Array.from(ending).length) throw new TemplateRuntimeError(`expected length >= ${Array.from(ending).length}, got ${size}`, 'AssertionError')
+  if (slack < 0) throw new TemplateRuntimeError(`expected leeway >= 0, got ${slack}`, 'AssertionError')
+  if (points.length <= size + slack) return text
+  const kept = points.slice(0, size - Array.from(ending).length).join('')
+  if (truthy(killwords)) return kept + ending
+  const space = kept.lastIndexOf(' ')
+  return (space >= 0 ? kept.slice(0, space) : kept) + ending
+}
+
+export function striptags(value: unknown): string {
+  let text = softStr(value)
+  for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
+    const end = text.indexOf('-->', start)
+    if (end === -1) break
+    text = text.slice(0, start) + text.slice(end + 3)
+  }
+  for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
+    const end = text.indexOf('>', start)
+    if (end === -1) break
+    text = text.slice(0, start) + text.slice(end + 1)
+  }
+  text = text.split(/[\s\x1c-\x1f\x85]+/u).filter(Boolean).join(' ')
+  return unescapeHtml(text)
+}
+
+export function pprint(value: unknown): string {
+  // pprint sorts dict keys (sort_dicts=True); short values print on one line as repr.
+  const sortDicts = (item: unknown): unknown => {
+    if (Array.isArray(item)) {
+      const mapped = item.map(sortDicts)
+      return isTuple(item) ? tuple(mapped) : mapped
+    }
+    if (isDict(item)) {
+      const out: Record<string, unknown> = {}
+      for (const key of Object.keys(item).sort()) out[key] = sortDicts(item[key])
+      return out
+    }
+    return item
+  }
+  return pyRepr(sortDicts(value))
+}
+

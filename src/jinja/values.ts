@@ -1,0 +1,357 @@
+/**
+ * Python values as Jinja templates see them: the runtime types and Python's `str`, `repr`,
+ * truth, equality, ordering, hashing, `len` and iteration over JavaScript values.
+ *
+ * Contract (the value model of values/python-float.ts, extended for templates):
+ * - None `null`, bool `boolean`, int an integral `number` (a `bigint` beyond 2^53, always
+ *   normalized back to a number when safe: `normalizeInt`), float a non-integral `number` or a
+ *   `PythonFloat` box, str `string`, list an array, tuple an array marked by `tuple()`, dict a
+ *   plain object (string keys, insertion order).
+ * - Template-only types: `Undefined` (StrictUndefined: every use but `is defined`, `default`
+ *   and friends raises `UndefinedError` with its hint), `Markup` (a safe string), `DictView`
+ *   (`.items()`, `.keys()`, `.values()`), `PyRange`, `PyIterator` (a one-shot generator such as
+ *   `map()` returns), `Namespace`, and `PyCallable` (macros, bound methods, globals).
+ * - `pyStr`, `pyRepr` write what Python's `str()` / `repr()` write (floats as `2.0`, `inf`,
+ *   strings quoted as Python quotes them, `[None, True]`, `{'k': 1}`, `(1,)`).
+ * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
+ *   `true`/`false` at the top level only), then `str()`.
+ * - Truth, comparisons, iteration, length and hashing are in protocols.ts.
+ */
+import { PythonFloat } from '../values/python-float.js'
+import { pythonFloatRepr } from '../values/python-json.js'
+import { undefinedError } from './errors.js'
+
+/**
+ * An undefined value. Strict (StrictUndefined, what missing names and attributes give): every
+ * use raises `UndefinedError(hint)`. Not strict (Jinja's plain `Undefined`, what an inline `if`
+ * without `else` gives when false): prints empty, is false, iterates as empty, has length 0;
+ * arithmetic and attributes still raise.
+ */
+export class Undefined {
+  constructor(
+    readonly hint: string,
+    readonly strict = true,
+  ) {}
+}
+
+export function fail(value: Undefined): never {
+  throw undefinedError(value.hint)
+}
+
+/** markupsafe's `Markup`: a string that needs no escaping. */
+export class Markup {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text
+  }
+}
+
+const TUPLE = Symbol('python tuple')
+
+/** Marks `items` as a Python tuple (returns it). */
+export function tuple<T>(items: T[]): T[] {
+  ;(items as unknown as Record<symbol, boolean>)[TUPLE] = true
+  return items
+}
+
+export function isTuple(value: unknown): value is unknown[] {
+  return Array.isArray(value) && (value as unknown as Record<symbol, boolean>)[TUPLE] === true
+}
+
+/** A named tuple (`groupby`'s `_GroupTuple(grouper, list)`): a tuple with field names. */
+export function namedTuple(typeName: string, fields: string[], values: unknown[]): unknown[] {
+  const items = tuple(values)
+  Object.defineProperty(items, NAMED, { value: { typeName, fields } })
+  return items
+}
+
+const NAMED = Symbol('python namedtuple')
+
+export function namedTupleInfo(value: unknown): { typeName: string; fields: string[] } | undefined {
+  return Array.isArray(value) ? (value as unknown as Record<symbol, { typeName: string; fields: string[] }>)[NAMED] : undefined
+}
+
+/** `dict.items()`, `.keys()`, `.values()`: live views of a dict. */
+export class DictView {
+  constructor(
+    readonly dict: Record<string, unknown>,
+    readonly view: 'items' | 'keys' | 'values',
+  ) {}
+
+  list(): unknown[] {
+    if (this.view === 'keys') return Object.keys(this.dict)
+    if (this.view === 'values') return Object.values(this.dict)
+    return Object.entries(this.dict).map((entry) => tuple(entry))
+  }
+}
+
+/** Python's `range`. */
+export class PyRange {
+  readonly length: number
+  constructor(
+    readonly start: number,
+    readonly stop: number,
+    readonly step: number,
+  ) {
+    const span = step > 0 ? stop - start : start - stop
+    this.length = span <= 0 ? 0 : Math.ceil(span / Math.abs(step))
+  }
+
+  at(index: number): number {
+    return this.start + index * this.step
+  }
+
+  list(): number[] {
+    const out = new Array<number>(this.length)
+    for (let i = 0; i < this.length; i++) out[i] = this.start + i * this.step
+    return out
+  }
+}
+
+/** A one-shot iterator (a generator, `reversed()`, `map()`): iterating it uses it up. */
+export class PyIterator {
+  private index = 0
+  constructor(
+    private readonly items: unknown[],
+    readonly typeName = 'generator',
+  ) {}
+
+  drain(): unknown[] {
+    const rest = this.index === 0 ? this.items : this.items.slice(this.index)
+    this.index = this.items.length
+    return rest
+  }
+}
+
+/**
+ * A Python complex number, as `**` makes one from a negative base and a fractional exponent
+ * (`(-8) ** 0.5`). Only printed, tested for truth and compared for equality: arithmetic on it
+ * is not modelled (a TypeError).
+ */
+export class PyComplex {
+  constructor(
+    readonly real: number,
+    readonly imag: number,
+  ) {}
+}
+
+/** A complex part as Python's complex repr writes it (`repr`, without a trailing `.0`). */
+function complexPart(n: number): string {
+  const text = floatStr(n)
+  return text.endsWith('.0') ? text.slice(0, -2) : text
+}
+
+/** Jinja's `namespace()`. */
+export class Namespace {
+  constructor(readonly attrs: Record<string, unknown>) {}
+}
+
+/** Anything a template can call: `invoke(args, kwargs)` with Python's calling convention. */
+export abstract class PyCallable {
+  abstract readonly name: string
+  abstract invoke(args: unknown[], kwargs: Record<string, unknown>): unknown
+  repr(): string {
+    return `<function ${this.name}>`
+  }
+}
+
+/** A plain function as a Python callable. */
+export class PyFunction extends PyCallable {
+  constructor(
+    readonly name: string,
+    private readonly fn: (args: unknown[], kwargs: Record<string, unknown>) => unknown,
+    private readonly display?: string,
+  ) {
+    super()
+  }
+  invoke(args: unknown[], kwargs: Record<string, unknown>): unknown {
+    return this.fn(args, kwargs)
+  }
+  override repr(): string {
+    return this.display ?? `<function ${this.name}>`
+  }
+}
+
+/** A value with Python attributes of its own (loop, cycler, template module): `getAttribute`. */
+export interface HasAttributes {
+  getAttribute(name: string): unknown
+  repr(): string
+  toStr?(): string
+}
+
+export function hasAttributes(value: unknown): value is HasAttributes {
+  return typeof value === 'object' && value !== null && typeof (value as HasAttributes).getAttribute === 'function'
+}
+
+export function isDict(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** An integral result as the value model keeps it: a number when safe, else a bigint. */
+export function normalizeInt(value: bigint): number | bigint {
+  return value >= -9007199254740991n && value <= 9007199254740991n ? Number(value) : value
+}
+
+/** The float `n` in the value model (boxed when integral, so it prints `2.0`). */
+export function float(n: number): number | PythonFloat {
+  return Number.isInteger(n) ? new PythonFloat(n) : n
+}
+
+export function isInt(value: unknown): value is number | bigint {
+  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint'
+}
+
+export function isFloat(value: unknown): value is number | PythonFloat {
+  return (typeof value === 'number' && !Number.isInteger(value)) || value instanceof PythonFloat
+}
+
+export function isNumber(value: unknown): boolean {
+  return typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat || typeof value === 'boolean'
+}
+
+export function isString(value: unknown): value is string | Markup {
+  return typeof value === 'string' || value instanceof Markup
+}
+
+/** The text of a str or Markup. */
+export function textOf(value: string | Markup): string {
+  return typeof value === 'string' ? value : value.text
+}
+
+export function floatStr(n: number): string {
+  if (Number.isNaN(n)) return 'nan'
+  if (n === Infinity) return 'inf'
+  if (n === -Infinity) return '-inf'
+  return pythonFloatRepr(n)
+}
+
+/** Python's `type(value).__name__`. */
+export function typeName(value: unknown): string {
+  if (value === null) return 'NoneType'
+  switch (typeof value) {
+    case 'boolean':
+      return 'bool'
+    case 'number':
+      return Number.isInteger(value) ? 'int' : 'float'
+    case 'bigint':
+      return 'int'
+    case 'string':
+      return 'str'
+    case 'function':
+      return 'function'
+  }
+  if (value instanceof PythonFloat) return 'float'
+  if (value instanceof PyComplex) return 'complex'
+  if (value instanceof Undefined) return 'StrictUndefined'
+  if (value instanceof Markup) return 'Markup'
+  if (Array.isArray(value)) return namedTupleInfo(value)?.typeName ?? (isTuple(value) ? 'tuple' : 'list')
+  if (value instanceof DictView) return `dict_${value.view}`
+  if (value instanceof PyRange) return 'range'
+  if (value instanceof PyIterator) return value.typeName
+  if (value instanceof Namespace) return 'Namespace'
+  if (value instanceof PyCallable) return 'function'
+  if (isDict(value)) return 'dict'
+  return (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+}
+
+/** What `{{ value }}` prints (SPEC §10's finalize, then `str()`). */
+export function toOutput(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === null) return ''
+  if (value === true) return 'true'
+  if (value === false) return 'false'
+  return pyStr(value)
+}
+
+/** Python's `str(value)`. */
+export function pyStr(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value
+    case 'number':
+      return Number.isInteger(value) ? String(value) : floatStr(value)
+    case 'bigint':
+      return value.toString()
+    case 'boolean':
+      return value ? 'True' : 'False'
+  }
+  if (value === null) return 'None'
+  if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof Markup) return value.text
+  if (value instanceof Undefined) return value.strict ? fail(value) : ''
+  if (hasAttributes(value) && value.toStr) return value.toStr()
+  return pyRepr(value)
+}
+
+/** Python's `repr(value)`. */
+export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
+  switch (typeof value) {
+    case 'string':
+      return reprString(value)
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return pyStr(value)
+    case 'function':
+      return `<function ${(value as { name?: string }).name || 'anonymous'}>`
+    case 'undefined':
+      return 'None'
+  }
+  if (value === null) return 'None'
+  if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof PyComplex) {
+    const imag = complexPart(value.imag) + 'j'
+    if (value.real === 0 && !Object.is(value.real, -0)) return imag
+    const sign = value.imag < 0 || Object.is(value.imag, -0) || Number.isNaN(value.imag) ? '' : '+'
+    return `(${complexPart(value.real)}${sign}${imag})`
+  }
+  if (value instanceof Markup) return `Markup(${reprString(value.text)})`
+  if (value instanceof Undefined) return 'Undefined'
+  if (typeof value === 'object' && seen.has(value)) return Array.isArray(value) ? '[...]' : '{...}'
+  if (Array.isArray(value)) {
+    seen.add(value)
+    const parts = value.map((item) => pyRepr(item, seen))
+    seen.delete(value)
+    // Jinja's _GroupTuple prints as a plain tuple (its __repr__ is tuple.__repr__).
+    if (isTuple(value)) return parts.length === 1 ? `(${parts[0]},)` : `(${parts.join(', ')})`
+    return `[${parts.join(', ')}]`
+  }
+  if (value instanceof DictView) return `dict_${value.view}(${pyRepr(value.list(), seen)})`
+  if (value instanceof PyRange) {
+    return value.step === 1 ? `range(${value.start}, ${value.stop})` : `range(${value.start}, ${value.stop}, ${value.step})`
+  }
+  if (value instanceof PyIterator) return `<${value.typeName} object>`
+  if (value instanceof Namespace) return `<Namespace ${pyRepr(value.attrs, seen)}>`
+  if (value instanceof PyCallable) return value.repr()
+  if (hasAttributes(value)) return value.repr()
+  if (isDict(value)) {
+    seen.add(value)
+    const parts = Object.keys(value).map((key) => `${reprString(key)}: ${pyRepr(value[key], seen)}`)
+    seen.delete(value)
+    return `{${parts.join(', ')}}`
+  }
+  return `<${typeName(value)} object>`
+}
+
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+
+/** Python's `repr(str)`. */
+export function reprString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'"
+  let out = quote
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    if (char === quote || char === '\\') out += '\\' + char
+    else if (char === '\n') out += '\\n'
+    else if (char === '\r') out += '\\r'
+    else if (char === '\t') out += '\\t'
+    else if (code < 0x20 || code === 0x7f) out += '\\x' + code.toString(16).padStart(2, '0')
+    else if (code < 0x7f || char === ' ' || !NON_PRINTABLE.test(char)) out += char
+    else if (code <= 0xff) out += '\\x' + code.toString(16).padStart(2, '0')
+    else if (code <= 0xffff) out += '\\u' + code.toString(16).padStart(4, '0')
+    else out += '\\U' + code.toString(16).padStart(8, '0')
+  }
+  return out + quote
+}
