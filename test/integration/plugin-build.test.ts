@@ -15,6 +15,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { runCli } from '../../src/cli/main.js'
 import { liveExtensionPids } from '../../src/host/process.js'
+import { pluginStateFiles } from '../../src/documents/state-folder.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
@@ -130,7 +131,7 @@ describe('vite build', () => {
 
   test('the job cache is written once the modules are loaded, before the output is (closeBundle has nothing left to write)', async () => {
     const root = copyProject({ git: true })
-    const jobs = path.join(root, '.insitu/jobs.db')
+    const jobs = pluginStateFiles(root, '.insitu/index.db').jobs
     let atWriteBundle: boolean | undefined
     const probe: Plugin = {
       name: 'job-cache-probe',
