@@ -14,9 +14,9 @@
  *   own text, or the text this plugin's last write of it replaced) is regenerated (a BOM kept,
  *   sync-document.ts `renderText`) with a source map (word-boundary mappings, line mappings
  *   above LINE_MAPS_ABOVE); code another plugin's `load` produced (Astro compiles Markdown
- *   there) is left untouched. `code` is known to be the file's text without reading the file
- *   again when its SHA-256 is the content hash the document index holds for the file (the
- *   index read those bytes); otherwise the file is read and compared. A module matched by a module rule runs its transform capability
+ *   there) is left untouched. In a build, `code` is known to be the file's text without reading
+ *   the file again when its SHA-256 is the content hash the document index holds for the file
+ *   (the index read those bytes); otherwise (and always in a dev server) the file is read and compared. A module matched by a module rule runs its transform capability
  *   (errors fail the module at line 1). Modules that are neither are rejected before the
  *   engine (and its extensions' handshakes) is awaited.
  * - Every result's dependencies become watch files (watch-targets.ts, only where something
@@ -100,7 +100,10 @@ export class DocumentServer {
       // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
       // document's Markdown: leave it untouched (write mode keeps the file itself current).
       // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
-      if (!isIndexedText(engine, file, code) && !(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
+      // In a build, a hash of the code against the index saves reading every document again
+      // (issue #17); a dev server, racing its own write-backs and the user's saves, compares with the disk.
+      const known = !this.core.serving && isIndexedText(engine, file, code)
+      if (!known && !(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
       const rendered = await this.render(context, engine, file, code, ownerQuery(id))
       if (!rendered.result.changed) return null
       const magic = new MagicString(code)
