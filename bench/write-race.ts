@@ -1,28 +1,45 @@
 /**
- * The write-mode soak of issue #14.1: `npm run bench:write-race [-- --cycles=5000 --hog]`.
+ * The write-mode soak of issue #14.1: `npm run bench:write-race [-- --cycles=5000 --hog --host=watch]`.
  *
- * Runs test/integration/write-race-harness.ts (a real Vite dev server in write mode; an editor
- * process saving prose edits of README.md 0–30 ms after each change of the file its region
- * includes) for `--cycles` cycles per writing style (in place, and temporary file + rename),
- * quiet and then next to a CPU hog (one busy-looping process per core), and writes the section
- * `write-race-quiet` / `write-race-loaded` of RESULTS.md: cycles, lost saves, stale regions, writes while idle (2 s after
- * the last cycle) and the median time from the dependency change to a settled document.
- * `--hog` runs only the loaded rows; `--quiet` only the quiet ones.
+ * Runs test/integration/write-race-harness.ts (a host in write mode; an editor process saving
+ * prose edits of README.md 0–30 ms after each change of the file its region includes) for
+ * `--cycles` cycles per writing style (in place, and temporary file + rename), quiet and then
+ * next to a CPU hog (one busy-looping process per core), for each host: a real Vite dev server,
+ * and the command line's `watch` (the built bin: this script runs `npm run build` first). It
+ * writes the sections `write-race-quiet` / `write-race-loaded` (dev server) and
+ * `write-race-watch-quiet` / `write-race-watch-loaded` (watch) of RESULTS.md, all in one format:
+ * cycles, lost saves, stale regions, writes while idle (2 s after the last cycle) and the median
+ * time from the dependency change to a settled document.
+ * `--hog` runs only the loaded rows; `--quiet` only the quiet ones; `--host=dev-server|watch`
+ * only that host.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import os from 'node:os'
-import { runWriteRace, type WriteRaceReport } from '../test/integration/write-race-harness.js'
+import path from 'node:path'
+import { runWriteRace, type WriteRaceHost, type WriteRaceReport } from '../test/integration/write-race-harness.js'
 import { machineLine } from './measurements.js'
 import { writeSection } from './results-file.js'
 
 let cycles = 5000
 let loads: ('quiet' | 'loaded')[] = ['quiet', 'loaded']
+let hosts: WriteRaceHost[] = ['dev-server', 'watch']
 for (const arg of process.argv.slice(2)) {
   const [flag, value] = arg.split('=', 2)
   if (flag === '--cycles' && value && Number.isInteger(Number(value)) && Number(value) > 0) cycles = Number(value)
   else if (arg === '--hog') loads = ['loaded']
   else if (arg === '--quiet') loads = ['quiet']
-  else throw new Error(`unknown flag ${arg} (expected --cycles=N, --hog, --quiet)`)
+  else if (flag === '--host' && (value === 'dev-server' || value === 'watch')) hosts = [value]
+  else throw new Error(`unknown flag ${arg} (expected --cycles=N, --hog, --quiet, --host=dev-server|watch)`)
+}
+
+if (hosts.includes('watch')) {
+  console.error('write-race: npm run build (the watch host runs the built bin)')
+  execFileSync('npm', ['run', 'build'], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+/** The RESULTS.md section of a host and load (the dev server's keep their first names). */
+function sectionId(host: WriteRaceHost, load: 'quiet' | 'loaded'): string {
+  return host === 'dev-server' ? `write-race-${load}` : `write-race-${host}-${load}`
 }
 
 function startHog(): ChildProcess[] {
@@ -32,15 +49,15 @@ function startHog(): ChildProcess[] {
 }
 
 let failed = false
-for (const load of loads) {
+for (const host of hosts) for (const load of loads) {
   const rows: string[] = []
   const total = { cycles: 0, lost: 0, stale: 0, idle: 0 }
   for (const style of ['in-place', 'rename'] as const) {
     const hog = load === 'loaded' ? startHog() : []
     let report: WriteRaceReport
     try {
-      console.error(`write-race: ${style}, ${load}, ${cycles} cycles`)
-      report = await runWriteRace({ cycles, style, settleTimeoutMs: 10_000 })
+      console.error(`write-race: ${host}, ${style}, ${load}, ${cycles} cycles`)
+      report = await runWriteRace({ cycles, style, host, settleTimeoutMs: 10_000 })
     } finally {
       for (const child of hog) child.kill()
     }
@@ -61,7 +78,7 @@ for (const load of loads) {
     '',
     `In all: ${total.cycles} cycles, ${total.lost} lost saves, ${total.stale} stale regions, ${total.idle} writes while idle (target: 0, 0, 0).`,
   ].join('\n')
-  writeSection(`write-race-${load}`, markdown)
+  writeSection(sectionId(host, load), markdown)
   console.log(markdown)
   failed ||= total.lost + total.stale + total.idle > 0
 }

@@ -2,6 +2,7 @@
  * Typed reads of a capability's options (a region's TOML table or a materialization entry),
  * with errors that name the option and the capability.
  */
+import { PythonFloat } from '../values/python-float.js'
 
 export function requiredString(options: Record<string, unknown>, key: string, missing: string): string {
   const value = options[key]
@@ -31,8 +32,10 @@ export function optionalInteger(
   min: number,
   max = Number.MAX_SAFE_INTEGER,
 ): number | undefined {
-  const value = options[key]
-  if (value === undefined || value === null) return undefined
+  const given = options[key]
+  if (given === undefined || given === null) return undefined
+  // An integral float (`depth = 2.0`) counts, as Python's int() takes it.
+  const value = given instanceof PythonFloat ? given.value : given
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new Error(`${capability} option ${key} must be an integer from ${min} to ${max}`)
   }
@@ -51,6 +54,8 @@ export function optionalStringArray(options: Record<string, unknown>, key: strin
 export function optionalTable(options: Record<string, unknown>, key: string, capability: string): Record<string, unknown> {
   const value = options[key]
   if (value === undefined || value === null) return {}
-  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${capability} option ${key} must be a table`)
+  if (typeof value !== 'object' || Array.isArray(value) || value instanceof PythonFloat) {
+    throw new Error(`${capability} option ${key} must be a table`)
+  }
   return value as Record<string, unknown>
 }

@@ -9,6 +9,8 @@
  *   `--no-cache`, `--format text|json|github` (report-formats.ts).
  * - `extension add SOURCE [--version SPEC]`, `extension list` (extension-commands.ts).
  * - `init [DIR] [--force]` (init-command.ts).
+ * - `watch [--root <dir>] [--no-cache] [--poll <ms>]` (watch-command.ts): sync, then keep the
+ *   documents current until stopped (exit 0 when stopped; a config error at the start is 2).
  * - `--help`/`-h` prints `USAGE`, `--version`/`-v` the version (outside `extension add`,
  *   where `--version` is the range).
  * - Exit codes: 0 clean; 1 stale documents (check), failed jobs, writes, validators or installs;
@@ -25,6 +27,7 @@ import { runExtensionAdd, runExtensionList } from './extension-commands.js'
 import { runInit } from './init-command.js'
 import { runProjectCommand } from './project-command.js'
 import { REPORT_FORMATS, type ReportFormat } from './report-formats.js'
+import { runWatch } from './watch-command.js'
 
 export { type CliIo, type CliOutput, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE } from './cli-io.js'
 
@@ -69,6 +72,23 @@ export const COMMANDS: readonly CliCommand[] = [
     options: PROJECT_OPTIONS,
     usage: { synopsis: 'sync', summary: ['Write every managed document whose regenerated text differs', 'back to disk'] },
     run: (parsed, io) => runProjectCommand('sync', projectOptions(parsed), io),
+  },
+  {
+    name: 'watch',
+    positionals: [],
+    options: { ...ROOT, '--no-cache': { value: null }, '--poll': { value: 'ms' } },
+    usage: {
+      synopsis: 'watch',
+      summary: [
+        'Sync once, then keep every managed document current on disk as its inputs',
+        '(files, globs, the document index, git) change, until stopped (Ctrl-C)',
+      ],
+    },
+    run: (parsed, io) => {
+      const poll = parsed.options.poll
+      if (poll !== undefined && !/^[1-9]\d{0,5}$/.test(poll)) return usageError(`--poll must be a number of milliseconds (got ${poll})`, io)
+      return runWatch({ root: parsed.options.root ?? null, cache: parsed.options['no-cache'] === undefined, pollMs: poll === undefined ? null : Number(poll) }, io)
+    },
   },
   {
     name: 'init',
@@ -119,16 +139,20 @@ function usageText(commands: readonly CliCommand[]): string {
     'Options:',
     '  --root <dir>       Use exactly this folder as the project (default: the folder of the',
     '                     nearest insitu.toml above the current folder, else the current folder)',
-    '  --no-cache         check, sync: do not read or write the persistent cache (.insitu/)',
+    '  --no-cache         check, sync, watch: do not read or write the persistent cache (.insitu/)',
     '  --format <format>  check, sync: text (default), json (one JSON object) or github',
     '                     (GitHub Actions annotations)',
+    '  --poll <ms>        watch: poll the file system every <ms> milliseconds instead of',
+    '                     using its events (network drives, some containers and VMs)',
     '  -h, --help         Show this help',
     '  -v, --version      Show the version',
     '',
     'check and sync then run the project\'s validators; a validator error fails them.',
+    'watch prints "watching <root>" once it is current, "wrote <path>" per written file,',
+    'and "stopped" after Ctrl-C (SIGINT, SIGTERM, or its stdin pipe closing).',
     '',
-    'Exit codes: 0 clean, 1 stale documents (check), failed jobs, validator errors or a failed',
-    'install, 2 usage or config error',
+    'Exit codes: 0 clean (watch: stopped), 1 stale documents (check), failed jobs, validator',
+    'errors or a failed install, 2 usage or config error',
     '',
   )
   return lines.join('\n')
@@ -146,9 +170,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout.write(`${pluginVersion()}\n`)
       return EXIT_CLEAN
     case 'usage':
-      io.stderr.write(`${CLI_NAME}: ${parsed.problem}\nRun '${CLI_NAME} --help' for usage.\n`)
-      return EXIT_USAGE
+      return usageError(parsed.problem, io)
     case 'run':
       return parsed.command.run(parsed, io)
   }
+}
+
+function usageError(problem: string, io: CliIo): number {
+  io.stderr.write(`${CLI_NAME}: ${problem}\nRun '${CLI_NAME} --help' for usage.\n`)
+  return EXIT_USAGE
 }

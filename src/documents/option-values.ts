@@ -4,18 +4,21 @@
  * so "absent" means Python-falsy and a present value is stringified.
  * Pure; used by regions.ts and frontmatter.ts.
  */
+import { PythonFloat } from '../values/python-float.js'
 
 /** Python truthiness of a JSON/TOML/YAML value: null, false, 0, "", [] and {} are false. */
 export function isTruthyOption(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === 0 || value === '') return false
+  if (value instanceof PythonFloat) return value.value !== 0
   if (Array.isArray(value)) return value.length > 0
   if (typeof value === 'object') return Object.keys(value).length > 0
   return true
 }
 
-/** A string option as is; numbers and booleans via `String`; anything else as JSON. */
+/** A string option as is; numbers and booleans via `String` (a float `2.0` as Python's `str`); anything else as JSON. */
 export function optionText(value: unknown): string {
   if (typeof value === 'string') return value
+  if (value instanceof PythonFloat) return String(value)
   return typeof value === 'object' ? JSON.stringify(value) : String(value)
 }
 

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto'
 import { isObject } from '../protocol/object-guards.js'
 import { compareCodePoints } from '../values/code-point-order.js'
+import { PythonFloat } from '../values/python-float.js'
 
 export interface RegionHeader {
   kind: string
@@ -41,8 +42,14 @@ export function defaultRegionIds(regions: readonly RegionHeader[]): string[] {
   })
 }
 
-/** JSON with object keys sorted by code point (TOML values are JSON-safe once dates are strings). */
+/**
+ * JSON with object keys sorted by code point (TOML values are JSON-safe once dates are strings).
+ * A float box is written as its number and a bigint as its digits, so `n = 2.0` keeps the id it
+ * had before TOML floats were boxed (issue #15).
+ */
 function canonicalText(value: unknown): string {
+  if (value instanceof PythonFloat) return JSON.stringify(value.value)
+  if (typeof value === 'bigint') return value.toString()
   if (Array.isArray(value)) return `[${value.map(canonicalText).join(',')}]`
   if (isObject(value)) {
     const keys = Object.keys(value).sort(compareCodePoints)

@@ -34,8 +34,10 @@
  *          the begin comment's line and l/c locate the error in the document (1-based, as an
  *          editor counts); when the line is `key = value` with a bare word that would be valid
  *          quoted, `; strings need quotes: key = "value"` follows (`; booleans are lowercase:
- *          raw = true` for `True`/`FALSE`). TOML dates become their ISO strings so that options
- *          stay JSON (they are sent over the wire verbatim).
+ *          raw = true` for `True`/`FALSE`). TOML dates become strings so that options stay JSON
+ *          (they are sent over the wire verbatim): the text Python's `str()` gives the date,
+ *          datetime or time tomllib reads (`2024-01-02 10:20:30+00:00`); numbers are read as
+ *          tomllib reads them: `2.0` is a float (a `PythonFloat` box), an integer of any size exact.
  *   id     options.id (when truthy, stringified) else a default id that does not depend on the
  *          region's position: `<kind>-<hash of its header>` (region-ids.ts; Python: `region-<n>`).
  *   kind   the inline kind, else options.kind (when truthy, stringified), else `sql`.
@@ -56,6 +58,7 @@
  */
 import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
 import { isObject } from '../protocol/object-guards.js'
+import { pythonFloat } from '../values/python-float.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { defaultRegionIds } from './region-ids.js'
@@ -67,7 +70,7 @@ export interface Region {
   kind: string
   /** 1-based line of the begin comment */
   line: number
-  /** the TOML header table, verbatim (dates as ISO strings) */
+  /** the TOML header table, verbatim (dates as the text Python's str() gives them) */
   options: Record<string, unknown>
   /** offset of the begin comment's `<!--` */
   start: number
@@ -295,7 +298,9 @@ function parseHeader(
 ): { options: Record<string, unknown> } | { problem: RegionProblem } {
   let table: Record<string, unknown>
   try {
-    table = parseToml(header, { unsafeKeyBehaviour: 'throw' })
+    // Every integer as a bigint, so that `n = 2` and `f = 2.0` stay apart and `9007199254740993`
+    // stays exact, as Python's tomllib reads them (issue #15); jsonSafe narrows them again.
+    table = parseToml(header, { unsafeKeyBehaviour: 'throw', integersAsBigInt: true })
   } catch (error) {
     if (!(error instanceof TomlError)) throw error
     const reason = error.message.split('\n', 1)[0]!.replace(/^Invalid TOML document: /, '')
@@ -334,8 +339,32 @@ function parses(toml: string): boolean {
   }
 }
 
+/**
+ * TOML values in the value model of values/python-float.ts: an int is a number (a bigint beyond
+ * 2^53), a float whose value is integral (`2.0`, `-0.0`) a `PythonFloat` box, a date or time
+ * the text Python's `str()` gives what tomllib reads (`pythonDateText`).
+ */
+/**
+ * Python's `str()` of a TOML date, datetime or time as tomllib reads it, which is what the Python
+ * implementation's templates print and its sqlite3 binds (issue #15): `2024-01-02`,
+ * `2024-01-02 10:20:30`, `2024-01-02 10:20:30.500000+02:00` (`Z` is `+00:00`), `10:20:30`.
+ * (A JavaScript Date keeps milliseconds: digits past them are lost.)
+ */
+export function pythonDateText(date: TomlDate): string {
+  const iso = date.toISOString()
+  if (date.isDate()) return iso
+  const match = /^(?:(\d{4}-\d{2}-\d{2})T)?(\d{2}:\d{2}:\d{2})\.(\d{3})(Z|[-+]\d{2}:\d{2})?$/.exec(iso)
+  if (!match) return iso
+  const [, day, time, millis, offset] = match
+  const fraction = millis === '000' ? '' : `.${millis}000`
+  const zone = offset === undefined ? '' : offset === 'Z' || offset === '-00:00' ? '+00:00' : offset
+  return `${day === undefined ? '' : `${day} `}${time}${fraction}${zone}`
+}
+
 function jsonSafe(value: unknown): unknown {
-  if (value instanceof TomlDate) return value.toISOString()
+  if (value instanceof TomlDate) return pythonDateText(value)
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value
+  if (typeof value === 'number') return pythonFloat(value)
   if (Array.isArray(value)) return value.map(jsonSafe)
   if (isObject(value)) {
     const copy: Record<string, unknown> = {}

@@ -16,7 +16,8 @@ import { jinjaToJson } from '../values/python-json.js'
 import { attributeOnly } from './access.js'
 import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
 import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
-import { XML_ATTRIBUTE_KEY, fileSize, indent, pprint, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
+import { pformat } from './pretty-print.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
 import type { CompileHost, FilterFunction } from './compiler.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { escapeHtml } from './escape.js'
@@ -218,7 +219,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   min: define([['case_sensitive', false], ['attribute', null]], (host, value, caseSensitive: unknown, attribute: unknown) =>
     minOrMax(host, value, caseSensitive, attribute, false),
   ),
-  pprint: define([], (_h, value) => pprint(value)),
+  pprint: define([], (_h, value) => pformat(value)),
   reject: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, false, false),
   rejectattr: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, false, true),
   replace: define([['old'], ['new'], ['count', null]], (_h, value, old: unknown, replacement: unknown, count: unknown) =>

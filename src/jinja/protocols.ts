@@ -3,7 +3,7 @@
  * membership, iteration, length and hashing.
  *
  * Contract:
- * - `truthy` is `bool()`: empty strings, lists, dicts, ranges, zero and None are false; a strict
+ * - `truthy` is `bool()`: empty strings, bytes, lists, dicts, ranges, zero and None are false; a strict
  *   Undefined raises, a plain one is false.
  * - `pyEq` is `==` (numbers across int, float, bool and bigint exactly; lists and tuples by
  *   items, never equal to each other; dicts by keys and values); `pyLess` is `<` (numbers,
@@ -35,6 +35,7 @@ export function truthy(value: unknown): boolean {
   if (value instanceof Undefined) return value.strict ? fail(value) : false
   if (Array.isArray(value)) return value.length > 0
   if (value instanceof PythonFloat) return value.value !== 0
+  if (value instanceof Uint8Array) return value.length > 0
   if (value instanceof Markup) return value.text.length > 0
   if (value instanceof PyComplex) return value.real !== 0 || value.imag !== 0
   if (value instanceof DictView) return Object.keys(value.dict).length > 0
@@ -72,6 +73,7 @@ export function pyEq(a: unknown, b: unknown): boolean {
     return y !== undefined && x == y
   }
   if (isString(a)) return isString(b) && textOf(a) === textOf(b)
+  if (a instanceof Uint8Array) return b instanceof Uint8Array && a.length === b.length && a.every((byte, i) => byte === b[i])
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || isTuple(a) !== isTuple(b) || a.length !== b.length) return false
     for (let i = 0; i < a.length; i++) if (!pyEq(a[i], b[i])) return false
@@ -175,6 +177,7 @@ export function iterate(value: unknown): unknown[] {
   if (value instanceof DictView || value instanceof PyRange) return value.list()
   if (value instanceof PyIterator) return value.drain()
   if (value instanceof Markup) return Array.from(value.text)
+  if (value instanceof Uint8Array) return Array.from(value)
   throw typeError(`'${typeName(value)}' object is not iterable`)
 }
 
@@ -183,6 +186,7 @@ export function isIterable(value: unknown): boolean {
     Array.isArray(value) ||
     typeof value === 'string' ||
     value instanceof Markup ||
+    value instanceof Uint8Array ||
     isDict(value) ||
     value instanceof DictView ||
     value instanceof PyRange ||
@@ -199,6 +203,7 @@ export function pyLen(value: unknown): number {
   if (isDict(value)) return Object.keys(value).length
   if (value instanceof DictView) return Object.keys(value.dict).length
   if (value instanceof PyRange) return value.length
+  if (value instanceof Uint8Array) return value.length
   throw typeError(`object of type '${typeName(value)}' has no len()`)
 }
 
@@ -225,6 +230,7 @@ export function hashKey(value: unknown): string {
   if (value === null) return 'N'
   if (value instanceof PythonFloat) return 'n' + (Object.is(value.value, -0) ? 0 : value.value)
   if (value instanceof Markup) return 's' + value.text
+  if (value instanceof Uint8Array) return 'b' + Array.from(value, (byte) => byte.toString(16).padStart(2, '0')).join('')
   if (value instanceof Undefined) fail(value)
   if (Array.isArray(value)) {
     if (!isTuple(value)) throw typeError("unhashable type: 'list'")

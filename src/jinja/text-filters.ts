@@ -1,7 +1,7 @@
 /**
  * The text filters of Jinja2 3.1 whose rules are their own: `urlencode`'s quoting, `wordcount`,
  * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5), `striptags`
- * (markupsafe's) and `pprint` (dict keys sorted).
+ * (markupsafe's); `pprint` is pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
  * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths.
@@ -12,7 +12,7 @@ import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
-import { isDict, isString, isTuple, pyRepr, textOf, tuple } from './values.js'
+import { isString, textOf } from './values.js'
 import { truthy } from './protocols.js'
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
@@ -89,21 +89,3 @@ export function striptags(value: unknown): string {
   text = text.split(/[\s\x1c-\x1f\x85]+/u).filter(Boolean).join(' ')
   return unescapeHtml(text)
 }
-
-export function pprint(value: unknown): string {
-  // pprint sorts dict keys (sort_dicts=True); short values print on one line as repr.
-  const sortDicts = (item: unknown): unknown => {
-    if (Array.isArray(item)) {
-      const mapped = item.map(sortDicts)
-      return isTuple(item) ? tuple(mapped) : mapped
-    }
-    if (isDict(item)) {
-      const out: Record<string, unknown> = {}
-      for (const key of Object.keys(item).sort()) out[key] = sortDicts(item[key])
-      return out
-    }
-    return item
-  }
-  return pyRepr(sortDicts(value))
-}
-

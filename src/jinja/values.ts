@@ -13,6 +13,7 @@
  *   `map()` returns), `Namespace`, and `PyCallable` (macros, bound methods, globals).
  * - `pyStr`, `pyRepr` write what Python's `str()` / `repr()` write (floats as `2.0`, `inf`,
  *   strings quoted as Python quotes them, `[None, True]`, `{'k': 1}`, `(1,)`).
+ * - bytes (an SQL BLOB: better-sqlite3 gives a `Buffer`) is any `Uint8Array`: `b'\x00A'`.
  * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
  *   `true`/`false` at the top level only), then `str()`.
  * - Truth, comparisons, iteration, length and hashing are in protocols.ts.
@@ -243,6 +244,7 @@ export function typeName(value: unknown): string {
       return 'function'
   }
   if (value instanceof PythonFloat) return 'float'
+  if (value instanceof Uint8Array) return 'bytes'
   if (value instanceof PyComplex) return 'complex'
   if (value instanceof Undefined) return 'StrictUndefined'
   if (value instanceof Markup) return 'Markup'
@@ -301,6 +303,7 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
   }
   if (value === null) return 'None'
   if (value instanceof PythonFloat) return floatStr(value.value)
+  if (value instanceof Uint8Array) return reprBytes(value)
   if (value instanceof PyComplex) {
     const imag = complexPart(value.imag) + 'j'
     if (value.real === 0 && !Object.is(value.real, -0)) return imag
@@ -336,6 +339,22 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
 }
 
 const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+
+/** Python's `repr(bytes)`: `b'...'`, printable ASCII as is, `\t` `\n` `\r`, other bytes as `\xhh`. */
+export function reprBytes(bytes: Uint8Array): string {
+  const quote = bytes.includes(0x27) && !bytes.includes(0x22) ? '"' : "'"
+  let out = 'b' + quote
+  for (const byte of bytes) {
+    const char = String.fromCharCode(byte)
+    if (char === quote || char === '\\') out += '\\' + char
+    else if (char === '\t') out += '\\t'
+    else if (char === '\n') out += '\\n'
+    else if (char === '\r') out += '\\r'
+    else if (byte < 0x20 || byte >= 0x7f) out += '\\x' + byte.toString(16).padStart(2, '0')
+    else out += char
+  }
+  return out + quote
+}
 
 /** Python's `repr(str)`. */
 export function reprString(text: string): string {

@@ -20,6 +20,7 @@ import path from 'node:path'
 import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { onProcessEnd } from '../host/process-end.js'
+import { projectWatchIgnore } from '../sync/project-watcher.js'
 
 export interface BuildWatchEvent {
   type: FileEventType
@@ -70,16 +71,8 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
 
   const ignoredDirs = options.ignoredDirs.map((dir) => path.resolve(dir))
   const isIgnoredDir = (absolute: string) => ignoredDirs.some((dir) => absolute === dir || absolute.startsWith(dir + path.sep))
-  const ignored = (file: string, stats?: fs.Stats): boolean => {
-    const absolute = path.resolve(file)
-    if (isIgnoredDir(absolute)) return true
-    const relative = path.relative(root, absolute).split(path.sep).join('/')
-    if (relative === '' || relative.startsWith('../')) return false
-    if (relative === '.git' || relative.startsWith('.git/')) return true
-    const directory = stats?.isDirectory() ?? false
-    // A folder all of whose contents are excluded (`dist/**`) is not entered either.
-    return options.isExcluded(relative, directory) || options.isExcluded(`${relative}/-`, false)
-  }
+  // The same exclusions as the command line's `watch` (reads `ignoredDirs` live: `ignore()` adds to it).
+  const ignored = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
   const watcher = watch(root, { ignoreInitial: true, ignored })
   const wake = () => {
     try {

@@ -11,6 +11,7 @@
  * `watchEngineGit(engine, onAffected, onError)` does this for an engine's repository (none
  * without one): each burst goes through `engine.affected()`, then to `onAffected` (the dev
  * server reloads the modules, build watch wakes the bundler, `watch` writes documents).
+ * `options.pollMs` polls instead of using file system events (`watch --poll`).
  */
 import path from 'node:path'
 import { watch } from 'chokidar'
@@ -23,18 +24,26 @@ export interface GitWatcher {
 
 const SKIPPED = /[\\/](objects|logs|hooks|lfs|modules|worktrees|info|rr-cache)([\\/]|$)/
 
+export interface GitWatchOptions {
+  /** Poll every this many milliseconds instead of using file system events (`watch --poll`). @default undefined (events) */
+  pollMs?: number
+}
+
 export function watchGitMetadata(
   metadataPaths: readonly string[],
   isMetadata: (absolutePath: string) => boolean,
   onChange: (files: string[]) => void,
   debounceMs: number,
   onError: (error: Error) => void,
+  options: GitWatchOptions = {},
 ): GitWatcher {
   const folders = [...new Set(metadataPaths.map((p) => path.dirname(p)))]
+  const polling = options.pollMs === undefined ? {} : { usePolling: true, interval: options.pollMs, binaryInterval: options.pollMs }
   const watcher = watch(folders, {
     ignoreInitial: true,
     depth: 8,
     ignored: (file: string) => SKIPPED.test(file.slice(Math.min(...folders.map((f) => (file.startsWith(f) ? f.length : 0))))),
+    ...polling,
   })
   let pending = new Set<string>()
   let timer: NodeJS.Timeout | undefined
@@ -74,6 +83,7 @@ export function watchEngineGit(
   engine: InsituEngine,
   onAffected: (affected: AffectedResult) => void,
   onError: (message: string) => void,
+  options: GitWatchOptions = {},
 ): GitWatcher | undefined {
   if (!engine.gitPaths) return undefined
   return watchGitMetadata(
@@ -88,5 +98,6 @@ export function watchEngineGit(
     },
     engine.config.watch.debounce_ms,
     (error) => onError(`git metadata watcher: ${error.message}`),
+    options,
   )
 }

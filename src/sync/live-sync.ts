@@ -39,6 +39,8 @@
  * - Self-writes chain only through front-matter materializations that another document's model
  *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
+ * - `onSynced(document)` hears every document synced (at start and after a change), written or
+ *   not, with its diagnostics; `onWritten(document)` every document written.
  * - `replacedText(file, text)`: whether `text` is what this process's last write of `file` replaced.
  * - `close()` settles every write still held and stops the re-checks; nothing is written after it.
  * Files are absolute POSIX paths (or paths the engine resolves against its root).
@@ -74,6 +76,8 @@ export interface LiveSyncOptions {
   onMissedChange: (file: string) => void
   /** Told of each document written (the command line's `watch` prints them). */
   onWritten?: (document: DocumentSync) => void
+  /** Told of each document synced, written or not (the command line's `watch` prints its errors). */
+  onSynced?: (document: DocumentSync) => void
   /** How long after a write its file is checked again (above the watcher's 50 ms change throttle). @default RECHECK_MS */
   recheckMs?: number
 }
@@ -264,6 +268,7 @@ export class LiveSync {
         log(`${this.options.prefix}: ${diagnostic.message}`)
       }
     }
+    this.options.onSynced?.(sync)
     if (!sync.written) return
     const file = toPosixPath(path.resolve(this.engine.root, sync.path))
     if (sync.writtenFile) {

@@ -72,7 +72,14 @@ function install(fixture: string): void {
 }
 
 /** Test files outside test/clients that run the built command line (`dist/cli/bin.js`). */
-const BUILT_BIN_TESTS = ['../integration/cli.test.ts', '../integration/cli-toolchain.test.ts'].map((file) => path.join(HERE, file))
+const BUILT_BIN_TESTS = [
+  '../integration/cli.test.ts',
+  '../integration/cli-toolchain.test.ts',
+  '../integration/cli-watch.test.ts',
+  '../integration/parity-cli.test.ts',
+].map((file) =>
+  path.join(HERE, file),
+)
 
 /** Whether the run selects one of `tests`: no file filter, or one that such a path contains. */
 function selects(project: TestProject, tests: readonly string[]): boolean {

@@ -43,7 +43,7 @@ describe('vite-plugin-insitu command line', () => {
     expect(USAGE).toMatch(/^ {2}sync {4}/m)
     expect(USAGE).toContain('--root <dir>')
     expect(USAGE).toContain('--no-cache ')
-    for (const command of ['init [DIR] [--force]', 'extension add SOURCE [--version SPEC]', 'extension list', '--format <format>']) {
+    for (const command of ['watch ', '--poll <ms>', 'init [DIR] [--force]', 'extension add SOURCE [--version SPEC]', 'extension list', '--format <format>']) {
       expect(USAGE).toContain(command)
     }
     const version = (JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version

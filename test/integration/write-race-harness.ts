@@ -1,33 +1,49 @@
 /**
- * An editor saving prose edits of a document while its dependency changes, against a real Vite
- * dev server in write mode (issue #14.1). Shared by the suite's bounded stress test
- * (write-race.test.ts) and the soak in bench/write-race.ts.
+ * An editor saving prose edits of a document while its dependency changes, against a real host
+ * in write mode (issue #14.1): a Vite dev server, or the command line's `watch`. Shared by the
+ * suite's bounded stress tests (write-race.test.ts, cli-watch.test.ts) and the soak in
+ * bench/write-race.ts.
  *
- * Contract: `runWriteRace({ cycles, style, maxOffsetMs, settleTimeoutMs, idleMs })` makes a
+ * Contract: `runWriteRace({ cycles, style, host, maxOffsetMs, settleTimeoutMs, idleMs })` makes a
  * project in a temporary folder (README.md with prose and an `include` region of part.txt), starts
- * `createServer` with `insitu({ write: true })` and Vite's default watcher (fs events, as users
- * run it), and per cycle: writes a new part.txt, and 0..maxOffsetMs later a separate editor
+ * the host, and per cycle: writes a new part.txt, and 0..maxOffsetMs later a separate editor
  * process (fixtures/node/racing-editor.mjs) saves README.md with new prose over the text it last
  * saw, in place (`fs.writeFile`) or as a temporary file renamed over it. A cycle is settled when
  * README.md holds the editor's prose and the region shows the current part.txt; if that does
  * not happen within settleTimeoutMs, the cycle counts as a LOST save (the prose is not the
- * editor's) or a STALE region (the prose is, the region is not). After the last cycle the server
+ * editor's) or a STALE region (the prose is, the region is not). After the last cycle the host
  * idles for idleMs and every change of README.md then counts as an IDLE write. The temporary
- * folder is removed and the server closed whatever happens.
+ * folder is removed and the host stopped whatever happens.
+ * Hosts (`host`, default 'dev-server'):
+ * - 'dev-server': `createServer` with `insitu({ write: true })` and Vite's default watcher (fs
+ *   events, as users run it); idle writes are the changes of README.md its watcher reports.
+ * - 'watch': the built command line (`node dist/cli/bin.js watch --root <project>`, or
+ *   `watchCommand`), ready once it prints `watching <root>`, stopped with SIGINT (it must print
+ *   `stopped` and exit 0); idle writes are the changes of README.md a chokidar watcher of the
+ *   harness (fs events) reports.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
+import { watch as watchFiles } from 'chokidar'
 import { createServer } from 'vite'
 import insitu from '../../src/index.js'
 
 const EDITOR = path.resolve(import.meta.dirname, '../fixtures/node/racing-editor.mjs')
+/** The built command line (`npm run build`). */
+export const BUILT_BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
+
+export type WriteRaceHost = 'dev-server' | 'watch'
 
 export interface WriteRaceOptions {
   cycles: number
   style: 'in-place' | 'rename'
+  /** @default 'dev-server' */
+  host?: WriteRaceHost
+  /** The `watch` host's command before its arguments. @default [node, BUILT_BIN] */
+  watchCommand?: readonly string[]
   /** The editor saves 0..maxOffsetMs after the dependency changed. @default 30 */
   maxOffsetMs?: number
   /** @default 5000 */
@@ -70,19 +86,13 @@ export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRace
   fs.writeFileSync(readme, documentText('prose 0', '\n'))
   const editor: ChildProcessWithoutNullStreams = spawn(process.execPath, [EDITOR], { stdio: ['pipe', 'pipe', 'pipe'] })
   const replies = readline.createInterface({ input: editor.stdout })[Symbol.asyncIterator]()
-  const server = await createServer({
-    root,
-    configFile: false,
-    logLevel: 'silent',
-    plugins: [insitu({ write: true })],
-    server: { port: 0 },
-  })
+  const host = options.host === 'watch' ? await startWatchHost(root, options.watchCommand) : await startDevServerHost(root)
   const report: WriteRaceReport = { cycles: 0, lostSaves: 0, staleRegions: 0, idleWrites: 0, failures: [], medianSettleMs: 0 }
   const settleTimes: number[] = []
   try {
-    await server.environments.client.transformRequest('/README.md?raw') // starts the plugin, which writes the region
+    await host.started() // starts the plugin, which writes the region
     await until(() => fs.readFileSync(readme, 'utf8') === documentText('prose 0', regionBody('part 0')), settleTimeoutMs)
-    await watcherReady(server.watcher)
+    await host.watcherReady()
     for (let cycle = 1; cycle <= options.cycles; cycle++) {
       const prose = `prose ${cycle} (${options.style})`
       const dependency = `part ${cycle}${'.'.repeat(cycle % 5)}`
@@ -115,14 +125,17 @@ export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRace
       if (path.resolve(file) === readme) idleWrites++
     }
     await new Promise((resolve) => setTimeout(resolve, 500)) // the last cycle's late re-check
-    server.watcher.on('change', count).on('add', count)
+    host.watcher.on('change', count).on('add', count)
     await new Promise((resolve) => setTimeout(resolve, idleMs))
-    server.watcher.off('change', count).off('add', count)
+    host.watcher.off('change', count).off('add', count)
     report.idleWrites = idleWrites
   } finally {
     editor.kill()
-    await server.close()
-    fs.rmSync(root, { recursive: true, force: true })
+    try {
+      await host.close()
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
   }
   settleTimes.sort((a, b) => a - b)
   report.medianSettleMs = settleTimes.length > 0 ? Math.round(settleTimes[Math.floor(settleTimes.length / 2)]!) : 0
@@ -146,7 +159,71 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
   }
 }
 
-function watcherReady(watcher: { once(event: 'ready', listener: () => void): unknown; getWatched(): Record<string, string[]> }): Promise<void> {
+interface FileWatcher {
+  once(event: 'ready', listener: () => void): unknown
+  getWatched(): Record<string, string[]>
+  on(event: 'change' | 'add', listener: (file: string) => void): FileWatcher
+  off(event: 'change' | 'add', listener: (file: string) => void): FileWatcher
+}
+
+function watcherReady(watcher: FileWatcher): Promise<void> {
   if (Object.keys(watcher.getWatched()).length > 0) return Promise.resolve()
   return new Promise((resolve) => watcher.once('ready', () => resolve()))
+}
+
+/** A host in write mode, and a watcher of the project that counts writes while it idles. */
+interface RaceHost {
+  /** Resolves once the host has started (and begun writing the stale document). */
+  started(): Promise<void>
+  /** Resolves once `watcher` reports changes. */
+  watcherReady(): Promise<void>
+  watcher: FileWatcher
+  close(): Promise<void>
+}
+
+async function startDevServerHost(root: string): Promise<RaceHost> {
+  const server = await createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [insitu({ write: true })],
+    server: { port: 0 },
+  })
+  return {
+    started: async () => {
+      await server.environments.client.transformRequest('/README.md?raw')
+    },
+    watcherReady: () => watcherReady(server.watcher),
+    watcher: server.watcher,
+    close: () => server.close(),
+  }
+}
+
+async function startWatchHost(root: string, command: readonly string[] = [process.execPath, BUILT_BIN]): Promise<RaceHost> {
+  if (command[1] === BUILT_BIN && !fs.existsSync(BUILT_BIN)) throw new Error(`${BUILT_BIN} is missing: run npm run build`)
+  const child = spawn(command[0]!, [...command.slice(1), 'watch', '--root', root], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text))
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const watcher = watchFiles(root, { ignoreInitial: true, ignored: (file: string) => file.includes(`${path.sep}.insitu`) })
+  return {
+    started: async () => {
+      const readyLine = `watching ${root}\n`
+      const gone = exited.then((code) => {
+        throw new Error(`watch exited with ${code} before it was ready:\n${stdout}${stderr}`)
+      })
+      const ready = await Promise.race([gone, until(() => stdout.includes(readyLine), 60_000)])
+      if (!ready) throw new Error(`watch did not print ${JSON.stringify(readyLine)} within 60 s:\n${stdout}${stderr}`)
+    },
+    watcherReady: () => watcherReady(watcher),
+    watcher,
+    close: async () => {
+      await watcher.close()
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT')
+      const code = await exited
+      if (code !== 0 || !stdout.endsWith('stopped\n')) throw new Error(`watch stopped with exit code ${code}:\n${stdout}${stderr}`)
+    },
+  }
 }

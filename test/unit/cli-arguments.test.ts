@@ -18,6 +18,12 @@ describe('parseArguments', () => {
     })
     expect(parse('init', 'docs', '--force')).toEqual({ command: 'init', positionals: { DIR: 'docs' }, options: { force: 'true' } })
     expect(parse('init')).toEqual({ command: 'init', positionals: {}, options: {} })
+    expect(parse('watch', '--poll', '250', '--no-cache', '--root=site')).toEqual({
+      command: 'watch',
+      positionals: {},
+      options: { poll: '250', 'no-cache': 'true', root: 'site' },
+    })
+    expect(parse('watch', '--format', 'json')).toEqual({ kind: 'usage', problem: 'unknown option --format' })
   })
 
   it('reads --version as the version except where a command takes it as a value', () => {

@@ -338,6 +338,13 @@ describe('builtin templates', () => {
     expect(render('@insitu/json', []).content).toBe('```json\n[]\n```')
   })
 
+  it('@insitu/table prints an SQL BLOB as Python prints bytes (issue #15)', () => {
+    // Python: repr(b'\x00\xffA') == "b'\\x00\\xffA'", repr(bytes([39])) == 'b"\'"'
+    expect(render('@insitu/table', [{ blob: Buffer.from([0, 255, 65]), quote: Buffer.from([39]) }]).content).toBe(
+      "| blob | quote |\n| --- | --- |\n| b'\\x00\\xffA' | b\"'\" |",
+    )
+  })
+
   it('rejects unknown builtins', () => {
     expect(errorOf(() => render('@insitu/nope', [])).message).toBe('unknown builtin template: @insitu/nope')
   })
@@ -518,5 +525,17 @@ describe('error positions for the overlay', () => {
     } finally {
       fs.rmSync(root, { recursive: true, force: true })
     }
+  })
+})
+
+describe('bytes (an SQL BLOB, a Buffer) behave as Python bytes (issue #15)', () => {
+  // Expected values from Python 3.11: repr, len, bool, iteration and == of bytes.
+  it('prints, measures, iterates and compares them', () => {
+    const env = createJinjaEnvironment()
+    const context = { b: Buffer.from([0, 255, 65]), quotes: Buffer.from([39, 34]), odd: Buffer.from('\\\t\n\r\x7f~', 'latin1'), empty: Buffer.alloc(0) }
+    expect(env.renderString('{{ b }} {{ quotes }} {{ odd }} {{ b | length }} {{ b | list }}', context)).toBe(
+      "b'\\x00\\xffA' b'\\'\"' b'\\\\\\t\\n\\r\\x7f~' 3 [0, 255, 65]",
+    )
+    expect(env.renderString("{{ 'yes' if empty else 'no' }} {{ b == b }} {{ b == quotes }} {{ [b, b] | unique | list | length }}", context)).toBe('no true false 1')
   })
 })

@@ -15,6 +15,7 @@ import {
   type Region,
 } from '../../src/documents/regions.js'
 import { applyEdits } from '../../src/engine/render-document.js'
+import { PythonFloat } from '../../src/values/python-float.js'
 
 const BASIC = [
   '# Title', //                                    1
@@ -184,6 +185,38 @@ describe('parseRegions', () => {
   it('keeps nested tables and arrays, and turns TOML dates into strings', () => {
     const text = '<!-- insitu:begin\nexclude = ["a", "b"]\nparams = { limit = 3, on = true }\nsince = 2024-01-02\n-->\n<!-- insitu:end -->'
     expect(parseRegions(text)[0]!.options).toEqual({ exclude: ['a', 'b'], params: { limit: 3, on: true }, since: '2024-01-02' })
+  })
+
+  it("turns TOML datetimes and times into the text Python's str() gives what tomllib reads (issue #15)", () => {
+    // Python: str() of tomllib's datetime.datetime / datetime.time values
+    const header = 'at = 2024-01-02T10:20:30Z\nlocal = 2024-01-02 10:20:30\noffset = 2024-01-02T10:20:30.5+02:00\ntime = 10:20:30\nms = 07:08:09.25'
+    expect(parseRegions(`<!-- insitu:begin\n${header}\n-->\n<!-- insitu:end -->`)[0]!.options).toEqual({
+      at: '2024-01-02 10:20:30+00:00',
+      local: '2024-01-02 10:20:30',
+      offset: '2024-01-02 10:20:30.500000+02:00',
+      time: '10:20:30',
+      ms: '07:08:09.250000',
+    })
+  })
+
+  it("reads numbers as Python's tomllib does: 2.0 and -0.0 floats, integers of any size exact (issue #15)", () => {
+    // tomllib: {'n': 2, 'f': 2.0, 'z': -0.0, 'half': 0.5, 'big': 9007199254740993, 'neg': -12345678901234567890, 'list': [1, 3.0]}
+    const header = 'params = { n = 2, f = 2.0, z = -0.0, half = 0.5, big = 9007199254740993, neg = -12345678901234567890, list = [1, 3.0] }'
+    const [region] = parseRegions(`<!-- insitu:begin\n${header}\n-->\n<!-- insitu:end -->`)
+    expect(region!.options.params).toEqual({
+      n: 2,
+      f: new PythonFloat(2),
+      z: new PythonFloat(-0),
+      half: 0.5,
+      big: 9007199254740993n,
+      neg: -12345678901234567890n,
+      list: [1, new PythonFloat(3)],
+    })
+  })
+
+  it('gives a region with an integral float option the default id it had before floats were boxed', () => {
+    const [region] = parseRegions('<!-- insitu:begin\nmodel = "m"\nn = 2.0\nbig = 12345678901234567890\n-->\n<!-- insitu:end -->')
+    expect(region!.id).toBe(defaultId('sql', '{"big":12345678901234567890,"model":"m","n":2}'))
   })
 
   it('starts scanning at the given offset (e.g. past front matter) but counts lines from the top', () => {

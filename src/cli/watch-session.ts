@@ -1,0 +1,353 @@
+/**
+ * One `watch` run: the engine, the live sync that keeps documents current on disk, the project
+ * and git watchers, and the restarts a config change asks for — without Vite.
+ *
+ * Contract:
+ * - `start()` reads the project config (`insitu.toml` found from `root`, or exactly there),
+ *   starts the project watcher (src/sync/project-watcher.ts: the root minus `sources.exclude`,
+ *   `.git` and the state folder), then the engine, the live sync in write mode
+ *   (src/sync/live-sync.ts) and the git metadata watcher; it writes every stale document
+ *   (`wrote <path>` per written file), runs the validators once, and resolves after printing
+ *   `watching <root>`. A config error (a bad `insitu.toml`, manifest or `insitu.lock`) or any
+ *   other start failure rejects (the command exits 2 or 1).
+ * - Then every watcher event goes to the live sync, in order per file (a folder created or
+ *   deleted goes through `engine.affected()`); a save the watcher dropped is reported back into
+ *   the same pipeline. A written document prints `wrote <path>`; a document whose render has
+ *   errors or warnings prints them as `sync` does (`<path>:<line>: error: …`), once per
+ *   distinct set (a document that renders cleanly again is forgotten).
+ * - A change of `insitu.toml`, an extension manifest or an extension program (restart-triggers.ts)
+ *   prints `<file> changed, restarting` and, RESTART_DELAY_MS after the last such change, closes
+ *   the engine (its jobs aborted, its writes settled) and starts again from the config. A config
+ *   that cannot be read is printed (stderr, `file:line:col: …`) with
+ *   `waiting for <file> to change`, and nothing runs until the next edit of that file. When the
+ *   file that caused a restart changed again while it ran (an editor's second write), it
+ *   restarts once more.
+ * - `stop()` stops everything: jobs in flight abort, the watchers close, every write still held
+ *   is settled (a save into the replaced file is kept), the engine closes and no extension
+ *   process is left. Failures after `stop()` began are not printed.
+ * Status lines go to `output.report` (stdout), logs (extension stderr, config errors, failures of
+ * the watch itself) to `output.log` (stderr).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { InsituEngine, readProjectConfig } from '../engine/engine.js'
+import { createPathMatcher } from '../documents/project-files.js'
+import { isInsideFolder, toPosixPath } from '../documents/project-paths.js'
+import { ConfigError, type ProjectConfig } from '../host/config.js'
+import { isRestartTrigger } from '../plugin/restart-triggers.js'
+import type { Diagnostic } from '../protocol/schemas.js'
+import { fsPathOf } from '../resources/identifiers.js'
+import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
+import { LiveSync } from '../sync/live-sync.js'
+import { type ProjectWatcher, type ProjectWatchEvent, watchProject } from '../sync/project-watcher.js'
+import type { DocumentSync } from '../sync/sync-document.js'
+import { describeDiagnostic } from '../sync/sync-project.js'
+import { CLI_NAME, messageOf } from './cli-io.js'
+
+export interface WatchOutput {
+  /** A status line for stdout (`watching`, `wrote`, diagnostics, restarts). */
+  report(line: string): void
+  /** A log line for stderr (extension stderr, config errors, failures of the watch itself). */
+  log(line: string): void
+}
+
+export interface WatchSessionOptions {
+  /** Where the project is looked for (`searchParents`), or exactly the project folder. */
+  root: string
+  searchParents: boolean
+  /** Read and write the persistent cache in the state folder. @default true */
+  cache?: boolean
+  /** Poll the file system every this many milliseconds instead of using its events. @default undefined (events) */
+  pollMs?: number
+  output: WatchOutput
+}
+
+const FILE = 'fs:file:'
+
+/** How long after the last change of a restart trigger the restart begins (an editor's save may come in two writes). */
+export const RESTART_DELAY_MS = 50
+
+interface Running {
+  engine: InsituEngine
+  live: LiveSync
+  git: GitWatcher | undefined
+}
+
+export class WatchSession {
+  private root: string
+  private configFile = ''
+  private watcher: ProjectWatcher | undefined
+  /** What the project watcher was started with (a restart with other excludes starts a new one). */
+  private watchScope = ''
+  private running: Running | undefined
+  private starting = false
+  private startAbort: AbortController | undefined
+  /** Events seen while the engine started (its index may have been read before them). */
+  private early: ProjectWatchEvent[] = []
+  /** Config or manifest files whose errors stopped the last start (their edits restart). */
+  private readonly failedConfigFiles = new Set<string>()
+  /** The manifests of the extensions of the last engine (their edits restart, also while the config is broken). */
+  private extensions: { file: string; dir: string }[] = []
+  /** The diagnostics last printed per document. */
+  private readonly printed = new Map<string, string>()
+  private restartTimer: NodeJS.Timeout | undefined
+  private restartFile: string | undefined
+  private restarting: Promise<void> | undefined
+  /** The first start (a restart asked for meanwhile waits for it: one engine at a time). */
+  private firstStart: Promise<void> | undefined
+  private restartAgain = false
+  private stopping = false
+
+  constructor(private readonly options: WatchSessionOptions) {
+    this.root = options.root
+  }
+
+  async start(): Promise<void> {
+    const config = readProjectConfig(this.options.root, this.options.searchParents)
+    this.root = config.root
+    this.configFile = config.file
+    await this.openWatcher(config)
+    this.firstStart = this.startEngine(config)
+    await this.firstStart
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true
+    clearTimeout(this.restartTimer)
+    const reason = new Error('watch stopped')
+    this.startAbort?.abort(reason)
+    this.running?.engine.abort(reason)
+    await this.watcher?.close()
+    await this.restarting
+    await this.stopEngine()
+  }
+
+  private get output() {
+    return this.options.output
+  }
+
+  /** The project watcher for `config`'s excludes and state folder (a new one when they changed). */
+  private async openWatcher(config: ProjectConfig): Promise<void> {
+    const stateFolder = path.dirname(path.resolve(config.root, config.paths.state))
+    const scope = JSON.stringify([config.sources.exclude, stateFolder])
+    if (this.watcher && scope === this.watchScope) return
+    await this.watcher?.close()
+    this.watchScope = scope
+    const isExcluded = createPathMatcher(config.sources.exclude)
+    const watcher = watchProject({
+      root: config.root,
+      isExcluded,
+      ignoredFolders: [stateFolder],
+      pollMs: this.options.pollMs,
+      onEvent: (event) => this.handle(event),
+      onError: (error) => {
+        if (!this.stopping) this.output.log(`${CLI_NAME}: project watcher: ${error.message}`)
+      },
+    })
+    this.watcher = watcher
+    await watcher.ready
+  }
+
+  private async startEngine(config: ProjectConfig): Promise<void> {
+    this.starting = true
+    const abort = new AbortController()
+    this.startAbort = abort
+    const log = (message: string) => this.output.log(message)
+    let engine: InsituEngine
+    try {
+      engine = await InsituEngine.create({
+        root: config.root,
+        config,
+        logger: { info: log, warn: log, error: log },
+        cache: this.options.cache ?? true,
+        signal: abort.signal,
+      })
+    } catch (error) {
+      this.early = []
+      if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
+      throw error
+    } finally {
+      this.starting = false
+      this.startAbort = undefined
+    }
+    if (this.stopping) {
+      await engine.close()
+      return
+    }
+    this.failedConfigFiles.clear()
+    this.printed.clear() // a new engine: its documents' problems are news again
+    this.extensions = engine.host.extensions.map(({ manifest }) => ({ file: manifest.file, dir: manifest.dir }))
+    const watcher = this.watcher!
+    // Extension folders the project watcher does not cover: their edits restart too.
+    for (const { dir } of this.extensions) if (!watcher.covers(dir)) watcher.alsoWatch(dir)
+    const live = new LiveSync(engine, {
+      disk: 'write',
+      logger: { info: log, warn: log, error: log },
+      prefix: CLI_NAME,
+      onMissedChange: (file) => this.watcher?.report('update', file),
+      onWritten: (document) => this.output.report(`wrote ${document.path}`),
+      onSynced: (document) => this.documentSynced(watcher, document),
+    })
+    // Changes made while it started: the index learns them before anything is written.
+    const early = this.early.splice(0)
+    if (early.length > 0) engine.affected(early.map((event) => ({ type: event.type, path: event.path, directory: event.directory })))
+    const git = watchEngineGit(
+      engine,
+      (affected) => {
+        if (affected.owners.length === 0) return
+        live.updatesFor(affected, { file: null, depth: 0 }).catch((error: unknown) => this.failed(engine, 'a git change', error))
+      },
+      (message) => {
+        if (!this.stopping) this.output.log(`${CLI_NAME}: ${message}`)
+      },
+      { pollMs: this.options.pollMs },
+    )
+    const running: Running = { engine, live, git }
+    this.running = running
+    await git?.ready
+    try {
+      await live.syncAll()
+      const validation = await engine.host.validate()
+      this.printDiagnostics('validator', validation)
+    } catch (error) {
+      this.failed(engine, 'the first sync', error)
+    }
+    if (this.running === running) this.output.report(`watching ${this.root}`)
+  }
+
+  /** Close the running engine: its jobs abort, its watchers close, its held writes settle. */
+  private async stopEngine(): Promise<void> {
+    const running = this.running
+    this.running = undefined
+    if (!running) return
+    running.engine.abort(new Error(this.stopping ? 'watch stopped' : 'restarting'))
+    await running.git?.close()
+    running.live.close()
+    await running.engine.close()
+  }
+
+  /** One watcher event (events of one path come one at a time, in order). */
+  private async handle(event: ProjectWatchEvent): Promise<void> {
+    if (this.stopping) return
+    if (isRestartTrigger(event.path, this.restartTriggers())) {
+      this.requestRestart(event.path)
+      return
+    }
+    if (!isInsideFolder(this.root, event.path)) return // a file of an extension folder outside the project
+    const running = this.running
+    if (!running) {
+      if (this.starting) this.early.push(event)
+      return
+    }
+    try {
+      if (!event.directory) {
+        await running.live.changed(event.type, event.path)
+        return
+      }
+      const affected = running.engine.affected([{ type: event.type, path: event.path, directory: true }])
+      if (affected.owners.length > 0) await running.live.updatesFor(affected, { file: null, depth: 0 })
+    } catch (error) {
+      this.failed(running.engine, `the change of ${this.relative(event.path)}`, error)
+    }
+  }
+
+  private restartTriggers() {
+    return {
+      configFiles: [this.configFile, ...this.failedConfigFiles],
+      root: this.root,
+      extensions: this.extensions,
+    }
+  }
+
+  private requestRestart(file: string): void {
+    if (this.restartTimer === undefined && !this.restartAgain) this.output.report(`${this.relative(file)} changed, restarting`)
+    this.restartFile = file
+    if (this.restarting) {
+      this.restartAgain = true
+      return
+    }
+    clearTimeout(this.restartTimer)
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined
+      this.restarting = this.restart().finally(() => {
+        this.restarting = undefined
+      })
+    }, RESTART_DELAY_MS)
+  }
+
+  private async restart(): Promise<void> {
+    await this.firstStart?.catch(() => undefined)
+    do {
+      this.restartAgain = false
+      const trigger = this.restartFile!
+      const before = fileStamp(trigger)
+      await this.stopEngine()
+      if (this.stopping) return
+      try {
+        const config = readProjectConfig(this.root, false)
+        this.configFile = config.file
+        await this.openWatcher(config)
+        if (this.stopping) return
+        await this.startEngine(config)
+      } catch (error) {
+        if (this.stopping) return
+        this.output.log(error instanceof ConfigError ? error.message : `${CLI_NAME}: ${messageOf(error)}`)
+        const waitingFor = [...this.failedConfigFiles].map((file) => this.relative(file))
+        this.output.report(`waiting for ${waitingFor.length > 0 ? waitingFor.join(', ') : this.relative(this.configFile)} to change`)
+      }
+      // Written again while the restart read it (the second write of a save): read it once more.
+      if (fileStamp(trigger) !== before) this.restartAgain = true
+    } while (this.restartAgain && !this.stopping)
+  }
+
+  /** Print a synced document's errors and warnings once per distinct set (write failures the live sync logs itself). */
+  private documentSynced(watcher: ProjectWatcher, document: DocumentSync): void {
+    this.watchDependencies(watcher, document.dependencies)
+    const shown = document.diagnostics.filter((d) => d.severity !== 'info' && d.code !== 'insitu/write')
+    const key = JSON.stringify(shown)
+    if (shown.length === 0) {
+      this.printed.delete(document.path)
+      return
+    }
+    if (this.printed.get(document.path) === key) return
+    this.printed.set(document.path, key)
+    this.printDiagnostics(document.path, shown)
+  }
+
+  /** Files a document reads in an excluded folder are watched too (`fs:file:dist/version.txt`). */
+  private watchDependencies(watcher: ProjectWatcher, dependencies: readonly string[]): void {
+    for (const dependency of dependencies) {
+      const relPath = dependency.startsWith(FILE) ? fsPathOf(dependency.slice(FILE.length)) : null
+      if (!relPath) continue
+      const file = path.join(this.root, relPath)
+      if (!watcher.covers(file) && fs.existsSync(file)) watcher.alsoWatchFile(file)
+    }
+  }
+
+  private printDiagnostics(documentPath: string, diagnostics: readonly Diagnostic[]): void {
+    for (const diagnostic of diagnostics) {
+      if (diagnostic.severity !== 'info') this.output.report(describeDiagnostic(documentPath, diagnostic))
+    }
+  }
+
+  /** A failure of the watch itself (not a document's): logged, unless it is the engine stopping. */
+  private failed(engine: InsituEngine, what: string, error: unknown): void {
+    if (this.stopping || this.running?.engine !== engine) return
+    this.output.log(`${CLI_NAME}: handling ${what} failed: ${messageOf(error)}`)
+  }
+
+  private relative(file: string): string {
+    const relative = path.relative(this.root, path.resolve(file)).split(path.sep).join('/')
+    return relative === '' || relative.startsWith('../') ? toPosixPath(path.resolve(file)) : relative
+  }
+}
+
+/** A file's modification time and size, to tell whether it changed (`missing` when it does not exist). */
+function fileStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file)
+    return `${stat.mtimeMs}:${stat.size}`
+  } catch {
+    return 'missing'
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Python's `pprint.pformat(value)`, which Jinja's `pprint` filter returns: the value's repr with
+ * dict keys sorted, broken over lines where it does not fit in 80 columns, as
+ * `PrettyPrinter(indent=1, width=80, sort_dicts=True)` breaks it (Python 3.11's pprint.py).
+ *
+ * Contract: `pformat(value)` → the text. A value whose repr (dicts sorted at every depth) fits in
+ * what is left of the line is written as that repr. One that does not is broken when it is a
+ * dict (one `key: value` per line, keys in code-point order, each value indented past its key),
+ * a list or a tuple (one item per line, one column in), or a string (adjacent literals, split
+ * after whitespace, one per line; a string at the top level is wrapped in parentheses); anything
+ * else (a dict view, a range, Markup, `groupby`'s named tuples: their `__repr__` is not one
+ * pprint knows, so it neither breaks them nor sorts the dicts inside) stays its repr.
+ * Widths count code points, as Python's `len` does. Found by the parity fixture (issue #15):
+ * the filter used to print every value on one line.
+ */
+import { compareCodePoints } from '../values/code-point-order.js'
+import { pySplitlines } from './str-methods.js'
+import { isDict, isTuple, namedTupleInfo, pyRepr, reprString, tuple } from './values.js'
+
+const WIDTH = 80
+const INDENT_PER_LEVEL = 1
+
+export function pformat(value: unknown): string {
+  const out: string[] = []
+  format(value, 0, 0, 0, out)
+  return out.join('')
+}
+
+/** pprint's `_safe_repr`: repr with dict keys sorted at every depth. */
+function safeRepr(value: unknown): string {
+  return pyRepr(sortDicts(value))
+}
+
+function sortDicts(value: unknown): unknown {
+  if (namedTupleInfo(value)) return value
+  if (Array.isArray(value)) {
+    const mapped = value.map(sortDicts)
+    return isTuple(value) ? tuple(mapped) : mapped
+  }
+  if (isDict(value)) {
+    const sorted: Record<string, unknown> = {}
+    for (const key of Object.keys(value).sort(compareCodePoints)) sorted[key] = sortDicts(value[key])
+    return sorted
+  }
+  return value
+}
+
+function width(text: string): number {
+  let count = 0
+  for (const _char of text) count++
+  return count
+}
+
+/** `PrettyPrinter._format`: the repr, unless it is too wide and the value is one pprint breaks. */
+function format(value: unknown, indent: number, allowance: number, level: number, out: string[]): void {
+  const rep = safeRepr(value)
+  if (width(rep) > WIDTH - indent - allowance) {
+    if (isDict(value)) return formatDict(value, indent, allowance, level + 1, out)
+    if (Array.isArray(value) && !namedTupleInfo(value)) return formatSequence(value, indent, allowance, level + 1, out)
+    if (typeof value === 'string' && value !== '') return formatString(value, indent, allowance, level + 1, out)
+  }
+  out.push(rep)
+}
+
+function formatDict(value: Record<string, unknown>, indent: number, allowance: number, level: number, out: string[]): void {
+  out.push('{')
+  const keys = Object.keys(value).sort(compareCodePoints)
+  const inner = indent + INDENT_PER_LEVEL
+  keys.forEach((key, i) => {
+    const last = i === keys.length - 1
+    const rep = reprString(key)
+    out.push(rep, ': ')
+    format(value[key], inner + width(rep) + 2, last ? allowance + 1 : 1, level, out)
+    if (!last) out.push(',\n' + ' '.repeat(inner))
+  })
+  out.push('}')
+}
+
+function formatSequence(items: unknown[], indent: number, allowance: number, level: number, out: string[]): void {
+  const [open, close] = isTuple(items) ? ['(', items.length === 1 ? ',)' : ')'] : ['[', ']']
+  out.push(open)
+  const inner = indent + INDENT_PER_LEVEL
+  items.forEach((item, i) => {
+    const last = i === items.length - 1
+    if (i > 0) out.push(',\n' + ' '.repeat(inner))
+    format(item, inner, last ? allowance + close.length : 1, level, out)
+  })
+  out.push(close)
+}
+
+/** Python's `\s` for str patterns (`str.isspace()`). */
+const SPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
+/** `re.findall(r'\S*\s*', line)` without its final empty match. */
+const WORD_AND_SPACE = new RegExp(`[^${SPACE}]*[${SPACE}]*`, 'gu')
+
+/** `PrettyPrinter._pprint_str`: the string as adjacent literals, each line split after its spaces. */
+function formatString(value: string, indent: number, allowance: number, level: number, out: string[]): void {
+  if (level === 1) {
+    indent += 1
+    allowance += 1
+  }
+  const chunks: string[] = []
+  const lines = pySplitlines(value, true)
+  const maxWidth = WIDTH - indent
+  lines.forEach((line, i) => {
+    const lastLine = i === lines.length - 1
+    const rep = reprString(line)
+    if (width(rep) <= (lastLine ? maxWidth - allowance : maxWidth)) {
+      chunks.push(rep)
+      return
+    }
+    const parts = (line.match(WORD_AND_SPACE) ?? []).filter((part) => part !== '')
+    let current = ''
+    parts.forEach((part, j) => {
+      const candidate = current + part
+      const limit = j === parts.length - 1 && lastLine ? maxWidth - allowance : maxWidth
+      if (width(reprString(candidate)) > limit) {
+        if (current) chunks.push(reprString(current))
+        current = part
+      } else {
+        current = candidate
+      }
+    })
+    if (current) chunks.push(reprString(current))
+  })
+  if (chunks.length === 1) {
+    out.push(chunks[0]!)
+    return
+  }
+  if (level === 1) out.push('(')
+  out.push(chunks.join('\n' + ' '.repeat(indent)))
+  if (level === 1) out.push(')')
+}
