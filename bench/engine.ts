@@ -102,4 +102,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   return lines.join('\n')
 }
 
-await runSizes('engine', 5, benchSize)
+await runSizes('engine', 5, benchSize, ['flat'])

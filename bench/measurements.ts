@@ -3,16 +3,20 @@
  * row (median with min–max), number formatting, the machine line, and the cache-option probe.
  *
  * Contract:
- * - `benchArgs(argv)` reads `--sizes=1000,10000` (task documents; default both) and
- *   `--runs=N` (measured repetitions per cell; default per benchmark), `--keep` (leave the
- *   generated temp folders), and rejects anything else with a message naming the flag.
+ * - `benchArgs(argv)` reads `--sizes=1000,10000` (task documents; default both),
+ *   `--layouts=flat,nested` (project layouts, bench/project-generator.ts; default both; the
+ *   benchmarks that have one layout only ignore it), `--runs=N` (measured repetitions per cell;
+ *   default per benchmark), `--keep` (leave the generated temp folders), and rejects anything
+ *   else with a message naming the flag.
  * - `summary(values)` is the median with min and max; `ratioCell(ours, theirs)` their
  *   medians' quotient as `1.84×`.
  */
 import os from 'node:os'
+import { LAYOUTS, type ProjectLayout } from './project-generator.js'
 
 export interface BenchArgs {
   sizes: number[]
+  layouts: ProjectLayout[]
   runs: number
   keep: boolean
 }
@@ -20,7 +24,7 @@ export interface BenchArgs {
 export const DEFAULT_SIZES = [1000, 10_000]
 
 export function benchArgs(argv: readonly string[], defaultRuns: number): BenchArgs {
-  const args: BenchArgs = { sizes: DEFAULT_SIZES, runs: defaultRuns, keep: false }
+  const args: BenchArgs = { sizes: DEFAULT_SIZES, layouts: [...LAYOUTS], runs: defaultRuns, keep: false }
   for (const arg of argv) {
     const [flag, value] = arg.split('=', 2) as [string, string | undefined]
     if (flag === '--sizes' && value) {
@@ -29,6 +33,11 @@ export function benchArgs(argv: readonly string[], defaultRuns: number): BenchAr
         if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: not a document count: ${text}`)
         return size
       })
+    } else if (flag === '--layouts' && value) {
+      args.layouts = value.split(',').map((text) => {
+        if (!LAYOUTS.includes(text as ProjectLayout)) throw new Error(`--layouts: not a layout: ${text} (expected ${LAYOUTS.join(', ')})`)
+        return text as ProjectLayout
+      })
     } else if (flag === '--runs' && value) {
       const runs = Number(value)
       if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: not a positive integer: ${value}`)
@@ -36,7 +45,7 @@ export function benchArgs(argv: readonly string[], defaultRuns: number): BenchAr
     } else if (flag === '--keep' && value === undefined) {
       args.keep = true
     } else {
-      throw new Error(`unknown flag ${arg} (expected --sizes=1000,10000, --runs=N, --keep)`)
+      throw new Error(`unknown flag ${arg} (expected --sizes=1000,10000, --layouts=flat,nested, --runs=N, --keep)`)
     }
   }
   return args

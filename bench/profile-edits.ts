@@ -20,18 +20,7 @@ import { createServer } from 'vite'
 import insitu from '../src/index.js'
 import { prepareProjects } from './bench-projects.js'
 import { launchChromium } from '../test/e2e/chromium.js'
-
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  children?: number[]
-}
-
-interface Profile {
-  nodes: ProfileNode[]
-  samples: number[]
-  timeDeltas: number[]
-}
+import { type CpuProfile as Profile, inclusiveTimes } from './cpu-profile.js'
 
 const KINDS = ['prose', 'front-matter', 'include'] as const
 type Kind = (typeof KINDS)[number]
@@ -39,33 +28,6 @@ type Kind = (typeof KINDS)[number]
 function flag(name: string, fallback: string): string {
   const arg = process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))
   return arg ? arg.slice(name.length + 3) : fallback
-}
-
-function frameName(node: ProfileNode): string {
-  const { functionName, url, lineNumber } = node.callFrame
-  const file = url.replace(/^.*\/(node_modules|src)\//, '$1/').replace(/^file:\/\//, '')
-  return `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`
-}
-
-/** Inclusive microseconds per frame name (a name counted once per stack). */
-function inclusiveTimes(profile: Profile): { inclusive: Map<string, number>; busy: number } {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const self = new Map<number, number>()
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
-  const inclusive = new Map<string, number>()
-  let busy = 0
-  const walk = (node: ProfileNode, onStack: Set<string>): number => {
-    const name = frameName(node)
-    const own = self.get(node.id) ?? 0
-    if (!['(idle) ', '(root) ', '(program) '].includes(name)) busy += own
-    const nested = new Set(onStack).add(name)
-    let total = own
-    for (const child of node.children ?? []) total += walk(byId.get(child)!, nested)
-    if (!onStack.has(name)) inclusive.set(name, (inclusive.get(name) ?? 0) + total)
-    return total
-  }
-  walk(profile.nodes[0]!, new Set())
-  return { inclusive, busy }
 }
 
 async function main(): Promise<void> {

@@ -2,7 +2,8 @@
  * A generated insitu project of a given size, for the benchmarks (bench/*.ts); not a test fixture.
  *
  * Contract:
- * - `generateProject(dir, { documents })` writes into `dir` (created; it should be empty):
+ * - `generateProject(dir, { documents, layout })` writes into `dir` (created; it should be
+ *   empty) the layout `flat` (default) or `nested` (below). `flat`:
  *   - `insitu.toml` (`version = 1`, every other key at its default);
  *   - `documents` task documents `tasks/t0001.md` … (numbers zero-padded to at least 4 digits),
  *     each with front matter `title` (`Task 1`), `status` (`open` for i % 4 in {1, 2}, `done` for
@@ -15,6 +16,12 @@
  *     then the regions `open` (sql, open_tasks through open.md.j2), `mix` (sql, status_mix as a
  *     table), `layout` (tree, depth 1) and `snippet` (include of snippets/example.ts), with
  *     prose around them. Every region body is empty on disk (stale until rendered or synced).
+ * - `nested` (issue #17's second layout): the same task documents spread over many small
+ *   folders (`tasks/gNNN/tNNNN.md`, `nestedFolders(documents)` folders: 200 at 1,000 documents,
+ *   630 at 10,000), each folder with an `index.md` holding one sql region over its own tasks
+ *   (`folder_tasks.sql` with `:insitu_dir`, through `folder.md.j2`): a few hundred documents
+ *   with regions. Its `README.md` has several sql regions over templates (`open`, `blocked`,
+ *   `folders`: open tasks per folder) besides `mix`, `layout`, `snippet` and `counts`.
  * - Deterministic: the same `documents` always gives the same bytes. Every file written gets
  *   the modification time `GENERATED_MTIME` (2026-01-01), as files of a real project are old:
  *   a start right after generating then trusts their stat (the index re-reads a file read
@@ -32,9 +39,15 @@ export interface GeneratedProject {
   tasks: string[]
 }
 
+export type ProjectLayout = 'flat' | 'nested'
+
+export const LAYOUTS: readonly ProjectLayout[] = ['flat', 'nested']
+
 export interface GenerateOptions {
   /** Number of task documents. */
   documents: number
+  /** @default 'flat' */
+  layout?: ProjectLayout
 }
 
 const STATUSES = ['blocked', 'open', 'open', 'done'] as const
@@ -134,9 +147,131 @@ const SNIPPET = `export function greet(name: string): string {
 /** The modification time of every generated file (seconds since the epoch): 2026-01-01T00:00:00Z. */
 export const GENERATED_MTIME = 1_767_225_600
 
-export function taskPath(i: number, documents: number): string {
+/** How many task folders the nested layout has (a few hundred, each holding a few tasks). */
+export function nestedFolders(documents: number): number {
+  return Math.max(1, Math.min(documents, Math.round(Math.sqrt(documents) * 6.3)))
+}
+
+export function taskPath(i: number, documents: number, layout: ProjectLayout = 'flat'): string {
   const width = Math.max(4, String(documents).length)
-  return `tasks/t${String(i).padStart(width, '0')}.md`
+  const name = `t${String(i).padStart(width, '0')}.md`
+  if (layout === 'flat') return `tasks/${name}`
+  const folders = nestedFolders(documents)
+  const folder = Math.floor(((i - 1) * folders) / documents) + 1
+  return `tasks/g${String(folder).padStart(String(folders).length, '0')}/${name}`
+}
+
+export const NESTED_README = `---
+title: Project tasks
+insitu:
+  materializations:
+    counts:
+      model: counts
+      target: frontmatter:/generated/counts
+---
+# Project tasks
+
+The tasks live in small folders under \`tasks/\`, each with an index of its own. The lists
+below are generated from their front matter.
+
+## Open tasks
+
+<!-- insitu:begin sql
+id = "open"
+model = "open_tasks"
+template = "open.md.j2"
+-->
+<!-- insitu:end -->
+
+## Blocked tasks
+
+<!-- insitu:begin sql
+id = "blocked"
+model = "blocked_tasks"
+template = "blocked.md.j2"
+-->
+<!-- insitu:end -->
+
+## Open tasks per folder
+
+<!-- insitu:begin sql
+id = "folders"
+model = "open_per_folder"
+template = "folders.md.j2"
+-->
+<!-- insitu:end -->
+
+## Status mix
+
+<!-- insitu:begin sql
+id = "mix"
+model = "status_mix"
+-->
+<!-- insitu:end -->
+
+## Layout
+
+<!-- insitu:begin tree
+id = "layout"
+depth = 1
+-->
+<!-- insitu:end -->
+
+## Example
+
+<!-- insitu:begin include
+id = "snippet"
+path = "snippets/example.ts"
+-->
+<!-- insitu:end -->
+
+That is all for now.
+`
+
+/** The index of one task folder: a sql region over the folder's own tasks. */
+export function folderIndex(folder: string): string {
+  return `---
+title: Folder ${folder}
+---
+# Folder ${folder}
+
+<!-- insitu:begin sql
+id = "tasks"
+model = "folder_tasks"
+template = "folder.md.j2"
+-->
+<!-- insitu:end -->
+`
+}
+
+const NESTED_MODELS: Record<string, string> = {
+  'open_tasks.sql': "select title, priority, path from documents where path like 'tasks/%' and name != 'index.md' and status = 'open' order by path\n",
+  'blocked_tasks.sql': "select title, path, tags from documents where path like 'tasks/%' and status = 'blocked' order by priority desc, path\n",
+  'open_per_folder.sql':
+    "select parent, count(*) as open from documents where path like 'tasks/%' and status = 'open' group by parent order by parent\n",
+  'status_mix.sql':
+    "select status, count(*) as tasks from documents where path like 'tasks/%' and name != 'index.md' group by status order by status\n",
+  'counts.sql':
+    "select count(*) as total, sum(case when status = 'open' then 1 else 0 end) as open from documents where path like 'tasks/%' and name != 'index.md'\n",
+  'folder_tasks.sql': "select title, status, priority, path from documents where parent = :insitu_dir and name != 'index.md' order by path\n",
+}
+
+const NESTED_TEMPLATES: Record<string, string> = {
+  'open.md.j2': TEMPLATE,
+  'blocked.md.j2': `{% for row in rows %}
+- [{{ row.title }}]({{ row.path | relative_to(this.directory) }}){% if row.tags %} (tags {{ row.tags }}){% endif %}
+{% endfor %}
+`,
+  'folders.md.j2': `| folder | open |
+| --- | --- |
+{% for row in rows %}
+| [{{ row.parent }}]({{ row.parent | relative_to(this.directory) }}/index.md) | {{ row.open }} |
+{% endfor %}
+`,
+  'folder.md.j2': `{% for row in rows %}
+- [{{ row.title }}]({{ row.path | relative_to(this.directory) }}): {{ row.status }}, priority {{ row.priority }}
+{% endfor %}
+`,
 }
 
 export function generateProject(dir: string, options: GenerateOptions): GeneratedProject {
@@ -147,18 +282,25 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
     fs.writeFileSync(file, text)
     fs.utimesSync(file, GENERATED_MTIME, GENERATED_MTIME)
   }
+  const layout = options.layout ?? 'flat'
   write('insitu.toml', 'version = 1\n')
-  for (const [name, sql] of Object.entries(MODELS)) write(`insitu/models/${name}`, sql)
-  write('insitu/templates/open.md.j2', TEMPLATE)
+  for (const [name, sql] of Object.entries(layout === 'flat' ? MODELS : NESTED_MODELS)) write(`insitu/models/${name}`, sql)
+  for (const [name, text] of Object.entries(layout === 'flat' ? { 'open.md.j2': TEMPLATE } : NESTED_TEMPLATES)) {
+    write(`insitu/templates/${name}`, text)
+  }
   write('snippets/example.ts', SNIPPET)
-  write('README.md', README)
+  write('README.md', layout === 'flat' ? README : NESTED_README)
   fs.mkdirSync(path.join(root, 'tasks'), { recursive: true })
   const tasks: string[] = []
+  const folders = new Set<string>()
   for (let i = 1; i <= options.documents; i++) {
-    const rel = taskPath(i, options.documents)
-    const file = path.join(root, rel)
-    fs.writeFileSync(file, taskDocument(i))
-    fs.utimesSync(file, GENERATED_MTIME, GENERATED_MTIME)
+    const rel = taskPath(i, options.documents, layout)
+    const folder = path.posix.dirname(rel)
+    if (layout === 'nested' && !folders.has(folder)) {
+      folders.add(folder)
+      write(`${folder}/index.md`, folderIndex(path.posix.basename(folder)))
+    }
+    write(rel, taskDocument(i))
     tasks.push(rel)
   }
   return { root, readme: 'README.md', snippet: 'snippets/example.ts', tasks }

@@ -193,4 +193,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   return lines.join('\n')
 }
 
-await runSizes('reruns', 3, benchSize)
+await runSizes('reruns', 3, benchSize, ['flat'])

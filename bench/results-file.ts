@@ -6,11 +6,13 @@
  * `<!-- /bench:<id> -->` in RESULTS.md with `markdown` (trimmed, one blank line around it), or,
  * when the markers are missing, appends the section at the end of the file. Everything outside
  * the markers (headings, explanations written by hand) is kept byte for byte. `runSizes(name,
- * defaultRuns, benchSize)` is a benchmark's command line: one section per `--sizes` entry.
+ * defaultRuns, benchSize, layouts)` is a benchmark's command line: one section per `--sizes` and
+ * `--layouts` entry (`<name>@<size>` for the flat layout, `<name>-nested@<size>` for the nested one).
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './measurements.js'
+import type { ProjectLayout } from './project-generator.js'
 
 export const RESULTS_FILE = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 
@@ -29,18 +31,22 @@ export function writeSection(id: string, markdown: string, file = RESULTS_FILE):
 }
 
 /**
- * A project benchmark's command line: for each `--sizes` entry, run `benchSize` (with `--runs`,
- * default `defaultRuns`, and `--keep`), write its section `<name>@<size>` and print it.
+ * A project benchmark's command line: for each `--layouts` entry the benchmark supports
+ * (`supported`, default both) and each `--sizes` entry, run `benchSize` (with `--runs`, default
+ * `defaultRuns`, and `--keep`), write its section and print it.
  */
 export async function runSizes(
   name: string,
   defaultRuns: number,
-  benchSize: (documents: number, runs: number, keep: boolean) => Promise<string>,
+  benchSize: (documents: number, runs: number, keep: boolean, layout: ProjectLayout) => Promise<string>,
+  supported: readonly ProjectLayout[] = ['flat', 'nested'],
 ): Promise<void> {
   const args = benchArgs(process.argv.slice(2), defaultRuns)
-  for (const documents of args.sizes) {
-    const markdown = await benchSize(documents, args.runs, args.keep)
-    writeSection(`${name}@${documents}`, markdown)
-    console.log(markdown)
+  for (const layout of args.layouts.filter((l) => supported.includes(l))) {
+    for (const documents of args.sizes) {
+      const markdown = await benchSize(documents, args.runs, args.keep, layout)
+      writeSection(`${name}${layout === 'flat' ? '' : `-${layout}`}@${documents}`, markdown)
+      console.log(markdown)
+    }
   }
 }

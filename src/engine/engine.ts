@@ -24,7 +24,9 @@
  *   so a prose edit runs no job. A render that reused every job on an unchanged input returns
  *   the previous result object itself (early cutoff); `DocumentResult.outputHash` hashes the
  *   output. `stats` counts jobs run and reused since the start. With `cache` (default) job
- *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written on `close()`.
+ *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written by
+ *   `persistCache()` (a build calls it once its modules are loaded, off the path to its end) and
+ *   on `close()`.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, marks every owner whose result may change (and the jobs whose dependencies the
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
@@ -466,6 +468,11 @@ export class InsituEngine {
   abort(reason: Error): void {
     this.aborted ??= reason
     this.host.abortInFlight(this.aborted)
+  }
+
+  /** Write the job results not yet in the persistent store (nothing when there is none or nothing new). */
+  persistCache(): void {
+    if (!this.closing) this.memo.flush()
   }
 
   close(): Promise<void> {

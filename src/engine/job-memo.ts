@@ -239,6 +239,11 @@ export class JobMemo {
     return this.context.store?.isStoreFile(absolutePosix) ?? false
   }
 
+  /** Write the persistent store's pending entries now (close writes what is left). */
+  flush(): void {
+    this.context.store?.flush()
+  }
+
   close(): void {
     this.context.store?.close()
   }

@@ -19,6 +19,10 @@
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
  *   every write in the project folder. A failure while reading or writing turns the store off
  *   with one warning (the memo keeps working in memory).
+ * - Writes are not synced to the disk (`synchronous = OFF`, issue #17: a build's last flush
+ *   waited on fsync): a cache, every entry is validated before use; a process that dies mid-write
+ *   still leaves a consistent file (the rollback journal is written), only a crash of the
+ *   machine can leave it torn, and then it is detected and rebuilt as above.
  * - `isStoreFile(absolutePosix)`: the store file or one of SQLite's files beside it.
  */
 import fs from 'node:fs'
@@ -169,6 +173,7 @@ function openChecked(file: string): Database.Database {
   const db = new Database(file)
   try {
     db.pragma('busy_timeout = 2000')
+    db.pragma('synchronous = OFF') // a validated cache: no fsync (see the header)
     if (existed) {
       const tables = (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name)
       const format = tables.includes('meta')

@@ -18,6 +18,9 @@
  *   mode the bundler does not watch the managed documents (`watchExclusions`), the
  *   plugin's watcher does, so a change costs one rebuild, its writes none;
  *   validators run once per engine (errors fail the build).
+ * - At `buildEnd` of a build that is not watching, every module is loaded: the job results are
+ *   written to the persistent cache in the next turn of the event loop, while the bundler renders
+ *   its output (issue #17), so that `closeBundle` has nothing left to write.
  */
 import path from 'node:path'
 import { listProjectFiles } from '../documents/project-files.js'
@@ -108,16 +111,30 @@ export class BuildSession {
     return { build: { watch: { exclude: [exactPathsPattern(documents)] } } }
   }
 
-  async buildEnd(context: ReportingContext, error: Error | undefined): Promise<void> {
+  async buildEnd(context: BuildContext, error: Error | undefined): Promise<void> {
     const pending = this.backgroundStart
     this.backgroundStart = undefined
-    if (!pending) return
-    const outcome = await pending
+    const outcome = pending ? await pending : undefined
+    if (!context.meta.watchMode) this.persistSoon()
+    if (!outcome) return
     if (error) return // the build failed already (a managed module reported the same start error)
     if ('failure' in outcome) {
       if (!(outcome.failure instanceof PluginStoppedError)) context.error(engineStartError(outcome.failure))
       return
     }
     reportValidation(context, outcome.diagnostics, this.core.logger, outcome.engine.root, { failOnError: true })
+  }
+
+  /** The job store's writes, in the next turn (the bundler renders meanwhile), off the build's path to its end. */
+  private persistSoon(): void {
+    const engine = this.core.lifecycle.current
+    if (!engine) return
+    setImmediate(() => {
+      try {
+        engine.persistCache()
+      } catch {
+        // the store reports its own failures (one warning) and turns itself off
+      }
+    })
   }
 }

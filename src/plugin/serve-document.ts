@@ -5,11 +5,18 @@
  * Contract:
  * - `load(context, id)`: a `?raw` import of a managed document is served as its regenerated
  *   text (`export default "<text>"`, an empty source map); anything else is left to others.
+ * - The cheap path of a plain build (no dev server, no build watch; issue #17): a document
+ *   that holds no job (job-free.ts: no `insitu:` marker, no `insitu` front-matter key) renders to
+ *   itself, so `load` serves the text it read and `transform` leaves the code alone, neither
+ *   waiting for the engine nor asking it anything (one substring check, and the front matter
+ *   parsed when there is one). A start failure still fails the build (builds.ts, `buildEnd`).
  * - `transform(context, code, id)`: a managed document whose `code` is its Markdown (the file's
  *   own text, or the text this plugin's last write of it replaced) is regenerated (a BOM kept,
  *   sync-document.ts `renderText`) with a source map (word-boundary mappings, line mappings
  *   above LINE_MAPS_ABOVE); code another plugin's `load` produced (Astro compiles Markdown
- *   there) is left untouched. A module matched by a module rule runs its transform capability
+ *   there) is left untouched. In a build, `code` is known to be the file's text without reading
+ *   the file again when its SHA-256 is the content hash the document index holds for the file
+ *   (the index read those bytes); otherwise (and always in a dev server) the file is read and compared. A module matched by a module rule runs its transform capability
  *   (errors fail the module at line 1). Modules that are neither are rejected before the
  *   engine (and its extensions' handshakes) is awaited.
  * - Every result's dependencies become watch files (watch-targets.ts, only where something
@@ -21,6 +28,8 @@
 import fs from 'node:fs'
 import MagicString from 'magic-string'
 import { type InsituEngine, ownerQuery } from '../engine/engine.js'
+import { isJobFree } from '../engine/job-free.js'
+import { hashContent } from '../documents/document-record.js'
 import type { DocumentResult } from '../engine/render-document.js'
 import { renderText } from '../sync/sync-document.js'
 import { locatedError, type ReportingContext, reportDiagnostics } from './diagnostics.js'
@@ -58,10 +67,19 @@ export class DocumentServer {
     if (!RAW_QUERY.test(id) || isSkippedId(id)) return null
     const file = cleanId(id)
     if (!this.core.projectScope().isManaged(file)) return null
+    if (!this.watching(context)) {
+      // A plain build: a document without jobs renders to its own text (the cheap path).
+      const text = await fs.promises.readFile(file, 'utf8')
+      if (isJobFree(text)) return { code: `export default ${JSON.stringify(text)}`, map: NO_SOURCE_MAP }
+      const engine = await this.core.engineFor(context)
+      if (!engine.isDocument(file)) return null
+      const rendered = await this.render(context, engine, file, text, ownerQuery(id))
+      return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
+    }
     const engine = await this.core.engineFor(context)
     if (!engine.isDocument(file)) return null
     const code = await fs.promises.readFile(file, 'utf8')
-    if (this.watching(context)) context.addWatchFile(file)
+    context.addWatchFile(file)
     const rendered = await this.render(context, engine, file, code, ownerQuery(id))
     return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
   }
@@ -73,6 +91,8 @@ export class DocumentServer {
     // Cheap rejection: neither a managed document nor a module rule's, so no engine wait.
     const managed = project.isManaged(file)
     if (!managed && !project.moduleRule(file)) return null
+    // A plain build: code without jobs comes out as it went in, whoever produced it (the cheap path).
+    if (managed && !this.watching(context) && !project.moduleRule(file) && isJobFree(code)) return null
     const engine = await this.core.engineFor(context)
     // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
     this.hooks.transformed(id)
@@ -80,7 +100,10 @@ export class DocumentServer {
       // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
       // document's Markdown: leave it untouched (write mode keeps the file itself current).
       // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
-      if (!(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
+      // In a build, a hash of the code against the index saves reading every document again
+      // (issue #17); a dev server, racing its own write-backs and the user's saves, compares with the disk.
+      const known = !this.core.serving && isIndexedText(engine, file, code)
+      if (!known && !(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
       const rendered = await this.render(context, engine, file, code, ownerQuery(id))
       if (!rendered.result.changed) return null
       const magic = new MagicString(code)
@@ -134,6 +157,28 @@ export class DocumentServer {
     }
   }
 }
+
+/**
+ * Whether `code` is the text of the file as the document index last read it (its SHA-256 is the
+ * file's `content_hash`): then no plugin's `load` replaced it, and the file need not be read
+ * again. A BOM Vite dropped still counts. False says nothing (the index may be behind the disk).
+ */
+function isIndexedText(engine: InsituEngine, file: string, code: string): boolean {
+  const relPath = engine.relativePath(file)
+  if (relPath === null) return false
+  let indexed: unknown
+  try {
+    indexed = engine.index.query('select content_hash from _documents where path = :path', { path: relPath })[0]?.content_hash
+  } catch {
+    return false
+  }
+  if (typeof indexed !== 'string') return false
+  const bytes = Buffer.from(code, 'utf8')
+  if (hashContent(bytes) === indexed) return true
+  return hashContent(Buffer.concat([BOM_BYTES, bytes])) === indexed
+}
+
+const BOM_BYTES = Buffer.from([0xef, 0xbb, 0xbf])
 
 /**
  * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced

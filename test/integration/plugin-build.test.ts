@@ -15,6 +15,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { runCli } from '../../src/cli/main.js'
 import { liveExtensionPids } from '../../src/host/process.js'
+import { pluginStateFiles } from '../../src/documents/state-folder.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
@@ -126,6 +127,21 @@ describe('vite build', () => {
     await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu({ cache: false })], build: { outDir } })
     expect(runBuiltApp(outDir)).toBe(initialApp(root))
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
+  })
+
+  test('the job cache is written once the modules are loaded, before the output is (closeBundle has nothing left to write)', async () => {
+    const root = copyProject({ git: true })
+    const jobs = pluginStateFiles(root, '.insitu/index.db').jobs
+    let atWriteBundle: boolean | undefined
+    const probe: Plugin = {
+      name: 'job-cache-probe',
+      writeBundle() {
+        atWriteBundle = fs.existsSync(jobs) && fs.statSync(jobs).size > 0
+      },
+    }
+    await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu(), probe], build: { outDir: path.join(root, 'dist') } })
+    expect(atWriteBundle).toBe(true)
+    expect(runBuiltApp(path.join(root, 'dist'))).toBe(initialApp(root))
   })
 
   test('an extension manifest that cannot be read fails the build even when no managed module is imported', async () => {

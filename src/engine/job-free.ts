@@ -1,0 +1,29 @@
+/**
+ * Documents that hold no job: the cheap path of builds (issue #17). Most documents of a project
+ * have no region and no front-matter materialization; rendering one of them runs nothing and
+ * changes nothing, so a build can serve its text as read without the engine.
+ *
+ * Contract: `isJobFree(text)` is true only when `renderDocument` (render-document.ts) of `text`
+ * would return it unchanged with no job and no diagnostic: the text (a leading BOM aside, as
+ * `renderText` takes it off) contains no `insitu:` (region markers are literal
+ * `<!-- insitu:begin` / `<!-- insitu:end` comments: without the word there are no regions and no
+ * stray ends), and its front matter is absent or parses into a mapping without an `insitu` key
+ * (which is where materializations are declared; the key is tested on the parsed mapping, so a
+ * key spelled with YAML escapes counts too). Front matter that does not parse is not job-free:
+ * the engine reports its error as before. Pure, no I/O.
+ */
+import { splitFrontMatter } from '../documents/frontmatter.js'
+
+export function isJobFree(text: string): boolean {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  if (body.includes('insitu:')) return false
+  // No front matter fence: nothing to parse.
+  if (!body.startsWith('---')) return true
+  let data: Record<string, unknown> | null
+  try {
+    data = splitFrontMatter(body).data
+  } catch {
+    return false // the engine reports the error at its line
+  }
+  return data === null || !Object.hasOwn(data, 'insitu')
+}

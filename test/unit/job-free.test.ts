@@ -1,0 +1,66 @@
+/**
+ * isJobFree (src/engine/job-free.ts) against the engine itself: whenever it says a text holds
+ * no job, a real engine renders that text to itself with no job and no diagnostic (the cheap
+ * path of builds serves such text without the engine, issue #17), and it says so for the
+ * plain documents a project is mostly made of.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { InsituEngine } from '../../src/engine/engine.js'
+import { isJobFree } from '../../src/engine/job-free.js'
+
+const CASES: Record<string, { text: string; jobFree: boolean }> = {
+  'no front matter': { text: '# Title\n\nProse.\n', jobFree: true },
+  'front matter without insitu': { text: '---\ntitle: A\nstatus: open\ntags:\n  - x\n---\n# A\n', jobFree: true },
+  'a BOM before front matter': { text: '\uFEFF---\ntitle: A\n---\nbody\n', jobFree: true },
+  'the word insitu in prose': { text: '---\ntitle: insitu notes\n---\nWe use insitu here.\n', jobFree: true },
+  'a thematic break first': { text: '---\n\nnot front matter, no closing fence\n', jobFree: true },
+  'a region': { text: '# A\n\n<!-- insitu:begin tree\nid = "t"\n-->\n<!-- insitu:end -->\n', jobFree: false },
+  'a stray end': { text: '# A\n\n<!-- insitu:end -->\n', jobFree: false },
+  'a materialization': {
+    text: '---\ninsitu:\n  materializations:\n    n:\n      model: m\n      target: frontmatter:/generated/n\n---\nbody\n',
+    jobFree: false,
+  },
+  'an insitu key spelled with an escape': {
+    text: '---\n"\\x69nsitu":\n  materializations:\n    n:\n      model: m\n      target: frontmatter:/generated/n\n---\nbody\n',
+    jobFree: false,
+  },
+  'an insitu key in flow style': {
+    text: '---\n{"insitu" : {materializations: {n: {model: m, target: "frontmatter:/generated/n"}}}}\n---\nbody\n',
+    jobFree: false,
+  },
+  'invalid YAML front matter': { text: '---\ntitle: [unclosed\n---\nbody\n', jobFree: false },
+  'front matter that is not a mapping': { text: '---\n- a\n- b\n---\nbody\n', jobFree: false },
+}
+
+let root: string
+let engine: InsituEngine
+
+beforeAll(async () => {
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-job-free-')))
+  fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n')
+  fs.mkdirSync(path.join(root, 'insitu/models'), { recursive: true })
+  fs.writeFileSync(path.join(root, 'insitu/models/m.sql'), 'select count(*) as n from documents\n')
+  engine = await InsituEngine.create({ root, cache: false })
+})
+
+afterAll(async () => {
+  await engine.close()
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+describe('isJobFree', () => {
+  for (const [name, { text, jobFree }] of Object.entries(CASES)) {
+    test(`${name}: ${jobFree ? 'job-free, and it renders to itself' : 'not job-free, and it does not render to itself'}`, async () => {
+      expect(isJobFree(text)).toBe(jobFree)
+      const file = path.join(root, `${name.replace(/\W+/g, '-')}.md`)
+      fs.writeFileSync(file, text)
+      const result = await engine.renderDocument(file, text.startsWith('\uFEFF') ? text.slice(1) : text)
+      const renderedToItself = !result.changed && result.jobs.length === 0 && result.diagnostics.length === 0
+      if (jobFree) expect(renderedToItself).toBe(true)
+      else expect(renderedToItself).toBe(false)
+    })
+  }
+})
