@@ -33,11 +33,11 @@ import path from 'node:path'
 import { loadManifest, type Manifest } from '../host/manifest.js'
 import { PROJECT_CONFIG_FILE } from '../host/config.js'
 import { compareCodePoints } from '../values/code-point-order.js'
-import { extensionContentHash, IGNORED_NAMES } from './content-hash.js'
-import { inspectInstalledExtensions, LockError, lockMissingMessage } from './lock-check.js'
-import { extensionSlug, formatLockFile, installedExtensionsDir, type LockedExtension, lockFilePath } from './lock-file.js'
+import { extensionContentHash, IGNORED_NAMES } from '../host/content-hash.js'
+import { inspectInstalledExtensions, LockError, lockMissingMessage } from '../host/lock-check.js'
+import { extensionSlug, formatLockFile, installedExtensionsDir, type LockedExtension, lockFilePath } from '../host/lock-file.js'
 import { type Checkout, checkoutSource, dependencySource, gitRevision } from './sources.js'
-import { versionSatisfies } from './version-spec.js'
+import { versionSatisfies } from '../host/version-spec.js'
 
 export interface InstalledRecord {
   manifest: Manifest

@@ -3,7 +3,7 @@
  *
  * Contract:
  * - `InsituHost.start()` checks `.insitu/extensions/` against `insitu.lock` first (SPEC §12,
- *   extensions/lock-check.ts): locked extensions that are missing throw a `LockError`
+ *   host/lock-check.ts): locked extensions that are missing throw a `LockError`
  *   (`<insitu.lock>: locked extension is missing: <a, b>`); an installed extension that is not
  *   locked, or whose version, protocol or content hash differs, is never spawned and fails like
  *   a start failure (listed, logged once, its capabilities failing with that `LockError`).
@@ -25,7 +25,7 @@
  *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
 import fs from 'node:fs'
-import { type InstalledExtensions, inspectInstalledExtensions, LockError, lockMissingMessage } from '../extensions/lock-check.js'
+import { type InstalledExtensions, inspectInstalledExtensions, LockError, lockMissingMessage } from './lock-check.js'
 import {
   type CapabilityKind,
   type Diagnostic,

@@ -37,7 +37,7 @@ import {
   type ProjectConfig,
 } from './config.js'
 import { tomlKeyPosition, type TomlPosition } from './toml-positions.js'
-import { extensionSlug, type LockedExtension, readLockFile } from '../extensions/lock-file.js'
+import { extensionSlug, type LockedExtension, readLockFile } from './lock-file.js'
 
 export const MANIFEST_FILE = 'insitu-extension.toml'
 

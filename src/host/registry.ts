@@ -13,10 +13,10 @@
  *   decorator runs before those named in its `before` and after those named in its `after`
  *   (by capability or extension name); ties by name; cycles reported).
  * - `extensionStartOrder(manifests, capabilityOwners)` checks `[[dependencies]]` (package
- *   with a version range (PEP 440 or npm, see extensions/version-spec.ts), or a capability) and returns layers: every extension comes after
+ *   with a version range (PEP 440 or npm, see host/version-spec.ts), or a capability) and returns layers: every extension comes after
  *   what it depends on; extensions of one layer can start in parallel.
  */
-import { versionSatisfies } from '../extensions/version-spec.js'
+import { versionSatisfies } from './version-spec.js'
 import type { CapabilityKind, InvocationRequest, InvocationResult } from '../protocol/schemas.js'
 import type { CapabilityMode, Manifest } from './manifest.js'
 import { didYouMean } from '../values/did-you-mean.js'
@@ -209,7 +209,7 @@ export function extensionStartOrder(
       if (!provider) {
         throw new CompositionError(`${manifest.name} depends on extension ${dependency.name}, which is not configured`)
       }
-      // PEP 440 ranges as the Python tool reads them, npm ranges otherwise (extensions/version-spec.ts).
+      // PEP 440 ranges as the Python tool reads them, npm ranges otherwise (host/version-spec.ts).
       if (dependency.version !== '*' && !dependencyVersionSatisfied(manifest, provider.version, dependency.version)) {
         throw new CompositionError(
           `${manifest.name} depends on ${dependency.name} ${dependency.version}, but version ${provider.version} is configured`,

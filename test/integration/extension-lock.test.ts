@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { LockError } from '../../src/extensions/lock-check.js'
+import { LockError } from '../../src/host/lock-check.js'
 import { loadProjectConfig } from '../../src/host/config.js'
 import { InsituHost } from '../../src/host/host.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions, type ModuleRule } from '../../src/index.js'
 import { resolveOptions } from '../../src/plugin/options.js'
 import { loadProjectScope } from '../../src/plugin/project-scope.js'
-import { isRestartTrigger, ServerRestarts } from '../../src/plugin/restart-triggers.js'
+import { isRestartTrigger, ServerRestarts } from '../../src/sync/restart-triggers.js'
 import { ConfigError } from '../../src/host/config.js'
 import { liveExtensionPids } from '../../src/host/process.js'
 

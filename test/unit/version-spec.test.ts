@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { isPep440SpecifierSet, versionSatisfies, VersionSpecError } from '../../src/extensions/version-spec.js'
+import { isPep440SpecifierSet, versionSatisfies, VersionSpecError } from '../../src/host/version-spec.js'
 
 const fixture = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../fixtures/version-specs/cases.json'), 'utf8')) as {
   cases: [string, string, boolean | 'invalid-spec' | 'invalid-version'][]

@@ -16,7 +16,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
-import { ConfigError, parseTomlFile } from '../host/config.js'
+import { ConfigError, parseTomlFile } from './config.js'
 import { compareCodePoints } from '../values/code-point-order.js'
 
 export const LOCK_FILE = 'insitu.lock'

@@ -17,8 +17,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { ConfigError } from '../host/config.js'
-import { loadManifest, type Manifest, MANIFEST_FILE } from '../host/manifest.js'
+import { ConfigError } from './config.js'
+import { loadManifest, type Manifest, MANIFEST_FILE } from './manifest.js'
 import { compareCodePoints } from '../values/code-point-order.js'
 import { extensionContentHash } from './content-hash.js'
 import { installedExtensionsDir, type LockedExtension, lockFilePath, readLockFile } from './lock-file.js'
