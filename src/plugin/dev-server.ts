@@ -22,13 +22,16 @@
  *   plus every module of each planned owner's file. A change of `insitu.toml`, an extension
  *   manifest or an extension's program restarts the server instead, once such events pause,
  *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
- *   editor's temporary file renamed over the file is not named: `ServerRestarts`). A save the watcher missed (found by the live sync's late re-check) is
- *   emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
+ *   editor's temporary file renamed over the file is not named: `ServerRestarts`).
+ * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
+ *   dropped-changes.ts, closed with that server), or a racing save the live sync put back into
+ *   place, is emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
  * - Git changes and Vite 5's creates and deletes reload the planned owners' modules in every
  *   module graph (vite-compat.ts). A server without HMR (`server.hmr: false`, as Astro's content
  *   sync makes) runs no hot-update hook: its watcher's events are planned the same way (write
  *   mode keeps writing), and the owners' modules are invalidated for the next request.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile } from '../engine/engine.js'
@@ -92,7 +95,15 @@ export class DevServerSession {
     answerReadyClients(dev.ws, () => lifecycle.current)
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
+    // Vite's watcher drops a second change of a path within its 50 ms throttle, for good: report
+    // such a change all the same, so Vite and every plugin handle it (dropped-changes.ts). One
+    // guard per server, closed with it (a restart configures the next server before this one closes).
+    const watchOptions = dev.config.server.watch
+    const dropped = guardDroppedChanges((file) => dev.watcher.emit('change', file), {
+      pollIntervalMs: watchOptions?.usePolling ? (watchOptions.interval ?? 100) : 0,
+    })
     onServerClosing(dev, async (reason) => {
+      dropped.close()
       this.restarts?.cancel()
       lifecycle.abort(reason)
       try {
@@ -109,12 +120,7 @@ export class DevServerSession {
     // A config above Vite's root that could not be read: watch it, so fixing it restarts the server.
     const scope = this.core.loadedScope
     if (scope?.error && !isInsideFolder(dev.config.root, scope.configFile)) dev.watcher.add(scope.configFile)
-    // Vite's watcher drops a second change of a path within its 50 ms throttle, for good: report
-    // such a change all the same, so Vite and every plugin handle it (dropped-changes.ts).
-    const dropped = guardDroppedChanges((file) => dev.watcher.emit('change', file))
-    dev.watcher.on('change', (file: string, stats?: { mtimeMs: number; size: number }) => dropped.reported(path.resolve(file), stats))
-    dev.watcher.once('close', () => dropped.close())
-    lifecycle.onStop(() => dropped.close())
+    dev.watcher.on('change', (file: string, stats?: fs.Stats) => dropped.reported(path.resolve(file), stats))
     if (lifecycle.current) this.watchServer(dev, lifecycle.current)
     // Vite 5's `handleHotUpdate` sees updates only: creates and deletes come from the watcher.
     // Without HMR no hot-update hook runs at all: every event does (vite-compat.ts).
@@ -249,9 +255,12 @@ export class DevServerSession {
     const hot = hasHotUpdates(dev)
     for (const graph of devModuleGraphs(dev)) {
       for (const file of files) {
-        for (const module of graph.getModulesByFile(file) ?? []) {
-          if (hot) await graph.reloadModule(module)
-          else graph.invalidateModule(module)
+        const modules = [...(graph.getModulesByFile(file) ?? [])]
+        for (const module of modules) {
+          if (!hot) graph.invalidateModule(module)
+          // A module another module of the same file imports (`docs/a.md`, the watch file of
+          // `docs/a.md?raw`) is reloaded through that one: reloading both sends two updates.
+          else if (![...(module.importers ?? [])].some((importer) => modules.includes(importer))) await graph.reloadModule(module)
         }
       }
     }

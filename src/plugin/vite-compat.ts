@@ -19,6 +19,7 @@ import type { ModuleNode, ViteDevServer } from 'vite'
 /** A module of any Vite major's graph (Vite 6+ environment modules, Vite 5's mixed modules). */
 export interface DevModule {
   file: string | null
+  importers?: Set<DevModule>
 }
 
 export interface DevModuleGraph {

@@ -18,8 +18,8 @@
  *   A handler that throws goes to `onError`, and the path's next event still runs.
  * - A change chokidar drops (a second `change` of a path inside its throttle window) is reported
  *   all the same, as one more `update` (dropped-changes.ts).
- * - `report(type, file)` hands an event of the caller's own to the same pipeline (a save the
- *   watcher dropped, found by the live sync's late re-check), in order with the watcher's.
+ * - `report(type, file)` hands an event of the caller's own to the same pipeline (a racing save
+ *   the live sync put back into place), in order with the watcher's.
  * - `ready` resolves once the initial scan is done: a change made from then on is reported
  *   (also when the watcher failed or was closed: nobody waits for ever).
  * - `close()` stops reporting and resolves once every handler in progress has settled.
@@ -131,7 +131,7 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
   }
   const record = (type: FileEventType, directory: boolean) => (file: string) => dispatch({ type, path: path.resolve(file), directory })
   // A change chokidar drops inside its throttle window is reported all the same (dropped-changes.ts).
-  const dropped = guardDroppedChanges((file) => dispatch({ type: 'update', path: file, directory: false }))
+  const dropped = guardDroppedChanges((file) => dispatch({ type: 'update', path: file, directory: false }), { pollIntervalMs: options.pollMs })
   const changed = (file: string, stats?: fs.Stats) => {
     const absolute = path.resolve(file)
     dispatch({ type: 'update', path: absolute, directory: false })

@@ -44,8 +44,10 @@ export async function loadRaw(environment: DevEnvironment, url: string): Promise
   return JSON.parse(match[1]!) as string
 }
 
-/** Documents named by HMR `update` payloads, de-duplicated and sorted. */
+/**
+ * Documents named by HMR `update` payloads, sorted, once per payload that names them: a second
+ * payload naming a document (a second update for one change) shows as a repeated entry.
+ */
 export function acceptedPaths(payloads: readonly HotPayload[]): string[] {
-  const accepted = payloads.flatMap((p) => (p.type === 'update' ? p.updates.map((u) => u.acceptedPath) : []))
-  return [...new Set(accepted)].sort()
+  return payloads.flatMap((p) => (p.type === 'update' ? [...new Set(p.updates.map((u) => u.acceptedPath))] : [])).sort()
 }
