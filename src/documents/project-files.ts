@@ -26,7 +26,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { listConfinedFolder } from './confined-files.js'
 import { createIgnore, folderLayer, type GitignoreLayer, isGitignored, rootLayers } from './gitignore-rules.js'
-import { isInsideFolder, normalizePosixRelPath } from './project-paths.js'
+import { isInsideFolder, isWriteBackTemporaryName, normalizePosixRelPath } from './project-paths.js'
 
 export interface ProjectFilesOptions {
   /** gitignore-style patterns relative to the project root (`sources.exclude`). */
@@ -161,6 +161,8 @@ function walkFolder(walk: Walk, relDir: string, realDir: string, inherited: read
   walk.activeRealDirs.add(realDir)
   for (const dirent of dirents) {
     const name = dirent.name
+    // A write-back's temporary or backup file (there for microseconds, or left by a killed process): never listed.
+    if (isWriteBackTemporaryName(name)) continue
     const relPath = relDir === '' ? name : `${relDir}/${name}`
     const found = entryKind(walk, path.join(walk.root, relPath), dirent)
     if (!found) continue
@@ -184,7 +186,8 @@ function byPath(a: ProjectEntry, b: ProjectEntry): number {
 /**
  * Every visible file and folder of the project (or, with `under`, strictly below that
  * project-relative folder), sorted by path. `under` is trusted: confine it first
- * (`resolveInsideRoot`). A hidden, missing or non-folder `under` yields `[]`.
+ * (`resolveInsideRoot`). A hidden, missing or non-folder `under` yields `[]`. A write-back's
+ * temporary or backup file (`isWriteBackTemporaryName`) is never listed, nor ignored-and-listed.
  */
 export function listProjectEntries(root: string, options: ProjectFilesOptions, under = ''): ProjectEntry[] {
   const absoluteRoot = path.resolve(root)
@@ -253,6 +256,7 @@ export function isIgnored(root: string, options: ProjectFilesOptions, relPath: s
   const absoluteRoot = path.resolve(root)
   const walk = newWalk(absoluteRoot, absoluteRoot, options)
   const segments = normalizePosixRelPath(relPath).split('/').filter((segment) => segment !== '')
+  if (!isDirectory && segments.length > 0 && isWriteBackTemporaryName(segments.at(-1)!)) return true
   let layers = gitLayers(walk, absoluteRoot)
   for (let i = 0; i < segments.length; i += 1) {
     const current = segments.slice(0, i + 1).join('/')

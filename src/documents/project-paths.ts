@@ -15,6 +15,8 @@
  *   `isBelowFolder(folder, p)`: strictly below it. A relative path starting with `..` then `/`
  *   or `\` leaves the folder on every platform (project paths read `\` as a separator); a name
  *   that merely starts with `..` (`..notes`) is inside.
+ * - `isWriteBackTemporaryName(name)`: a file name of a write-back's temporary or backup file
+ *   (`.<name>.insitu-<12 hex>.tmp|.bak`, sync/write-back.ts): never a project file.
  */
 import path from 'node:path'
 
@@ -83,4 +85,11 @@ export function projectRelativePath(root: string, p: string): string | null {
   }
   const absolute = path.resolve(root, p)
   return isBelowFolder(root, absolute) ? toPosixRelative(root, absolute) : null
+}
+
+/** Temporary and backup files of a write-back: `.<name>.insitu-<12 hex>.tmp` / `.bak`, next to the file they replace. */
+const WRITE_BACK_TEMPORARY = /^\..+\.insitu-[0-9a-f]{12}\.(?:tmp|bak)$/
+
+export function isWriteBackTemporaryName(name: string): boolean {
+  return WRITE_BACK_TEMPORARY.test(name)
 }

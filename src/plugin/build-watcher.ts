@@ -21,6 +21,7 @@ import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { onProcessEnd } from '../host/process-end.js'
 import { projectWatchIgnore } from '../sync/project-watcher.js'
+import { isWriteBackTemporary } from '../sync/write-back.js'
 
 export interface BuildWatchEvent {
   type: FileEventType
@@ -72,7 +73,8 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const ignoredDirs = options.ignoredDirs.map((dir) => path.resolve(dir))
   const isIgnoredDir = (absolute: string) => ignoredDirs.some((dir) => absolute === dir || absolute.startsWith(dir + path.sep))
   // The same exclusions as the command line's `watch` (reads `ignoredDirs` live: `ignore()` adds to it).
-  const ignored = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
+  const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
+  const ignored = (file: string, stats?: fs.Stats) => isWriteBackTemporary(file) || excluded(file, stats)
   const watcher = watch(root, { ignoreInitial: true, ignored })
   const wake = () => {
     try {

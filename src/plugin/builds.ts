@@ -24,6 +24,7 @@
  */
 import path from 'node:path'
 import { listProjectFiles } from '../documents/project-files.js'
+import { toPosixPath } from '../host/config.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
@@ -92,8 +93,10 @@ export class BuildSession {
    * `buildStart` would otherwise start a second rebuild (issue #14.5: the bundler's watcher sees
    * the write, and neither Rollup nor Rolldown lets a plugin take a change back). The plugin's
    * own watcher reports their edits instead (build-watch.ts), ignoring its own writes. Null when
-   * there is nothing to exclude. Plain `rollup.watch()` fixes its watch filter before any plugin
-   * hook runs: there a written document still costs a second rebuild.
+   * there is nothing to exclude. The list is made once, when the config is resolved: the first
+   * write of a document created later still costs one more rebuild. Plain `rollup.watch()` fixes
+   * its watch filter before any plugin hook runs: there a written document still costs a second
+   * rebuild.
    */
   watchExclusions(viteRoot: string): { build: { watch: { exclude: RegExp[] } } } | null {
     const { core } = this
@@ -108,7 +111,8 @@ export class BuildSession {
       .filter((file) => project.isManaged(file))
     if (documents.length === 0) return null
     this.watch.ownDocuments(documents)
-    return { build: { watch: { exclude: [exactPathsPattern(documents)] } } }
+    // Both separators: bundlers test module ids with `/` (on Windows too), `path.join` gives `\`.
+    return { build: { watch: { exclude: [exactPathsPattern([...new Set([...documents, ...documents.map(toPosixPath)])])] } } }
   }
 
   async buildEnd(context: BuildContext, error: Error | undefined): Promise<void> {

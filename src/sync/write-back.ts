@@ -44,6 +44,7 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { isWriteBackTemporaryName } from '../documents/project-paths.js'
 import { onProcessEnd } from '../host/process-end.js'
 
 export type WriteOutcome = 'written' | 'unchanged' | 'conflict' | 'missing'
@@ -70,12 +71,9 @@ export interface ReplaceOptions {
   replaceFailed?: () => void
 }
 
-/** Temporary and backup files: `.<name>.insitu-<12 hex>.tmp` / `.bak`, next to the file they replace. */
-const TEMPORARY_NAME = /^\..+\.insitu-[0-9a-f]{12}\.(?:tmp|bak)$/
-
-/** Whether a path is one of writeBack's temporary or backup files (watchers may ignore them). */
+/** Whether a path is one of writeBack's temporary or backup files (watchers and the project walk ignore them). */
 export function isWriteBackTemporary(file: string): boolean {
-  return TEMPORARY_NAME.test(path.basename(file))
+  return isWriteBackTemporaryName(path.basename(file))
 }
 
 export async function writeBack(file: string, renderedFrom: string, text: string, name = file): Promise<WriteOutcome> {

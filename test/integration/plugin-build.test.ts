@@ -490,6 +490,28 @@ describe('vite build --watch', () => {
     expect(errors).toEqual([])
   })
 
+  test('write mode with a tree region: the write-back files of a document in its folder start no rebuild', async () => {
+    // A tree region reads its folder (fs:dir): the temporary and backup files a write-back puts
+    // beside a document must not count as changes of it.
+    const root = copyProject({ git: true })
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    fs.writeFileSync(path.join(root, 'docs/layout.md'), '# Layout\n\n<!-- insitu:begin tree\n-->\n<!-- insitu:end -->\n')
+    fs.appendFileSync(path.join(root, 'main.js'), "import layout from './docs/layout.md?raw'\ndocument.title = layout\n")
+    const { errors, ends } = await startViteWatch(root, path.join(root, 'dist'), { write: true })
+    const settled = async (builds: number) => {
+      await expect.poll(ends, WAIT).toBe(builds)
+      await new Promise((resolve) => setTimeout(resolve, 1500)) // a second rebuild would start now
+      expect(ends()).toBe(builds)
+    }
+    await settled(1)
+    expect(fs.readFileSync(path.join(root, 'docs/layout.md'), 'utf8')).toContain('snippet.md')
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+    await settled(2)
+    expect(fs.readFileSync(path.join(root, 'docs/snippet.md'), 'utf8')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+    expect(fs.readFileSync(path.join(root, 'docs/layout.md'), 'utf8')).not.toContain('.insitu-')
+    expect(errors).toEqual([])
+  })
+
   test('rebuilds when a new managed document appears outside the watched folders (index:documents dependents)', async () => {
     const root = copyProject({ git: true })
     const outDir = path.join(root, 'dist')
