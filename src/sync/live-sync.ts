@@ -26,7 +26,8 @@
  *     excepted), so documents whose models read its front matter follow in the same update.
  *     A write that fails (EACCES, EROFS…) is logged with the path, and its modules update as
  *     without write mode. A document deleted meanwhile is left deleted. Writes of one document
- *     never overlap (one chain per file).
+ *     never overlap (one chain per file, the start-up sync's included); at most MAX_HELD writes
+ *     are held unsettled at once (the oldest is settled early).
  * - No lost save (issue #14.1): every write is recorded before it can be seen
  *   (`SelfWrites.wrote`), and RECHECK_MS after it the write is settled: a save an editor wrote
  *   into the replaced file is put back (write-back.ts) and reported through
@@ -78,6 +79,9 @@ export interface LiveSyncOptions {
   recheckMs?: number
 }
 
+/** Writes held at once (each keeps the replaced file open, and its backup name, until settled). */
+const MAX_HELD = 64
+
 /** How many writes may follow one another through self-write events before writing stops. */
 export const MAX_WRITE_CHAIN = 4
 
@@ -112,6 +116,15 @@ export class LiveSync {
       selfWrites: this.ledger,
       settle: 'later',
       onDocument: (document) => this.afterSync(document),
+      // One chain per file with the changes' syncs: a write in flight is settled before the next.
+      around: (relPath, sync) => {
+        const file = toPosixPath(path.resolve(this.engine.root, relPath))
+        return this.inChain(file, async () => {
+          if (this.closed) return null // nothing is written after close()
+          this.settleHeld(file)
+          return sync()
+        })
+      },
     })
     if (report.written > 0) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
   }
@@ -251,7 +264,12 @@ export class LiveSync {
     const file = toPosixPath(path.resolve(this.engine.root, sync.path))
     if (sync.writtenFile) {
       if (this.closed) sync.writtenFile.settle()
-      else this.held.set(file, sync.writtenFile)
+      else {
+        this.settleHeld(file) // never two held writes of one file
+        this.held.set(file, sync.writtenFile)
+        // A start-up sync of many documents: hold at most MAX_HELD (a descriptor and a backup name each).
+        if (this.held.size > MAX_HELD) this.settleOldestHeld()
+      }
     }
     this.options.onWritten?.(sync)
     this.recheckLater(file)
@@ -264,6 +282,12 @@ export class LiveSync {
     const timer = setTimeout(() => this.recheck(file), this.options.recheckMs ?? RECHECK_MS)
     timer.unref()
     this.rechecks.set(file, timer)
+  }
+
+  /** Settle the write held longest (the map keeps insertion order); a restored save is reported. */
+  private settleOldestHeld(): void {
+    const oldest = this.held.keys().next().value
+    if (oldest !== undefined && this.settleHeld(oldest)) this.options.onMissedChange(oldest)
   }
 
   /** Settle the write of `file` still held, if any (true when an editor's save was restored). */

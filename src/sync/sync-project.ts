@@ -53,6 +53,8 @@ export async function syncProject(
     selfWrites?: SelfWrites
     /** See `SyncOptions.settle`. @default 'now' */
     settle?: 'now' | 'later'
+    /** Runs each document's sync (the live sync chains it with the document's other writes). @default runs it */
+    around?: (relPath: string, sync: () => Promise<DocumentSync | null>) => Promise<DocumentSync | null>
   },
 ): Promise<ProjectSync> {
   const paths = engine.index.documentPaths()
@@ -61,11 +63,13 @@ export async function syncProject(
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const relPath = paths[next++]!
-      const sync = await syncDocument(engine, relPath, {
-        write: options.write,
-        selfWrites: options.selfWrites && { ledger: options.selfWrites, depth: 0 },
-        settle: options.settle,
-      })
+      const run = () =>
+        syncDocument(engine, relPath, {
+          write: options.write,
+          selfWrites: options.selfWrites && { ledger: options.selfWrites, depth: 0 },
+          settle: options.settle,
+        })
+      const sync = await (options.around ? options.around(relPath, run) : run())
       if (!sync) continue
       options.onDocument?.(sync)
       documents.push(sync)
