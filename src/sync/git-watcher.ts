@@ -42,7 +42,12 @@ export function watchGitMetadata(
   const watcher = watch(folders, {
     ignoreInitial: true,
     depth: 8,
-    ignored: (file: string) => SKIPPED.test(file.slice(Math.min(...folders.map((f) => (file.startsWith(f) ? f.length : 0))))),
+    // Judged below the most specific watched folder holding it (a linked worktree's metadata lives
+    // under `.git/worktrees/<name>/`, which must not read as the skipped `worktrees/` of `.git/`).
+    ignored: (file: string) => {
+      const holder = folders.filter((folder) => file === folder || file.startsWith(folder + path.sep)).sort((a, b) => b.length - a.length)[0]
+      return holder !== undefined && SKIPPED.test(file.slice(holder.length))
+    },
     ...polling,
   })
   let pending = new Set<string>()
