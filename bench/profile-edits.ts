@@ -1,7 +1,7 @@
 /**
  * Where the time of one kind of edit goes: a CPU profile of the plugin's dev server (alone in
  * this process, with one Chromium page) over repeated edits. Not a benchmark row.
- * `npm run bench:profile -- --sizes=10000 --kind=front-matter [--edits=10]`.
+ * `npm run bench:profile -- --sizes=10000 --kind=front-matter [--edits=10] [--layout=nested]`.
  *
  * Contract:
  * - Kinds: `prose` (README.md), `front-matter` (the title of the first open task), `include`
@@ -18,7 +18,7 @@ import path from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { createServer } from 'vite'
 import insitu from '../src/index.js'
-import { prepareProjects } from './bench-projects.js'
+import { prepareProjects, type ProjectLayout } from './bench-projects.js'
 import { launchChromium } from '../test/e2e/chromium.js'
 import { type CpuProfile as Profile, inclusiveTimes } from './cpu-profile.js'
 
@@ -35,7 +35,9 @@ async function main(): Promise<void> {
   const kind = flag('kind', 'front-matter') as Kind
   const edits = Number(flag('edits', '10'))
   if (!KINDS.includes(kind)) throw new Error(`--kind: one of ${KINDS.join(', ')} (got ${kind})`)
-  const projects = await prepareProjects(documents)
+  const layout = flag('layout', 'flat') as ProjectLayout
+  if (layout !== 'flat' && layout !== 'nested') throw new Error(`--layout: flat or nested (got ${layout})`)
+  const projects = await prepareProjects(documents, layout)
   const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', plugins: [insitu()], server: { port: 0 } })
   const browser = await launchChromium()
   const session = new Session()
@@ -69,10 +71,10 @@ async function main(): Promise<void> {
       if (i >= 2) times.push(performance.now() - started)
     }
     const { profile } = (await session.post('Profiler.stop')) as { profile: Profile }
-    const out = path.join(os.tmpdir(), `plugin-${kind}-${documents}.cpuprofile`)
+    const out = path.join(os.tmpdir(), `plugin-${kind}-${layout}-${documents}.cpuprofile`)
     fs.writeFileSync(out, JSON.stringify(profile))
     const { inclusive, busy } = inclusiveTimes(profile)
-    console.log(`${kind} edit, ${documents} documents: ${times.map((t) => t.toFixed(0)).join(' ')} ms; busy ${(busy / 1000 / edits).toFixed(1)} ms per edit`)
+    console.log(`${kind} edit, ${layout}, ${documents} documents: ${times.map((t) => t.toFixed(0)).join(' ')} ms; busy ${(busy / 1000 / edits).toFixed(1)} ms per edit`)
     console.log(`profile: ${out}`)
     console.log('inclusive ms per edit (src/ and Vite):')
     const top = [...inclusive]

@@ -88,6 +88,9 @@ export interface DocumentIndexOptions {
   warn?: (message: string) => void
 }
 
+/** How many SQL texts `query()` keeps prepared. */
+const MAX_CACHED_QUERIES = 512
+
 /** How long after its mtime a file must have been read for its stat to vouch for the row (2 s: FAT). */
 export const RACY_WINDOW_NS = 2_000_000_000n
 
@@ -138,6 +141,12 @@ export class DocumentIndex {
   private readonly excludes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly walkOptions: { exclude: readonly string[]; respectGitignore: boolean }
   private readonly statements = new Map<string, Database.Statement>()
+  /**
+   * `query()`'s statements, prepared once per SQL text (a nested project re-runs hundreds of
+   * folder models per edit to check their rows: preparing each again cost more than running it,
+   * issue #17). Dropped whenever the `documents` view is replaced (its columns change).
+   */
+  private readonly queryStatements = new Map<string, Database.Statement>()
   private viewKeys: string[] = []
   private closed = false
   private readonly statePath: string | undefined
@@ -227,7 +236,14 @@ export class DocumentIndex {
 
   query(sql: string, params: Record<string, unknown> = {}): Record<string, unknown>[] {
     this.assertOpen()
-    return runReadOnly(this.db, prepareReadOnly(this.db, sql), params)
+    let stmt = this.queryStatements.get(sql)
+    if (!stmt) {
+      stmt = prepareReadOnly(this.db, sql)
+      // Models change as people edit them: keep the recent texts only.
+      if (this.queryStatements.size >= MAX_CACHED_QUERIES) this.queryStatements.clear()
+      this.queryStatements.set(sql, stmt)
+    }
+    return runReadOnly(this.db, stmt, params)
   }
 
   /** SQLite's message when `sql` does not prepare, else null (to locate a SQL model's error). */
@@ -566,6 +582,8 @@ export class DocumentIndex {
     this.stale = new Set()
     if (stale === 'all') {
       replaceDocumentsView(this.db, this.viewKeys)
+      // A statement prepared before keeps the old view's columns (`select *` would miss the new ones).
+      this.queryStatements.clear()
       return
     }
     if (stale.size === 0) return

@@ -19,8 +19,8 @@
  *   SQLite compares column names) to a fixed column, or to an earlier key, is skipped; its value
  *   stays reachable through `json_extract(frontmatter, ...)`.
  * - `replaceDocumentsView(db, keys)`: `documents` is a view over a table materializing them (path columns
- *   and front-matter keys stored in `_document_columns` since schema 3); the index rewrites
- *   the rows of the documents that change.
+ *   and front-matter keys stored in `_document_columns` since schema 3, indexed by `path` and
+ *   `parent`); the index rewrites the rows of the documents that change.
  */
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from '../values/code-point-order.js'
@@ -29,9 +29,9 @@ import { compareCodePoints } from '../values/code-point-order.js'
  * Bump when the layout changes or when a row is derived differently from the same file (body
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
  * 4: front matter as Python's json.dumps text, `title` as Python's str(), LF bodies, entries depth
- * = path segments (issue #15).
+ * = path segments (issue #15). 5: `_document_columns(parent)` indexed (issue #17).
  */
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'
@@ -140,6 +140,10 @@ export function replaceDocumentsView(db: Database.Database, columnKeys: readonly
   dropObject(db, COLUMNS_TABLE)
   db.exec(`create table ${COLUMNS_TABLE} as ${documentColumnsSelectSql(columnKeys)}`)
   db.exec(`create unique index ${COLUMNS_TABLE}_path on ${COLUMNS_TABLE}(path)`)
+  // A model of one folder's documents (`where parent = :insitu_dir`, a folder index) looks its
+  // rows up instead of scanning every document: a nested project re-runs hundreds of them per
+  // edit to check their results (issue #17).
+  db.exec(`create index ${COLUMNS_TABLE}_parent on ${COLUMNS_TABLE}(parent)`)
   const keys = columnKeys.map((key) => `c.${quoteIdentifier(key)}`)
   const columns = ['c.path', 'c.parent', 'c.name', 'c.stem', 'c.depth', 'c.title', 'd.body', 'd.frontmatter', 'd.source_hash as content_hash', ...keys]
   db.exec(`create view documents as select ${columns.join(', ')} from ${COLUMNS_TABLE} c left join _documents d on d.path = c.path`)

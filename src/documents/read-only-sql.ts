@@ -11,8 +11,8 @@
  *   ATTACH, DETACH and PRAGMA are statements of their own kind and can never start with
  *   SELECT/WITH, so the prefix rule refuses them; no keyword scan is needed (it would also
  *   refuse legitimate columns named e.g. `pragma`).
- * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON`, so the
- *   engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
+ * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON` (both
+ *   pragmas prepared once per database), so the engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
  *   `missing SQL parameter :<name>`. Parameters bind and rows come back as Python's sqlite3
  *   binds and returns them (`sql-values.ts`).
  */
@@ -56,7 +56,8 @@ export function runReadOnly(
   stmt: Database.Statement,
   params: Record<string, unknown>,
 ): Record<string, unknown>[] {
-  db.pragma('query_only = ON')
+  const queryOnly = queryOnlyStatements(db)
+  queryOnly.on.run()
   try {
     return readRows(stmt, toSqlParams(params))
   } catch (error) {
@@ -67,6 +68,18 @@ export function runReadOnly(
     }
     throw error
   } finally {
-    db.pragma('query_only = OFF')
+    queryOnly.off.run()
   }
+}
+
+/** `PRAGMA query_only` on and off, prepared once per database (`db.pragma` prepares on every call). */
+const queryOnlyByDatabase = new WeakMap<Database.Database, { on: Database.Statement; off: Database.Statement }>()
+
+function queryOnlyStatements(db: Database.Database): { on: Database.Statement; off: Database.Statement } {
+  let statements = queryOnlyByDatabase.get(db)
+  if (!statements) {
+    statements = { on: db.prepare('pragma query_only = ON'), off: db.prepare('pragma query_only = OFF') }
+    queryOnlyByDatabase.set(db, statements)
+  }
+  return statements
 }
