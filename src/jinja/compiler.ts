@@ -27,7 +27,8 @@ import {
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { escapeConstant, escapeOutput } from './autoescape.js'
 import { iterate, truthy } from './protocols.js'
 
 export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
@@ -129,6 +130,17 @@ class Compiler extends ExpressionCompiler {
     switch (stmt.kind) {
       case 'output': {
         const value = this.expr(stmt.expr)
+        if (this.autoescape) {
+          if (stmt.expr.kind === 'const') {
+            const text = escapeConstant(stmt.expr.value)
+            return (_scope, render) => {
+              render.out += text
+            }
+          }
+          return (scope, render) => {
+            render.out += escapeOutput(value(scope, render))
+          }
+        }
         return (scope, render) => {
           render.out += toOutput(value(scope, render))
         }
@@ -153,11 +165,12 @@ class Compiler extends ExpressionCompiler {
         const body = this.statements(stmt.body, false)
         const filters = stmt.filters ? this.filterChain(stmt.filters) : null
         const assign = this.assigner(stmt.target)
+        const markup = this.autoescape
         return (scope, render) => {
           const saved = render.out
           render.out = ''
           body(Object.create(scope) as Scope, render)
-          const text = render.out
+          const text = markup ? new Markup(render.out) : render.out
           render.out = saved
           assign(scope, filters ? filters(scope, render, text) : text)
         }
@@ -178,20 +191,40 @@ class Compiler extends ExpressionCompiler {
           const caller = new Macro(definition(render), scope, render)
           const fn = callee(scope, render)
           const [positional, keywords] = args(scope, render)
+          // Jinja writes a call block's result as it is, autoescape or not.
           render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))
         }
       }
       case 'filterblock': {
         const body = this.statements(stmt.body, false)
         const filters = this.filterChain(stmt.filters)
+        const markup = this.autoescape
         return (scope, render) => {
           const saved = render.out
           render.out = ''
           body(Object.create(scope) as Scope, render)
-          const text = render.out
+          const text = markup ? new Markup(render.out) : render.out
           render.out = saved
-          render.out += toOutput(filters(scope, render, text))
+          render.out += toOutput(filters(scope, render, text)) // written as it is, as Jinja does
         }
+      }
+      case 'autoescape': {
+        // Jinja decides at compile time when it can (a literal); otherwise at run time (its
+        // "volatile" mode): both bodies are compiled and the value picks one.
+        const compileWith = (enabled: boolean): Run => {
+          const outer = this.autoescape
+          this.autoescape = enabled
+          try {
+            return this.statements(stmt.body, false)
+          } finally {
+            this.autoescape = outer
+          }
+        }
+        if (stmt.enabled.kind === 'const') return compileWith(truthy(stmt.enabled.value))
+        const enabled = this.expr(stmt.enabled)
+        const on = compileWith(true)
+        const off = compileWith(false)
+        return (scope, render) => (truthy(enabled(scope, render)) ? on : off)(scope, render)
       }
       case 'with': {
         const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
@@ -306,6 +339,7 @@ class Compiler extends ExpressionCompiler {
     const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
     const special = specialNames(bodyNodes)
     const params = signature.params.map((param) => param.name)
+    const markup = this.autoescape
     return (render) => ({
       name,
       params,
@@ -314,6 +348,7 @@ class Compiler extends ExpressionCompiler {
       catchVarargs: special.has('varargs') && !params.includes('varargs'),
       catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
       usesCaller: special.has('caller') && !params.includes('caller'),
+      markup,
     })
   }
 

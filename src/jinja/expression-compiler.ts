@@ -18,6 +18,7 @@ import { PySlice, getAttr, getItem } from './access.js'
 import { TemplateSyntaxError, typeError } from './errors.js'
 import { DICT_METHOD_NAMES } from './methods.js'
 import type { CallArgs, Expr } from './nodes.js'
+import { AUTOESCAPE_FILTERS, markupJoin } from './autoescape.js'
 import { add, binary, negate, positive } from './operators.js'
 import type { Scope } from './runtime.js'
 import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
@@ -75,6 +76,13 @@ export function callValue(callee: unknown, args: unknown[], kwargs: Record<strin
 }
 
 export class ExpressionCompiler {
+  /**
+   * Inside `{% autoescape true %}` (the environment's own autoescape is off): Jinja decides at
+   * compile time, so this is a compiler state that `~`, output, the eval-context filters,
+   * macros and block assignments read while their code is made.
+   */
+  protected autoescape = false
+
   constructor(
     protected readonly file: string,
     protected readonly host: CompileHost,
@@ -115,7 +123,7 @@ export class ExpressionCompiler {
   }
 
   private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
-    const filter = this.host.filters[expr.name]
+    const filter = (this.autoescape ? AUTOESCAPE_FILTERS[expr.name] : undefined) ?? this.host.filters[expr.name]
     if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
     const args = this.callArgs(expr.call)
     const host = this.host
@@ -216,6 +224,8 @@ export class ExpressionCompiler {
       }
       case 'concat': {
         const items = expr.items.map((item) => this.expr(item))
+        // Jinja's markup_join: with a Markup among the parts, the others are escaped.
+        if (this.autoescape) return (scope, render) => markupJoin(items.map((item) => item(scope, render)))
         return (scope, render) => {
           let out = ''
           for (const item of items) {

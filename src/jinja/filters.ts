@@ -1,8 +1,8 @@
 /**
  * Every stock Jinja2 3.1 filter (its `filters.py`, with the environment's default policies:
  * `truncate.leeway` 5, `urlize.rel` "noopener", `json.dumps_kwargs` sort_keys), on the template
- * value model. `random` is left out (its output is random); environment filters (`json`,
- * `relative_to`) are added by the engine's user.
+ * value model (`random` picks with Math.random); environment filters (`json`, `relative_to`)
+ * are added by the engine's user.
  *
  * Contract: `STOCK_FILTERS[name](host, value, args, kwargs)`; arguments are bound as Python binds
  * them (`bind`): positional, then by keyword, defaults as Jinja's, a `TypeError` for an unknown
@@ -23,7 +23,7 @@ import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { escapeHtml } from './escape.js'
 import { percentFormat } from './format.js'
 import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './str-methods.js'
-import { add } from './operators.js'
+import { add, escapeArgument } from './operators.js'
 import { toPythonJson } from './json.js'
 import { textWrap } from './wrap.js'
 import { urlize } from './urlize.js'
@@ -43,6 +43,15 @@ function define(params: readonly Param[], fn: (host: CompileHost, value: unknown
     return call(host, value, ...bind(filter.pythonName ?? 'filter', params, args, kwargs))
   }
   return filter
+}
+
+/** A filter that is a `str` method in Jinja: on Markup, markupsafe's method of it keeps the result Markup. */
+function keepsMarkup(filter: FilterFunction): FilterFunction {
+  return (host, value, args, kwargs) => {
+    if (!(value instanceof Markup)) return filter(host, value, args, kwargs)
+    const result = filter(host, value.text, args, kwargs)
+    return typeof result === 'string' ? new Markup(result) : result
+  }
 }
 
 function escape(value: unknown): Markup {
@@ -125,8 +134,8 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     }
     return new PyIterator(out)
   }),
-  capitalize: define([], (_h, value) => pyCapitalize(softStr(value))),
-  center: define([['width', 80]], (_h, value, width: unknown) => pyCenter(softStr(value), Number(toInt(width)))),
+  capitalize: keepsMarkup(define([], (_h, value) => pyCapitalize(softStr(value)))),
+  center: keepsMarkup(define([['width', 80]], (_h, value, width: unknown) => pyCenter(softStr(value), Number(toInt(width))))),
   count: define([], (_h, value) => pyLen(value)),
   default: define([['default_value', ''], ['boolean', false]], (_h, value, fallback: unknown, boolean: unknown) =>
     value instanceof Undefined || (truthy(boolean) && !truthy(value)) ? fallback : value,
@@ -148,6 +157,11 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (args.length > 0 && keys.length > 0) {
       throw new TemplateRuntimeError("can't handle positional and keyword arguments at the same time", 'FilterArgumentError')
     }
+    // A Markup format string escapes what it formats (markupsafe's Markup.__mod__).
+    if (value instanceof Markup) {
+      const escaped = keys.length > 0 ? Object.fromEntries(keys.map((key) => [key, escapeArgument(kwargs[key])])) : tuple(args.map(escapeArgument))
+      return new Markup(percentFormat(value.text, escaped))
+    }
     return percentFormat(softStr(value), keys.length > 0 ? kwargs : tuple(args))
   },
   groupby: define([['attribute'], ['default', null], ['case_sensitive', false]], (_h, value, attribute: unknown, fallback: unknown, caseSensitive: unknown) => {
@@ -167,9 +181,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       namedTuple('_GroupTuple', ['grouper', 'list'], [truthy(caseSensitive) ? group.key : output(group.items[0]), group.items]),
     )
   }),
-  indent: define([['width', 4], ['first', false], ['blank', false]], (_h, value, width: unknown, first: unknown, blank: unknown) =>
+  indent: keepsMarkup(define([['width', 4], ['first', false], ['blank', false]], (_h, value, width: unknown, first: unknown, blank: unknown) =>
     indent(value, width, first, blank),
-  ),
+  )),
   int: define([['default', 0], ['base', 10]], (_h, value, fallback: unknown, base: unknown) =>
     catchConversion(() => {
       if (isString(value)) {
@@ -197,7 +211,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   last: define([], (_h, value) => firstOf(value, 'last')),
   length: define([], (_h, value) => pyLen(value)),
   list: define([], (_h, value) => [...iterate(value)]),
-  lower: define([], (_h, value) => softStr(value).toLowerCase()),
+  lower: keepsMarkup(define([], (_h, value) => softStr(value).toLowerCase())),
   map: (host, value, args, kwargs) => {
     const items = iterate(value)
     if (args.length === 0 && Object.hasOwn(kwargs, 'attribute')) {
@@ -225,7 +239,15 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   replace: define([['old'], ['new'], ['count', null]], (_h, value, old: unknown, replacement: unknown, count: unknown) =>
     pyReplace(softStr(value), softStr(old), softStr(replacement), count === null ? -1 : Number(toInt(count))),
   ),
+  random: define([], (_h, value) => {
+    // random.choice(seq): an empty sequence gives Jinja's undefined with this hint.
+    const items = isString(value) ? Array.from(textOf(value)) : Array.isArray(value) || value instanceof PyRange ? iterate(value) : null
+    if (items === null) throw typeError(`object of type '${typeName(value)}' has no len()`)
+    if (items.length === 0) return new Undefined('No random item, sequence was empty.')
+    return items[Math.floor(Math.random() * items.length)]
+  }),
   reverse: define([], (_h, value) => {
+    if (value instanceof Markup) return new Markup(Array.from(value.text).reverse().join(''))
     if (isString(value)) return Array.from(textOf(value)).reverse().join('')
     const items = iterate(value)
     return new PyIterator([...items].reverse(), Array.isArray(value) ? 'list_reverseiterator' : 'reversed')
@@ -284,7 +306,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   tojson: define([['indent', null]], (_h, value, indentValue: unknown) =>
     new Markup(jinjaToJson(toPythonJson(value), indentValue === null ? null : typeof indentValue === 'string' ? indentValue : Number(toInt(indentValue)))),
   ),
-  trim: define([['chars', null]], (_h, value, chars: unknown) => {
+  trim: keepsMarkup(define([['chars', null]], (_h, value, chars: unknown) => {
     const text = softStr(value)
     if (chars === null) return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, '')
     const set = new Set(Array.from(softStr(chars)))
@@ -294,10 +316,14 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     while (start < end && set.has(points[start]!)) start++
     while (end > start && set.has(points[end - 1]!)) end--
     return points.slice(start, end).join('')
+  })),
+  truncate: define([['length', 255], ['killwords', false], ['end', '...'], ['leeway', null]], (_h, value, length: unknown, killwords: unknown, end: unknown, leeway: unknown) => {
+    if (!(value instanceof Markup)) return truncate(value, length, killwords, end, leeway)
+    // Markup slices stay Markup; the ending added to them is escaped.
+    const cut = truncate(value.text, length, killwords, end, leeway)
+    const ending = softStr(end)
+    return new Markup(cut === value.text || !cut.endsWith(ending) ? cut : cut.slice(0, cut.length - ending.length) + escapeHtml(ending))
   }),
-  truncate: define([['length', 255], ['killwords', false], ['end', '...'], ['leeway', null]], (_h, value, length: unknown, killwords: unknown, end: unknown, leeway: unknown) =>
-    truncate(value, length, killwords, end, leeway),
-  ),
   unique: define([['case_sensitive', false], ['attribute', null]], (_h, value, caseSensitive: unknown, attribute: unknown) => {
     const key = attrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase)
     const seen = new Set<string>()
@@ -311,7 +337,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     }
     return new PyIterator(out)
   }),
-  upper: define([], (_h, value) => softStr(value).toUpperCase()),
+  upper: keepsMarkup(define([], (_h, value) => softStr(value).toUpperCase())),
   urlencode: define([], (_h, value) => {
     if (isString(value) || !(Array.isArray(value) || isDict(value) || value instanceof DictView || value instanceof PyIterator || value instanceof PyRange)) {
       return urlQuote(value, false)
@@ -346,7 +372,8 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       items.push(`${escapeHtml(key)}="${escape(item).text}"`)
     }
     const out = items.join(' ')
-    return new Markup(truthy(autospace) && out ? ' ' + out : out)
+    // A str outside `{% autoescape %}` (Markup inside it: autoescape.ts), as Jinja's do_xmlattr.
+    return truthy(autospace) && out ? ' ' + out : out
   }),
 }
 for (const [name, filter] of Object.entries(STOCK_FILTERS)) (filter as NamedFilter).pythonName = `do_${name}`

@@ -66,6 +66,7 @@ type StmtKinds =
   | { kind: 'callblock'; line: number; signature: MacroSignature; call: Expr; body: Stmt[] }
   | { kind: 'filterblock'; line: number; filters: Expr; body: Stmt[] }
   | { kind: 'with'; line: number; targets: { target: Target; value: Expr }[]; body: Stmt[] }
+  | { kind: 'autoescape'; line: number; enabled: Expr; body: Stmt[] }
   | { kind: 'include'; line: number; template: Expr; withContext: boolean; ignoreMissing: boolean }
   | { kind: 'import'; line: number; template: Expr; target: string; withContext: boolean }
   | {

@@ -23,9 +23,10 @@ import {
   Undefined,
   fail,
   float,
+  isDict,
   isTuple,
   normalizeInt,
-  textOf,
+  pyStr,
   tuple,
   typeName,
 } from './values.js'
@@ -171,11 +172,25 @@ export function floorDivide(a: unknown, b: unknown): unknown {
   return float(quotient)
 }
 
+/**
+ * An argument a Markup method or `%` escapes (markupsafe's `_MarkupEscapeHelper`): strings and
+ * other objects as escaped text (Markup), numbers, booleans, None and Markup as they are.
+ */
+export function escapeArgument(value: unknown): unknown {
+  if (value instanceof Markup || value instanceof PythonFloat || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value === null) return value
+  return new Markup(escapeHtml(pyStr(value)))
+}
+
 export function modulo(a: unknown, b: unknown): unknown {
-  if (typeof a === 'string' || a instanceof Markup) {
+  if (a instanceof Markup) {
     check(a, b)
-    const text = percentFormat(textOf(a), b)
-    return a instanceof Markup ? new Markup(text) : text
+    // markupsafe's Markup.__mod__ escapes what it formats.
+    const args = isTuple(b) ? tuple([...b].map(escapeArgument)) : isDict(b) ? Object.fromEntries(Object.entries(b as Record<string, unknown>).map(([k, v]) => [k, escapeArgument(v)])) : escapeArgument(b)
+    return new Markup(percentFormat(a.text, args))
+  }
+  if (typeof a === 'string') {
+    check(a, b)
+    return percentFormat(a, b)
   }
   check(a, b)
   const x = num(a)

@@ -328,10 +328,10 @@ class Parser extends ExpressionParser {
 
   private parseAutoescape(): Stmt[] {
     const line = this.next().line
-    this.parseExpression()
-    // Autoescape is off in this environment; the block only scopes its body.
+    const enabled = this.parseExpression()
     const body = this.parseStatements(['endautoescape'], true)
-    return [{ kind: 'with', line, targets: [], body }]
+    // Jinja wraps the block in a scope: names set inside stay inside.
+    return [{ kind: 'with', line, targets: [], body: [{ kind: 'autoescape', line, enabled, body }] }]
   }
 
   private parseCallBlock(): Stmt {

@@ -14,7 +14,7 @@
  *   `str()` is the module's output).
  */
 import { typeError } from './errors.js'
-import { PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
+import { Markup, PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
 import { pyEq } from './protocols.js'
 
 export type Scope = Record<string, unknown>
@@ -112,6 +112,8 @@ export interface MacroDefinition {
   catchVarargs: boolean
   catchKwargs: boolean
   usesCaller: boolean
+  /** Compiled inside `{% autoescape true %}`: a call returns Markup (Jinja's `Markup(concat(buf))`). */
+  markup: boolean
 }
 
 export class Macro extends PyCallable implements HasAttributes {
@@ -196,7 +198,7 @@ export class Macro extends PyCallable implements HasAttributes {
     d.body(scope)
     const text = this.output.out
     this.output.out = saved
-    return text
+    return d.markup ? new Markup(text) : text
   }
 
   override repr(): string {

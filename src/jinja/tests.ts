@@ -6,7 +6,7 @@
  * (`==`/`eq`/`equalto`, `<`/`lt`/`lessthan`, …); `number` is true for booleans too, `integer` is
  * not; `sequence` is anything with a length and items (dicts included); an Undefined is only
  * `undefined` (and `callable`, as StrictUndefined defines `__call__`). `STOCK_GLOBALS()` makes
- * the globals of one environment; `lipsum` raises (its text is random).
+ * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts).
  */
 import { PythonFloat } from '../values/python-float.js'
 import type { TestFunction } from './compiler.js'
@@ -14,8 +14,10 @@ import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { bind } from './filters.js'
 import { Cycler, Joiner } from './runtime.js'
 import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './values.js'
-import { contains, isIterable, iterate, pyCompare, pyEq, pyLen } from './protocols.js'
+import { contains, isIterable, iterate, pyCompare, pyEq, pyLen, truthy } from './protocols.js'
 import { modulo } from './operators.js'
+import { toInt } from './conversions.js'
+import { loremIpsum } from './lorem-ipsum.js'
 
 function test(params: readonly (readonly [string, unknown?])[], fn: (value: unknown, ...args: never[]) => boolean): TestFunction {
   return (_host, value, args, kwargs) => (fn as (v: unknown, ...a: unknown[]) => boolean)(value, ...bind('test', params, args, kwargs))
@@ -135,8 +137,9 @@ export function stockGlobals(): Record<string, unknown> {
       },
       "<class 'dict'>",
     ),
-    lipsum: new PyFunction('lipsum', () => {
-      throw new TemplateRuntimeError('lipsum() generates random text: not supported by this renderer')
+    lipsum: new PyFunction('generate_lorem_ipsum', (args, kwargs) => {
+      const [n, html, min, max] = bind('generate_lorem_ipsum', [['n', 5], ['html', true], ['min', 20], ['max', 100]], args, kwargs)
+      return loremIpsum(Number(toInt(n)), truthy(html), Number(toInt(min)), Number(toInt(max)))
     }),
     cycler: new PyFunction('Cycler', (args) => new Cycler(args), "<class 'jinja2.utils.Cycler'>"),
     joiner: new PyFunction('Joiner', (args, kwargs) => new Joiner(pyStr(args[0] ?? kwargs.sep ?? ', ')), "<class 'jinja2.utils.Joiner'>"),
