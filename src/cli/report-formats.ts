@@ -120,13 +120,18 @@ export function githubReport(report: ProjectSync, context: ReportContext): strin
   }
   const jobs = report.documents.filter(staleOnDisk).reduce((n, d) => n + d.stale.length, 0)
   const counts = [
-    `${report.documents.length} documents`,
-    context.command === 'check' ? `${report.stale} stale (${jobs} stale jobs)` : `${report.written} written`,
+    counted(report.documents.length, 'document'),
+    context.command === 'check' ? `${report.stale} stale (${counted(jobs, 'stale job')})` : `${report.written} written`,
     `${report.failed} failed`,
-    `${report.validationErrors} validator errors`,
+    counted(report.validationErrors, 'validator error'),
   ]
   lines.push(`insitu ${context.command}: ${counts.join(', ')}`)
   return `${lines.join('\n')}\n`
+}
+
+/** `1 document`, `2 documents`. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
 export function githubFailure(context: Omit<ReportContext, 'exitCode'>, error: unknown): string {

@@ -186,6 +186,7 @@ export class WatchSession {
       prefix: CLI_NAME,
       onMissedChange: (file) => this.watcher?.report('update', file),
       onWritten: (document) => this.output.report(`wrote ${document.path}`),
+      summary: false, // each written file is printed already
       onSynced: (document) => this.documentSynced(watcher, document),
     })
     // Changes made while it started: the index learns them before anything is written.

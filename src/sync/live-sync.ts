@@ -77,6 +77,12 @@ export interface LiveSyncOptions {
   onSynced?: (document: DocumentSync) => void
   /** How long after a write its file is checked again (above the watcher's 50 ms change throttle). @default RECHECK_MS */
   recheckMs?: number
+  /**
+   * Log `insitu: wrote <n> of <m> documents` after the start-up sync (off where `onWritten`
+   * already prints each file, as the command line's `watch` does).
+   * @default true
+   */
+  summary?: boolean
 }
 
 /** Writes held at once (each keeps the replaced file open, and its backup name, until settled). */
@@ -126,7 +132,7 @@ export class LiveSync {
         })
       },
     })
-    if (report.written > 0) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+    if (report.written > 0 && this.options.summary !== false) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
   }
 
   async changed(type: FileEventType, file: string): Promise<ChangePlan> {

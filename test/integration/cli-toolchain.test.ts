@@ -182,6 +182,16 @@ describe('--format github', () => {
     for (const line of lines.slice(0, -1)) expect(line).toMatch(/^::(error|warning|notice) /)
   })
 
+  it('counts in the singular where there is one: 1 document, 1 stale job', async () => {
+    const root = tempDir()
+    fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n')
+    fs.writeFileSync(path.join(root, 'part.txt'), 'part\n')
+    fs.writeFileSync(path.join(root, 'README.md'), '# One\n\n<!-- insitu:begin include\npath = "part.txt"\n-->\n<!-- insitu:end -->\n')
+    const run = await bin(['check', '--format', 'github'], root, { GITHUB_WORKSPACE: root })
+    expect(run.code).toBe(1)
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('insitu check: 1 document, 1 stale (1 stale job), 0 failed, 0 validator errors')
+  })
+
   it('escapes data and properties', () => {
     expect(escapeData('100% done\r\nnext: a, b')).toBe('100%25 done%0D%0Anext: a, b')
     expect(escapeProperty('a,b:c%\n')).toBe('a%2Cb%3Ac%25%0A')

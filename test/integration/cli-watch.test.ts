@@ -148,6 +148,8 @@ describe('vite-plugin-insitu watch', () => {
       'wrote docs/snippet.md',
       'wrote docs/tasks.md',
     ])
+    // Each written file has its line: no summary of them besides (it went to stderr).
+    expect(watch.stderr).not.toMatch(/wrote \d+ of \d+ documents/)
     expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
     expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
     expect(readFile(root, 'docs/notes.md')).toBe(NOTES_DOC(INITIAL_NOTES))
