@@ -57,13 +57,20 @@ export interface WriteRaceReport {
   lostSaves: number
   staleRegions: number
   idleWrites: number
-  /** The first few unsettled cycles, for the failure message. */
-  failures: { cycle: number; text: string }[]
+  /**
+   * The first few unsettled cycles, for the failure message: the text at the timeout, and how
+   * long after the timeout the host still settled the cycle by itself (null: not within
+   * LATE_SETTLE_MS more, stale for good), which tells a slow cycle from a missed change.
+   */
+  failures: { cycle: number; text: string; settledLateByMs: number | null }[]
   /** Median milliseconds from the dependency change to a settled document. */
   medianSettleMs: number
 }
 
 const PROSE_LINE = 2
+
+/** How long a cycle that missed the settle timeout is still watched (for `settledLateByMs`). */
+const LATE_SETTLE_MS = 20_000
 
 function documentText(prose: string, body: string): string {
   return `# Race\n\n${prose}\n\n<!-- insitu:begin include\npath = "part.txt"\nraw = true\n-->\n${body}<!-- insitu:end -->\n`
@@ -103,10 +110,11 @@ export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRace
       editor.stdin.write(`${JSON.stringify({ file: readme, text: seen.join('\n'), style: options.style, delayUs: Math.random() * maxOffsetMs * 1000 })}\n`)
       const reply = await replies.next()
       if (reply.done || reply.value !== 'saved') throw new Error(`the editor process failed: ${reply.value}`)
-      const settled = await until(() => {
+      const isSettled = () => {
         const lines = readText(readme).split('\n')
         return lines[PROSE_LINE] === prose && readText(readme).includes(`-->\n${regionBody(dependency)}<!-- insitu:end -->`)
-      }, settleTimeoutMs)
+      }
+      const settled = await until(isSettled, settleTimeoutMs)
       report.cycles = cycle
       if (settled) {
         settleTimes.push(performance.now() - started)
@@ -115,7 +123,11 @@ export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRace
       const text = readText(readme)
       if (text.split('\n')[PROSE_LINE] !== prose) report.lostSaves++
       else report.staleRegions++
-      if (report.failures.length < 5) report.failures.push({ cycle, text })
+      if (report.failures.length < 5) {
+        const lateStart = performance.now()
+        const late = await until(isSettled, LATE_SETTLE_MS)
+        report.failures.push({ cycle, text, settledLateByMs: late ? Math.round(performance.now() - lateStart) : null })
+      }
       // Start the next cycle from a settled document: the plugin must write it once more.
       fs.writeFileSync(readme, documentText(prose, '\n'))
       await until(() => readText(readme) === documentText(prose, regionBody(dependency)), settleTimeoutMs)
