@@ -742,11 +742,12 @@ describe('plain Rollup 4', () => {
     expect(errors).toEqual([])
   })
 
-  test('rollup.watch() never watches the project root, which holds the output (a tree region at the root)', async () => {
+  test('rollup.watch() is handed files only, never a folder (a tree region at the root, a glob of notes/)', async () => {
     const root = copyProject({ git: true })
-    // A tree of the root depends on `fs:dir:.` (a glob like `**/*.md` would do the same). Rollup
-    // and Rolldown watch a folder recursively: watching the root would include out/, and every
-    // output write would start another build. (Rolldown's watch result lists no watch files, so
+    // A tree of the root depends on `fs:dir:.`, the extension's glob on notes/. Rollup and
+    // Rolldown watch a folder recursively: the root would include out/ (every output write
+    // another build), any folder the write-back's temporary files (issue #14.5). The plugin's own
+    // watcher reports what folders would. (Rolldown's watch result lists no watch files, so
     // this is checked through Rollup; both get them from the same plugin code.)
     fs.writeFileSync(path.join(root, 'README.md'), '# Readme\n\n<!-- insitu:begin tree\nid = "layout"\n-->\n<!-- insitu:end -->\n')
     fs.appendFileSync(path.join(root, 'main.js'), "import readme from './README.md?raw'\ndocument.title = readme\n")
@@ -756,13 +757,17 @@ describe('plain Rollup 4', () => {
     rememberPids()
     expect(output()).toContain(`<!-- insitu:begin tree\\nid = \\"layout\\"\\n-->\\n\\n\`\`\`text\\n${path.basename(root)}/\\n`)
     expect(watchFiles[0]).not.toContain(root)
-    expect(watchFiles[0]).toContain(path.join(root, 'notes'))
+    expect(watchFiles[0]).not.toContain(path.join(root, 'notes'))
+    expect(watchFiles[0]!.filter((file) => !fs.statSync(file).isFile())).toEqual([])
     expect(watchFiles[0]).toContain(path.join(root, 'README.md'))
 
     fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
     await expect.poll(output, WAIT).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
     await expect.poll(() => watchFiles.length, WAIT).toBe(2)
     expect(watchFiles[1]).not.toContain(root)
+    // A new file the glob lists: the plugin's own watcher wakes the bundler.
+    fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
+    await expect.poll(output, WAIT).toContain('notes/three.md')
     expect(errors).toEqual([])
   })
 
@@ -788,17 +793,17 @@ describe('plain Rollup 4', () => {
     expect(errors).toEqual([])
   })
 
-  test('rollup.watch() rebuilds when a missing included file is created (its nearest existing folder is watched)', async () => {
+  test('rollup.watch() rebuilds when a missing included file is created (the plugin\'s own watcher reports it)', async () => {
     const root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
     fs.writeFileSync(path.join(root, 'later.js'), "import later from './docs/later.md?raw'\nexport { later }\n")
     const { errors, watchFiles, ends, output } = startRollupWatch(root, 'later.js', [insituForRollup(root), resolveQueries])
 
-    // The first build fails (the file is missing), and watches snippets/, its nearest existing folder.
+    // The first build fails (the file is missing); no folder is handed to the bundler for it.
     await expect.poll(() => errors.length, WAIT).toBe(1)
     rememberPids()
     expect(errors[0]?.message).toContain('file not found: snippets/later/y.txt')
-    expect(errors[0]?.watchFiles).toContain(path.join(root, 'snippets'))
+    expect(errors[0]?.watchFiles).not.toContain(path.join(root, 'snippets'))
     expect(errors[0]?.watchFiles).not.toContain(root)
 
     fs.mkdirSync(path.join(root, 'snippets/later'))
