@@ -45,6 +45,18 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
   return { name, root, blocks }
 }
 
+/** Runs `body` in a child scope with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
+function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean): string | Markup {
+  const saved = render.out
+  render.out = ''
+  try {
+    body(Object.create(scope) as Scope, render)
+    return markup ? new Markup(render.out) : render.out
+  } finally {
+    render.out = saved
+  }
+}
+
 function lookup(scope: Scope, name: string): unknown {
   const value = scope[name]
   return value === undefined ? new Undefined(`'${name}' is undefined`) : value
@@ -167,11 +179,7 @@ class Compiler extends ExpressionCompiler {
         const assign = this.assigner(stmt.target)
         const markup = this.autoescape
         return (scope, render) => {
-          const saved = render.out
-          render.out = ''
-          body(Object.create(scope) as Scope, render)
-          const text = markup ? new Markup(render.out) : render.out
-          render.out = saved
+          const text = captureOutput(body, scope, render, markup)
           assign(scope, filters ? filters(scope, render, text) : text)
         }
       }
@@ -200,11 +208,7 @@ class Compiler extends ExpressionCompiler {
         const filters = this.filterChain(stmt.filters)
         const markup = this.autoescape
         return (scope, render) => {
-          const saved = render.out
-          render.out = ''
-          body(Object.create(scope) as Scope, render)
-          const text = markup ? new Markup(render.out) : render.out
-          render.out = saved
+          const text = captureOutput(body, scope, render, markup)
           render.out += toOutput(filters(scope, render, text)) // written as it is, as Jinja does
         }
       }
