@@ -29,6 +29,7 @@ import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
 import { Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
+import { autoescapeNow, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
 
 export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
@@ -142,13 +143,20 @@ class Compiler extends ExpressionCompiler {
     switch (stmt.kind) {
       case 'output': {
         const value = this.expr(stmt.expr)
-        if (this.autoescape) {
-          if (stmt.expr.kind === 'const') {
-            const text = escapeConstant(stmt.expr.value)
-            return (_scope, render) => {
-              render.out += text
-            }
+        // A literal is folded with the compile-time setting (the enclosing one in volatile mode).
+        if (this.autoescape && stmt.expr.kind === 'const') {
+          const text = escapeConstant(stmt.expr.value)
+          return (_scope, render) => {
+            render.out += text
           }
+        }
+        if (this.volatileAutoescape && stmt.expr.kind !== 'const') {
+          return (scope, render) => {
+            const printed = value(scope, render)
+            render.out += autoescapeNow() ? escapeOutput(printed) : toOutput(printed)
+          }
+        }
+        if (this.autoescape) {
           return (scope, render) => {
             render.out += escapeOutput(value(scope, render))
           }
@@ -177,9 +185,9 @@ class Compiler extends ExpressionCompiler {
         const body = this.statements(stmt.body, false)
         const filters = stmt.filters ? this.filterChain(stmt.filters) : null
         const assign = this.assigner(stmt.target)
-        const markup = this.autoescape
+        const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup)
+          const text = captureOutput(body, scope, render, markup())
           assign(scope, filters ? filters(scope, render, text) : text)
         }
       }
@@ -206,29 +214,39 @@ class Compiler extends ExpressionCompiler {
       case 'filterblock': {
         const body = this.statements(stmt.body, false)
         const filters = this.filterChain(stmt.filters)
-        const markup = this.autoescape
+        const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup)
+          const text = captureOutput(body, scope, render, markup())
           render.out += toOutput(filters(scope, render, text)) // written as it is, as Jinja does
         }
       }
       case 'autoescape': {
         // Jinja decides at compile time when it can (a literal); otherwise at run time (its
         // "volatile" mode): both bodies are compiled and the value picks one.
-        const compileWith = (enabled: boolean): Run => {
+        // The run-time value (eval-context.ts) is set either way: macros, caller() and the
+        // eval-context filters read it when they run.
+        if (stmt.enabled.kind === 'const') {
+          const enabled = truthy(stmt.enabled.value)
           const outer = this.autoescape
           this.autoescape = enabled
+          let body: Run
           try {
-            return this.statements(stmt.body, false)
+            body = this.statements(stmt.body, false)
           } finally {
             this.autoescape = outer
           }
+          return (scope, render) => withAutoescape(enabled, () => body(scope, render))
         }
-        if (stmt.enabled.kind === 'const') return compileWith(truthy(stmt.enabled.value))
+        const outerVolatile = this.volatileAutoescape
+        this.volatileAutoescape = true
+        let body: Run
+        try {
+          body = this.statements(stmt.body, false)
+        } finally {
+          this.volatileAutoescape = outerVolatile
+        }
         const enabled = this.expr(stmt.enabled)
-        const on = compileWith(true)
-        const off = compileWith(false)
-        return (scope, render) => (truthy(enabled(scope, render)) ? on : off)(scope, render)
+        return (scope, render) => withAutoescape(truthy(enabled(scope, render)), () => body(scope, render))
       }
       case 'with': {
         const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
@@ -249,7 +267,8 @@ class Compiler extends ExpressionCompiler {
           const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
           // Jinja passes the includer's names but not its `loop` variable.
           if (withContext && root.loop !== undefined) root.loop = undefined
-          renderTemplate(compiled, root, render)
+          // An included template runs with its own eval context (autoescape off).
+          withAutoescape(false, () => renderTemplate(compiled, root, render))
         }
       }
       case 'import': {
@@ -327,7 +346,7 @@ class Compiler extends ExpressionCompiler {
     const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
     const saved = render.out
     render.out = ''
-    renderTemplate(compiled, root, render)
+    withAutoescape(false, () => renderTemplate(compiled, root, render))
     const body = render.out
     render.out = saved
     const exports: Scope = {}
@@ -343,7 +362,6 @@ class Compiler extends ExpressionCompiler {
     const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
     const special = specialNames(bodyNodes)
     const params = signature.params.map((param) => param.name)
-    const markup = this.autoescape
     return (render) => ({
       name,
       params,
@@ -352,7 +370,6 @@ class Compiler extends ExpressionCompiler {
       catchVarargs: special.has('varargs') && !params.includes('varargs'),
       catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
       usesCaller: special.has('caller') && !params.includes('caller'),
-      markup,
     })
   }
 

@@ -19,6 +19,7 @@ import { TemplateSyntaxError, typeError } from './errors.js'
 import { DICT_METHOD_NAMES } from './methods.js'
 import type { CallArgs, Expr } from './nodes.js'
 import { AUTOESCAPE_FILTERS, markupJoin } from './autoescape.js'
+import { autoescapeNow } from './eval-context.js'
 import { add, binary, negate, positive } from './operators.js'
 import type { Scope } from './runtime.js'
 import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
@@ -82,6 +83,15 @@ export class ExpressionCompiler {
    * macros and block assignments read while their code is made.
    */
   protected autoescape = false
+  /** Inside a non-literal `{% autoescape expr %}` (Jinja's "volatile" mode): output escapes by the run-time value. */
+  protected volatileAutoescape = false
+
+  /** Whether a block `set` or `{% filter %}` body becomes Markup: by the compile-time setting, or in volatile mode by the run-time one. */
+  protected markupOfBlocks(): () => boolean {
+    if (this.volatileAutoescape) return autoescapeNow
+    const markup = this.autoescape
+    return () => markup
+  }
 
   constructor(
     protected readonly file: string,
@@ -123,10 +133,18 @@ export class ExpressionCompiler {
   }
 
   private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
-    const filter = (this.autoescape ? AUTOESCAPE_FILTERS[expr.name] : undefined) ?? this.host.filters[expr.name]
+    const filter = this.host.filters[expr.name]
     if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
     const args = this.callArgs(expr.call)
     const host = this.host
+    // The eval-context filters read autoescape when they run, as Jinja's do.
+    const autoescaped = AUTOESCAPE_FILTERS[expr.name]
+    if (autoescaped) {
+      return (scope, render, value) => {
+        const [positional, keywords] = args(scope, render)
+        return (autoescapeNow() ? autoescaped : filter)(host, value, positional, keywords)
+      }
+    }
     return (scope, render, value) => {
       const [positional, keywords] = args(scope, render)
       return filter(host, value, positional, keywords)
@@ -224,8 +242,9 @@ export class ExpressionCompiler {
       }
       case 'concat': {
         const items = expr.items.map((item) => this.expr(item))
-        // Jinja's markup_join: with a Markup among the parts, the others are escaped.
-        if (this.autoescape) return (scope, render) => markupJoin(items.map((item) => item(scope, render)))
+        // Jinja's markup_join: with a Markup among the parts, the others are escaped (in
+        // volatile mode Jinja compiles a plain str join).
+        if (this.autoescape && !this.volatileAutoescape) return (scope, render) => markupJoin(items.map((item) => item(scope, render)))
         return (scope, render) => {
           let out = ''
           for (const item of items) {

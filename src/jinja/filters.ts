@@ -322,7 +322,8 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     // Markup slices stay Markup; the ending added to them is escaped.
     const cut = truncate(value.text, length, killwords, end, leeway)
     const ending = softStr(end)
-    return new Markup(cut === value.text || !cut.endsWith(ending) ? cut : cut.slice(0, cut.length - ending.length) + escapeHtml(ending))
+    const endText = end instanceof Markup ? end.text : escapeHtml(ending)
+    return new Markup(cut === value.text || !cut.endsWith(ending) ? cut : cut.slice(0, cut.length - ending.length) + endText)
   }),
   unique: define([['case_sensitive', false], ['attribute', null]], (_h, value, caseSensitive: unknown, attribute: unknown) => {
     const key = attrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase)

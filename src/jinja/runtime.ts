@@ -14,6 +14,7 @@
  *   `str()` is the module's output).
  */
 import { typeError } from './errors.js'
+import { autoescapeNow } from './eval-context.js'
 import { Markup, PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
 import { pyEq } from './protocols.js'
 
@@ -112,8 +113,6 @@ export interface MacroDefinition {
   catchVarargs: boolean
   catchKwargs: boolean
   usesCaller: boolean
-  /** Compiled inside `{% autoescape true %}`: a call returns Markup (Jinja's `Markup(concat(buf))`). */
-  markup: boolean
 }
 
 export class Macro extends PyCallable implements HasAttributes {
@@ -198,7 +197,8 @@ export class Macro extends PyCallable implements HasAttributes {
     d.body(scope)
     const text = this.output.out
     this.output.out = saved
-    return d.markup ? new Markup(text) : text
+    // Markup when called where autoescape is on (Jinja decides at the call, not the definition).
+    return autoescapeNow() ? new Markup(text) : text
   }
 
   override repr(): string {
