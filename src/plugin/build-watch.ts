@@ -109,6 +109,11 @@ export class BuildWatch {
     return true
   }
 
+  /** A missing file a document reads under `sources.exclude`: its creation wakes the bundler (build-watcher.ts). */
+  watchMissing(file: string): void {
+    this.watcher?.watchMissing(file)
+  }
+
   ignoreOutput(dir: string): void {
     this.watcher?.ignore(dir)
   }

@@ -20,6 +20,7 @@ import path from 'node:path'
 import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { onProcessEnd } from '../host/process-end.js'
+import { isInsideFolder } from '../documents/project-paths.js'
 import { projectWatchIgnore } from '../sync/project-watcher.js'
 import { isWriteBackTemporary } from '../sync/write-back.js'
 
@@ -53,6 +54,12 @@ export interface BuildWatcher {
   wake(): void
   /** Never report changes at or under this folder (an output folder learnt late). */
   ignore(folder: string): void
+  /**
+   * Report the creation of this missing file although it lies under the exclusions (a document
+   * reads it by name: `sources.exclude` does not apply to reads): the folders on its way are
+   * watched, nothing else under the exclusions.
+   */
+  watchMissing(file: string): void
   close(): Promise<void>
 }
 
@@ -74,7 +81,13 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const isIgnoredDir = (absolute: string) => ignoredDirs.some((dir) => absolute === dir || absolute.startsWith(dir + path.sep))
   // The same exclusions as the command line's `watch` (reads `ignoredDirs` live: `ignore()` adds to it).
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
-  const ignored = (file: string, stats?: fs.Stats) => isWriteBackTemporary(file) || excluded(file, stats)
+  const missing = new Set<string>()
+  const onTheWay = (absolute: string) => [...missing].some((file) => file === absolute || file.startsWith(absolute + path.sep))
+  const ignored = (file: string, stats?: fs.Stats) => {
+    if (isWriteBackTemporary(file)) return true
+    if (missing.size > 0 && onTheWay(path.resolve(file))) return false
+    return excluded(file, stats)
+  }
   const watcher = watch(root, { ignoreInitial: true, ignored })
   const wake = () => {
     try {
@@ -129,6 +142,15 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
       const absolute = path.resolve(folder)
       // Never the project root itself: that would silence everything.
       if (absolute !== root && !ignoredDirs.includes(absolute)) ignoredDirs.push(absolute)
+    },
+    watchMissing(file) {
+      const absolute = path.resolve(file)
+      if (missing.has(absolute) || !isInsideFolder(root, absolute) || absolute === root) return
+      missing.add(absolute)
+      // chokidar skipped the excluded folders at its scan: add the nearest existing one again.
+      let folder = path.dirname(absolute)
+      while (folder !== root && !fs.existsSync(folder)) folder = path.dirname(folder)
+      watcher.add(folder)
     },
     async close() {
       if (timer) clearTimeout(timer)

@@ -33,6 +33,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const builds = new BuildSession(core)
   const documents = new DocumentServer(core, {
     transformed: (id) => builds.watch.transformed(id),
+    missingFile: (file) => builds.watch.watchMissing(file),
     replacedText: (file, code) => dev.replacedText(file, code),
   })
 

@@ -26,6 +26,7 @@
  *   mark); `hooks.replacedText(file, code)` answers for the dev server's write-backs.
  */
 import fs from 'node:fs'
+import path from 'node:path'
 import MagicString from 'magic-string'
 import { type InsituEngine, ownerQuery } from '../engine/engine.js'
 import { isJobFree } from '../engine/job-free.js'
@@ -36,6 +37,7 @@ import { locatedError, type ReportingContext, reportDiagnostics } from './diagno
 import { cleanId, isSkippedId, NON_TEXT_QUERY, RAW_QUERY } from './module-ids.js'
 import { isClosing, type PluginCore } from './plugin-core.js'
 import { watchTargets } from './watch-targets.js'
+import { fsPathOf } from '../resources/identifiers.js'
 
 export interface ServeContext extends ReportingContext {
   addWatchFile(id: string): void
@@ -44,6 +46,8 @@ export interface ServeContext extends ReportingContext {
 
 export interface ServeHooks {
   transformed(id: string): void
+  /** Build watch: a missing file a job read (its creation must start a rebuild). */
+  missingFile(file: string): void
   replacedText(file: string, code: string): boolean
 }
 
@@ -153,7 +157,12 @@ export class DocumentServer {
     if (!this.watching(context)) return
     const buildWatch = !this.core.serving
     for (const dependency of dependencies) {
-      for (const file of watchTargets(engine, dependency, buildWatch)) if (fs.existsSync(file)) context.addWatchFile(file)
+      const targets = watchTargets(engine, dependency, buildWatch)
+      for (const file of targets) if (fs.existsSync(file)) context.addWatchFile(file)
+      if (buildWatch && targets.length === 0 && dependency.startsWith('fs:file:')) {
+        const relative = fsPathOf(dependency.slice('fs:file:'.length))
+        if (relative) this.hooks.missingFile(path.resolve(engine.root, relative))
+      }
     }
   }
 }

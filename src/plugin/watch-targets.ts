@@ -13,7 +13,8 @@
  *   dependency waits for (a file created or deleted under an `fs:glob:` base or an `fs:dir:`,
  *   a missing `fs:file:` appearing) the plugin's own build watcher reports (build-watcher.ts:
  *   the whole project, minus `sources.exclude`, the output and write-back files), waking the
- *   bundler once.
+ *   bundler once (a missing `fs:file:` under `sources.exclude` too: serve-document.ts hands it
+ *   to that watcher, `watchMissing`).
  */
 import fs from 'node:fs'
 import path from 'node:path'

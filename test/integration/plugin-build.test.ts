@@ -814,6 +814,23 @@ describe('plain Rollup 4', () => {
     expect(ends()).toBeGreaterThanOrEqual(1)
   })
 
+  test('rollup.watch() rebuilds when a missing included file under sources.exclude is created (the plugin\'s own watcher looks there for it)', async () => {
+    // site/ is excluded by default: the walk and the watcher skip it, a read by name does not.
+    const root = copyProject({ git: true })
+    fs.mkdirSync(path.join(root, 'site'))
+    const doc = LATER_DOC.replace('../snippets/later/y.txt', '../site/version.txt')
+    fs.writeFileSync(path.join(root, 'docs/later.md'), doc)
+    fs.writeFileSync(path.join(root, 'later.js'), "import later from './docs/later.md?raw'\nexport { later }\n")
+    const { errors, watchFiles, output } = startRollupWatch(root, 'later.js', [insituForRollup(root), resolveQueries])
+    await expect.poll(() => errors.length, WAIT).toBe(1)
+    rememberPids()
+    expect(errors[0]?.message).toContain('file not found: site/version.txt')
+    fs.writeFileSync(path.join(root, 'site/unrelated.txt'), 'x\n') // excluded, read by nothing: no rebuild
+    fs.writeFileSync(path.join(root, 'site/version.txt'), 'written later\n')
+    await expect.poll(output, WAIT).toContain(rawDeclaration('later', doc.replace('-->\n', '-->\n\nwritten later\n\n')))
+    expect(watchFiles.at(-1)).toContain(path.join(root, 'site/version.txt'))
+  })
+
   test('rollup.watch(): changes the bundler does not report are still handled (a folder watch that ends, a watcher not ready yet)', async () => {
     const root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'docs/later.md'), LATER_DOC)
