@@ -58,11 +58,11 @@ export interface WriteRaceReport {
   staleRegions: number
   idleWrites: number
   /**
-   * The first few unsettled cycles, for the failure message: the text at the timeout, and how
-   * long after the timeout the host still settled the cycle by itself (null: not within
-   * LATE_SETTLE_MS more, stale for good), which tells a slow cycle from a missed change.
+   * The first few unsettled cycles, for the failure message: the text at the timeout, and for the
+   * first stale region, how long after the timeout the host still settled it by itself (null: not
+   * within LATE_SETTLE_MS more, stale for good), which tells a slow cycle from a missed change.
    */
-  failures: { cycle: number; text: string; settledLateByMs: number | null }[]
+  failures: { cycle: number; text: string; settledLateByMs?: number | null }[]
   /** Median milliseconds from the dependency change to a settled document. */
   medianSettleMs: number
 }
@@ -121,12 +121,16 @@ export async function runWriteRace(options: WriteRaceOptions): Promise<WriteRace
         continue
       }
       const text = readText(readme)
-      if (text.split('\n')[PROSE_LINE] !== prose) report.lostSaves++
+      const lost = text.split('\n')[PROSE_LINE] !== prose
+      if (lost) report.lostSaves++
       else report.staleRegions++
       if (report.failures.length < 5) {
+        // A stale region may still be written late; a lost save never comes back. Only the first
+        // stale failure is watched longer, so a bounded test's time budget holds.
+        const watchLate = !lost && !report.failures.some((failure) => failure.settledLateByMs !== undefined)
         const lateStart = performance.now()
-        const late = await until(isSettled, LATE_SETTLE_MS)
-        report.failures.push({ cycle, text, settledLateByMs: late ? Math.round(performance.now() - lateStart) : null })
+        const late = watchLate ? await until(isSettled, LATE_SETTLE_MS) : false
+        report.failures.push({ cycle, text, settledLateByMs: watchLate ? (late ? Math.round(performance.now() - lateStart) : null) : undefined })
       }
       // Start the next cycle from a settled document: the plugin must write it once more.
       fs.writeFileSync(readme, documentText(prose, '\n'))
