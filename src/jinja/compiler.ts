@@ -221,30 +221,15 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'autoescape': {
-        // Jinja decides at compile time when it can (a literal); otherwise at run time (its
-        // "volatile" mode): both bodies are compiled and the value picks one.
-        // The run-time value (eval-context.ts) is set either way: macros, caller() and the
-        // eval-context filters read it when they run.
+        // Jinja decides at compile time when it can (a literal); otherwise its "volatile" mode
+        // decides output escaping at run time. The run-time value (eval-context.ts) is set
+        // either way: macros, caller() and the eval-context filters read it when they run.
         if (stmt.enabled.kind === 'const') {
           const enabled = truthy(stmt.enabled.value)
-          const outer = this.autoescape
-          this.autoescape = enabled
-          let body: Run
-          try {
-            body = this.statements(stmt.body, false)
-          } finally {
-            this.autoescape = outer
-          }
+          const body = this.compiledWith('autoescape', enabled, stmt.body)
           return (scope, render) => withAutoescape(enabled, () => body(scope, render))
         }
-        const outerVolatile = this.volatileAutoescape
-        this.volatileAutoescape = true
-        let body: Run
-        try {
-          body = this.statements(stmt.body, false)
-        } finally {
-          this.volatileAutoescape = outerVolatile
-        }
+        const body = this.compiledWith('volatileAutoescape', true, stmt.body)
         const enabled = this.expr(stmt.enabled)
         return (scope, render) => withAutoescape(truthy(enabled(scope, render)), () => body(scope, render))
       }
@@ -352,6 +337,17 @@ class Compiler extends ExpressionCompiler {
     const exports: Scope = {}
     for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
     return new TemplateModule(compiled.name, exports, body)
+  }
+
+  /** Compiles `body` with one autoescape compile state set, restoring it after. */
+  private compiledWith(state: 'autoescape' | 'volatileAutoescape', value: boolean, body: Stmt[]): Run {
+    const outer = this[state]
+    this[state] = value
+    try {
+      return this.statements(body, false)
+    } finally {
+      this[state] = outer
+    }
   }
 
   private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[], line = 0): (render: RenderState) => MacroDefinition {
