@@ -33,21 +33,10 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { createJinjaEnvironment, relativeTo as pluginRelativeTo } from '../src/builtins/jinja.js'
 import { createJinjaEngine } from '../src/jinja/engine.js'
-import { tuple } from '../src/jinja/values.js'
-import { pythonFloat } from '../src/values/python-float.js'
 import { jinjaToJson, pythonJsonDumps } from '../src/values/python-json.js'
 import { benchArgs, cell, machineLine } from './measurements.js'
 import { writeSection } from './results-file.js'
-
-interface Case {
-  id: string
-  template: string
-  context: Record<string, unknown>
-  files?: Record<string, string>
-  renderer?: boolean
-  sql?: string[]
-  expected: { output: string } | { error: unknown }
-}
+import { CORPUS_LOCATION, type CorpusCase as Case, decodeCorpusValue as decode, readCorpus } from '../test/fixtures/jinja-conformance/corpus.js'
 
 interface Candidate {
   name: string
@@ -56,25 +45,8 @@ interface Candidate {
   render(files: Record<string, string>, context: Record<string, unknown>, sql?: boolean): string
 }
 
-const CORPUS = path.join(import.meta.dirname, '../test/fixtures/jinja-conformance/corpus.json')
-const LOCATION = { path: 'docs/guide/a.md', directory: 'docs/guide', root: '../..', depth: 2 }
+const LOCATION = CORPUS_LOCATION
 const RELATIVE_BASE = '/srv/project/templates'
-
-function decode(value: unknown, plain: boolean): unknown {
-  if (Array.isArray(value)) return value.map((item) => decode(item, plain))
-  if (value !== null && typeof value === 'object') {
-    const tagged = value as Record<string, unknown>
-    if ('$float' in tagged) return plain ? (tagged.$float as number) : pythonFloat(tagged.$float as number)
-    if ('$int' in tagged) return plain ? Number(tagged.$int) : BigInt(tagged.$int as string)
-    if ('$tuple' in tagged) {
-      const items = (tagged.$tuple as unknown[]).map((item) => decode(item, plain))
-      return plain ? items : tuple(items)
-    }
-    if ('$special' in tagged) return tagged.$special === 'nan' ? NaN : tagged.$special === 'inf' ? Infinity : -Infinity
-    return Object.fromEntries(Object.entries(tagged).map(([key, item]) => [key, decode(item, plain)]))
-  }
-  return value
-}
 
 function rowsOf(value: unknown): unknown[] {
   if (Array.isArray(value)) return value.map((item) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? item : { value: item }))
@@ -340,7 +312,7 @@ const option = (name: string): string | undefined => argv.find((arg) => arg.star
 const candidatesFolder = option('candidates')
 const baseline = option('baseline')
 const { runs } = benchArgs(argv.filter((arg) => !arg.startsWith('--candidates=') && !arg.startsWith('--baseline=')), 30)
-const corpus = JSON.parse(fs.readFileSync(CORPUS, 'utf8')) as { jinja2: string; cases: Case[] }
+const corpus = readCorpus()
 const own = ownEngine()
 const engines = [own, ...loadCandidates(candidatesFolder)]
 const listContext = { rows: workloadRows(5000), this: LOCATION }

@@ -16,45 +16,11 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createJinjaEnvironment, createJinjaRenderer } from '../../src/builtins/jinja.js'
 import { loadSqlModels } from '../../src/documents/sql-models.js'
-import { pythonFloat } from '../../src/values/python-float.js'
 import type { Location } from '../../src/protocol/schemas.js'
+import { CORPUS_LOCATION, type CorpusCase as Case, decodeCorpusValue as decode, readCorpus } from '../fixtures/jinja-conformance/corpus.js'
 
-interface Case {
-  id: string
-  template: string
-  context: Record<string, unknown>
-  files?: Record<string, string>
-  renderer?: boolean
-  /** An SQL model case: the models it refs. */
-  sql?: string[]
-  expected: { output: string } | { error: { file: string; line: number; type: string; message: string } }
-}
-
-const CORPUS_FILE = path.join(import.meta.dirname, '../fixtures/jinja-conformance/corpus.json')
-const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8')) as { jinja2: string; cases: Case[] }
-const LOCATION: Location = { path: 'docs/guide/a.md', directory: 'docs/guide', root: '../..', depth: 2 }
-
-/** Tuples are marked by the engine's own helper when it exists (old engines: plain arrays). */
-let makeTuple: (items: unknown[]) => unknown[] = (items) => items
-try {
-  const values = (await import('../../src/jinja/values.js')) as { tuple?: (items: unknown[]) => unknown[] }
-  if (values.tuple) makeTuple = values.tuple
-} catch {
-  // an engine without the value model (nunjucks): tuples stay arrays
-}
-
-function decode(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(decode)
-  if (value !== null && typeof value === 'object') {
-    const tagged = value as Record<string, unknown>
-    if ('$float' in tagged) return pythonFloat(tagged.$float as number)
-    if ('$int' in tagged) return BigInt(tagged.$int as string)
-    if ('$tuple' in tagged) return makeTuple((tagged.$tuple as unknown[]).map(decode))
-    if ('$special' in tagged) return tagged.$special === 'nan' ? NaN : tagged.$special === 'inf' ? Infinity : -Infinity
-    return Object.fromEntries(Object.entries(tagged).map(([key, item]) => [key, decode(item)]))
-  }
-  return value
-}
+const corpus = readCorpus()
+const LOCATION: Location = CORPUS_LOCATION
 
 const folders: string[] = []
 afterAll(() => {
