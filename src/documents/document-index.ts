@@ -36,7 +36,8 @@
  *   added/removed/changed kind (`entriesChanged`), or a document added/removed or changed in
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
  *   or an edit inside a generated region body (bodies are blanked) update
- *   `content_hash`/`mtime_ns`/`size` but report false.
+ *   `content_hash`/`mtime_ns`/`size` but report false. `changedColumns`: which columns of
+ *   `documents` changed, when every changed row kept its path (see the interface).
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
@@ -54,6 +55,7 @@ import {
   readFileState,
   sameProjection,
 } from './document-record.js'
+import { addChangedColumns } from './changed-columns.js'
 import { errorCode, isMissing } from './fs-errors.js'
 import {
   ensureSchema,
@@ -103,10 +105,11 @@ export interface ProjectionChange {
   /** A row of `entries` (every file and folder walked) was added, removed or changed kind. */
   entriesChanged: boolean
   /**
-   * Every `documents` row that changed kept its path, title and front matter: only `body`
-   * changed (a prose edit). False when nothing changed or anything else did.
+   * When every `documents` row that changed kept its path: the columns whose value changed in
+   * some row (changed-columns.ts; a prose edit: `body` and `content_hash`). Undefined when
+   * nothing changed, or a row appeared or went, or the view's columns changed.
    */
-  bodiesOnly: boolean
+  changedColumns: ReadonlySet<string> | undefined
 }
 
 interface Changes {
@@ -163,8 +166,11 @@ export class DocumentIndex {
   private keysMayHaveChanged = false
   /** Documents whose projection changed since `documents`' stored columns were last brought in step ('all': too many to do one by one). */
   private stale: Set<string> | 'all' = new Set()
-  /** Since the current refresh began: a document row changed in more than its `body` (or appeared, or went). */
-  private beyondBodies = false
+  /**
+   * Since the current refresh began: the `documents` columns whose value changed in a row that
+   * kept its path; null once a row appeared or went or the view's columns changed.
+   */
+  private changedColumns: Set<string> | null = new Set()
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -205,7 +211,7 @@ export class DocumentIndex {
 
   refresh(events: readonly DocumentEvent[]): ProjectionChange {
     this.assertOpen()
-    this.beyondBodies = false
+    this.changedColumns = new Set()
     // A path leaving the root (`..`) is not the index's business.
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
@@ -224,8 +230,8 @@ export class DocumentIndex {
       if (documents) this.refreshView()
       return { entriesChanged: entries, documentsChanged: documents }
     })())
-    const bodiesOnly = documentsChanged && !this.beyondBodies
-    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, bodiesOnly }
+    const changedColumns = documentsChanged && this.changedColumns !== null ? this.changedColumns : undefined
+    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, changedColumns }
   }
 
   /** Project-relative paths of every indexed document, sorted. */
@@ -462,7 +468,7 @@ export class DocumentIndex {
     removed += this.statement(`delete from ${table} where path >= ? and path < ?`).run(`${base}/`, `${base}0`).changes
     if (documents && removed > 0) {
       this.keysMayHaveChanged = true
-      this.beyondBodies = true
+      this.changedColumns = null
       this.markStale()
     }
     return removed > 0
@@ -501,7 +507,7 @@ export class DocumentIndex {
     const deleted = this.statement('delete from _documents where path = ?').run(relPath).changes > 0
     if (deleted) {
       this.keysMayHaveChanged = true // it may have been the last document with a key
-      this.beyondBodies = true
+      this.changedColumns = null
       this.markStale(relPath)
     }
     return deleted
@@ -558,7 +564,8 @@ export class DocumentIndex {
     const changed = !stored || !sameProjection(stored, record)
     if (changed) {
       this.markStale(relPath)
-      if (!stored || stored.title !== record.title || stored.frontmatter !== record.frontmatter) this.beyondBodies = true
+      const columns = this.changedColumns
+      if (!stored || (columns !== null && !addChangedColumns(this.db, stored, record, columns))) this.changedColumns = null
     }
     return changed
   }
@@ -576,6 +583,7 @@ export class DocumentIndex {
       if (keys.length !== this.viewKeys.length || keys.some((key, i) => key !== this.viewKeys[i])) {
         this.viewKeys = keys
         this.stale = 'all'
+        this.changedColumns = null
       }
     }
     const stale = this.stale

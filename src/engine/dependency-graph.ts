@@ -39,10 +39,11 @@ export interface ProjectionChanges {
   /** Git metadata changed. */
   git: boolean
   /**
-   * Every `documents` row that changed changed only in `body` (the job memo then re-checks only
-   * jobs whose queries can read it). @default false
+   * With `documents`: the `documents` columns that changed, when every changed row kept its
+   * path (the job memo then re-checks only jobs whose queries can read one of them).
+   * @default undefined (any column may have changed)
    */
-  bodiesOnly?: boolean
+  columns?: ReadonlySet<string>
 }
 
 interface GlobEntry {

@@ -197,7 +197,11 @@ export class InsituEngine {
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
       // Jobs read through recording views: the memo fingerprints what each job saw.
       let memo: JobMemo | undefined
-      const recordingIndex = recordQueries(index, (sql, params, rows) => memo?.recordQuery(sql, params, rows))
+      const recordingIndex = recordQueries(
+        index,
+        (sql, params, rows, hash) => memo?.recordQuery(sql, params, rows, hash),
+        (sql, params) => memo?.takeCheckedRows(sql, params),
+      )
       const resolve = recordReads(createResourceResolver({ ...resolverContext, index: recordingIndex }), (identifier, location, read) =>
         memo?.recordRead(identifier, location, read),
       )
@@ -427,10 +431,10 @@ export class InsituEngine {
       const relPath = this.relativePath(absolute)
       if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
     }
-    const { projectionChanged, documentsChanged, entriesChanged, bodiesOnly } =
+    const { projectionChanged, documentsChanged, entriesChanged, changedColumns } =
       projectEvents.length > 0
         ? this.index.refresh(projectEvents)
-        : { projectionChanged: false, documentsChanged: false, entriesChanged: false, bodiesOnly: false }
+        : { projectionChanged: false, documentsChanged: false, entriesChanged: false, changedColumns: undefined }
     for (const log of this.inFlight) {
       for (const event of projectEvents) log.events.push(event) // no spread: batches can be huge
       log.documents ||= documentsChanged
@@ -438,7 +442,7 @@ export class InsituEngine {
       log.git ||= gitChanged
     }
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
-    this.memo.noteChanges(projectEvents, { ...changes, bodiesOnly })
+    this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns })
     const owners = this.graph.affected(projectEvents, changes)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)

@@ -3,9 +3,11 @@
  * memo with its persistent store.
  *
  * Contract:
- * - `recordReads(resolve, onRead)` / `recordQueries(index, onQuery)` return a resolver / an
- *   index view that behave exactly like the originals and report every read (value or
- *   failure) and every query (with its rows) first.
+ * - `recordReads(resolve, onRead)` / `recordQueries(index, onQuery, checkedRows)` return a
+ *   resolver / an index view that behave exactly like the originals and report every read
+ *   (value or failure) and every query (with its rows) first. `checkedRows(sql, params)` may
+ *   supply a query's current rows and their fingerprint (the job memo's `takeCheckedRows`: a
+ *   check that just ran the same query) instead of running it again.
  * - `createJobMemo(setup)` fingerprints each extension's program once, opens the job store
  *   `jobStoreFile` (`<state folder>/vite-plugin-insitu/jobs.db`) when given (header: plugin version, config
  *   fingerprint with paths relative to the root, so a copy of the project keeps its cache,
@@ -45,12 +47,14 @@ export function recordReads(
 
 export function recordQueries(
   index: DocumentIndex,
-  onQuery: (sql: string, params: Record<string, unknown>, rows: unknown) => void,
+  onQuery: (sql: string, params: Record<string, unknown>, rows: unknown, hash: string | undefined) => void,
+  checkedRows: (sql: string, params: Record<string, unknown>) => { rows: unknown[]; hash: string } | undefined = () => undefined,
 ): DocumentIndex {
   const view = Object.create(index) as DocumentIndex
   view.query = (sql, params = {}) => {
-    const rows = index.query(sql, params)
-    onQuery(sql, params, rows)
+    const checked = checkedRows(sql, params)
+    const rows = (checked?.rows as Record<string, unknown>[] | undefined) ?? index.query(sql, params)
+    onQuery(sql, params, rows, checked?.hash)
     return rows
   }
   view.prepareError = (sql) => index.prepareError(sql)

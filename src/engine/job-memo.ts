@@ -19,8 +19,12 @@
  *    whose options name `insitu_path` hears every query; concurrent jobs of one location hear
  *    each other's: safe); a change of the index re-runs only jobs whose queries now return
  *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1). When the rows that
- *    changed changed only in `body` (a prose edit), only jobs whose recorded queries can read
- *    it (`body`, `*` other than `count(*)`, `_documents`; or no recorded query) are suspect.
+ *    changed kept their paths, only jobs whose recorded queries can read a column that changed
+ *    (query-columns.ts; a prose edit changes `body` and `content_hash`, a title edit `title`,
+ *    `frontmatter` and `content_hash`), or that recorded no query, are suspect; checking one
+ *    re-runs only its queries that can read a column changed since their hashes were current
+ *    (the others return the same rows), and a query found changed hands its rows to the job
+ *    that runs next (`takeCheckedRows`), so a changed query runs once, not twice.
  * 3. Git: a git metadata change makes every `git://` reader suspect; its values decide.
  * 4. Extension identity: an extension invoked while the job ran must still run the same
  *    program (manifest, command, files) in the same process; a restarted or changed extension
@@ -46,6 +50,7 @@ import { fsPathOf } from '../resources/identifiers.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import type { JobStore } from './job-store.js'
+import { queryMayReadColumns } from './query-columns.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -111,6 +116,8 @@ interface MemoEntry extends StoredEntry {
   touches: number
   /** Every dependency has a fingerprint (else memory only, dropped when suspect). */
   complete: boolean
+  /** `indexGeneration` when the recorded query hashes were last known current (-1: unknown). */
+  indexSeen: number
 }
 
 /** What one running job saw (reads of concurrent jobs at its location included). */
@@ -128,6 +135,8 @@ interface Recorder {
 const CONFLICT = 'conflict'
 const RESOURCE = 'resource'
 const QUERIES = 'queries'
+/** How many recent index changes say which columns they changed (an entry checked before those is checked in full). */
+const MAX_INDEX_CHANGES = 256
 /** A file modified this close to (or after) a job's start may differ from what the job read. */
 const UNSETTLED_MS = 20
 
@@ -144,8 +153,16 @@ export class JobMemo {
   private readonly pending = new Map<string, Promise<{ outcome: JobOutcome; reused: boolean }>>()
   /** Fingerprints and query hashes of the current state; cleared on every change. */
   private readonly current = new Map<string, Promise<string>>()
+  /**
+   * Rows a check ran whose hash differed from the entry's (its job is about to run the same
+   * query): handed once to the first job that runs it before the next change (`takeCheckedRows`).
+   */
+  private readonly checkedRows = new Map<string, { rows: unknown[]; hash: string }>()
   /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
   private generation = 0
+  /** Counts changes of the index's rows; `indexChanges` says which columns the recent ones changed (null: any). */
+  private indexGeneration = 0
+  private readonly indexChanges: { at: number; columns: ReadonlySet<string> | null }[] = []
 
   constructor(private readonly context: JobMemoContext) {}
 
@@ -188,18 +205,34 @@ export class JobMemo {
     }
   }
 
-  /** Index queries, recorded for the jobs running at their `:insitu_path` (all when it has none). */
-  recordQuery(sql: string, params: Record<string, unknown>, rows: unknown): void {
+  /**
+   * Index queries, recorded for the jobs running at their `:insitu_path` (all when it has none).
+   * `hash`: the rows' fingerprint when known (rows from `takeCheckedRows`).
+   */
+  recordQuery(sql: string, params: Record<string, unknown>, rows: unknown, hash?: string): void {
     if (this.running.size === 0) return
     const at = params.insitu_path
     const recorders = typeof at === 'string' ? [...(this.runningAt.get(at) ?? []), ...this.hearingAllQueries] : [...this.running]
     if (recorders.length === 0) return
-    const query = { sql, params, hash: fingerprintValue(rows) }
+    const query = { sql, params, hash: hash ?? fingerprintValue(rows) }
     const key = queryKey(sql, params)
     for (const recorder of recorders) {
       const seen = recorder.queries.get(key)
       recorder.queries.set(key, seen && seen.hash !== query.hash ? { ...query, hash: CONFLICT } : query)
     }
+  }
+
+  /**
+   * The current rows of a query a check just ran and found changed, with their fingerprint, or
+   * undefined: each such result is handed out once (a job may keep or change what it gets), and
+   * none survives a change (`noteChanges`), so they are always the index's current rows.
+   */
+  takeCheckedRows(sql: string, params: Record<string, unknown>): { rows: unknown[]; hash: string } | undefined {
+    if (this.checkedRows.size === 0) return undefined
+    const key = queryKey(sql, params)
+    const checked = this.checkedRows.get(key)
+    if (checked) this.checkedRows.delete(key)
+    return checked
   }
 
   /** An extension was invoked: every running job may depend on it. */
@@ -212,18 +245,26 @@ export class JobMemo {
     if (events.length === 0 && !changes.documents && !changes.entries && !changes.git) return
     this.generation++
     this.current.clear()
+    this.checkedRows.clear()
+    if (changes.documents || changes.entries) {
+      const columns = changes.documents && !changes.entries && changes.columns ? new Set(changes.columns) : null
+      this.indexChanges.push({ at: ++this.indexGeneration, columns })
+      if (this.indexChanges.length > MAX_INDEX_CHANGES) this.indexChanges.shift()
+    }
     for (const recorder of this.running) {
       for (const event of events) recorder.events.push(event)
       recorder.changes.documents ||= changes.documents
       recorder.changes.entries ||= changes.entries ?? false
       recorder.changes.git ||= changes.git
     }
-    const bodiesOnly = changes.documents && changes.bodiesOnly === true
-    const keys = this.graph.affected(events, bodiesOnly ? { ...changes, documents: false } : changes)
-    if (bodiesOnly) {
+    // Rows that kept their paths and changed only in some columns: only jobs whose queries can
+    // read one of those are suspect (a job with no recorded query: unknown, so suspect).
+    const columns = changes.documents ? changes.columns : undefined
+    const keys = this.graph.affected(events, columns ? { ...changes, documents: false } : changes)
+    if (columns) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
         const entry = this.entries.get(key)
-        if (!entry || mayReadBodies(entry.queries)) keys.add(key)
+        if (!entry || entry.queries.length === 0 || entry.queries.some((query) => queryMayReadColumns(query.sql, columns))) keys.add(key)
       }
     }
     for (const key of keys) {
@@ -251,6 +292,7 @@ export class JobMemo {
   private async invoke(key: string, spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<JobOutcome> {
     this.drop(key)
     this.stats.jobsRun++
+    const indexSeen = this.indexGeneration
     const recorder: Recorder = {
       path: spec.location.path,
       startedAt: Date.now(),
@@ -266,7 +308,7 @@ export class JobMemo {
     try {
       outcome = await invoke()
       this.graph.set(key, outcome.dependencies)
-      entry = await this.entryOf(spec, outcome, recorder) // still hearing changes meanwhile
+      entry = await this.entryOf(spec, outcome, recorder, indexSeen) // still hearing changes meanwhile
     } finally {
       this.stopListening(recorder)
     }
@@ -297,7 +339,7 @@ export class JobMemo {
     if (at?.size === 0) this.runningAt.delete(recorder.path)
   }
 
-  private async entryOf(spec: JobSpec, outcome: JobOutcome, recorder: Recorder): Promise<MemoEntry> {
+  private async entryOf(spec: JobSpec, outcome: JobOutcome, recorder: Recorder, indexSeen: number): Promise<MemoEntry> {
     const fingerprints: [string, string][] = []
     let complete = true
     for (const dependency of outcome.dependencies) {
@@ -313,7 +355,7 @@ export class JobMemo {
       if (!identity) complete = false
       else extensions.push({ name, ...identity })
     }
-    return { location: spec.location, outcome, fingerprints, queries, extensions, suspect: false, touches: 0, complete }
+    return { location: spec.location, outcome, fingerprints, queries, extensions, suspect: false, touches: 0, complete, indexSeen }
   }
 
   /** A dependency's fingerprint as the job saw it, or undefined when unknown. */
@@ -343,9 +385,11 @@ export class JobMemo {
     // (An entry in memory hears the changes of its own dependencies; a loaded one, any change.)
     const inMemory = this.entries.get(key) === entry
     const before = inMemory ? entry.touches : this.generation
+    const indexAtStart = this.indexGeneration
     const valid = entry.complete && this.sameExtensions(entry) && (await this.sameFingerprints(entry))
     if (valid && before === (inMemory ? entry.touches : this.generation)) {
       entry.suspect = false
+      entry.indexSeen = indexAtStart
       for (const use of entry.extensions) use.runtime ??= this.context.extension(use.name)?.runtime
       if (!this.entries.has(key)) {
         this.entries.set(key, entry)
@@ -361,7 +405,7 @@ export class JobMemo {
     const stored = this.context.store?.get(key) as StoredEntry | undefined
     if (!stored || !Array.isArray(stored.fingerprints) || !Array.isArray(stored.queries) || !stored.outcome) return undefined
     const extensions = stored.extensions.map((e) => ({ ...e, runtime: undefined }))
-    return { ...stored, extensions, suspect: true, touches: 0, complete: true }
+    return { ...stored, extensions, suspect: true, touches: 0, complete: true, indexSeen: -1 }
   }
 
   private persist(key: string, entry: MemoEntry): void {
@@ -392,10 +436,30 @@ export class JobMemo {
       if (fingerprint === RESOURCE || fingerprint === QUERIES) continue
       if ((await this.fingerprintNow(dependency, entry.location)) !== fingerprint) return false
     }
+    // A query that cannot read any column changed since its hash was current returns the same rows.
+    const columns = this.columnsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
+      if (columns !== null && !queryMayReadColumns(query.sql, columns)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }
     return true
+  }
+
+  /**
+   * The `documents` columns the index's changes after generation `seen` changed, or null when
+   * any may have (rows appeared or went, `entries` changed, `seen` unknown or too long ago).
+   */
+  private columnsChangedSince(seen: number): ReadonlySet<string> | null {
+    if (seen === this.indexGeneration) return new Set()
+    const oldest = this.indexChanges[0]
+    if (seen < 0 || oldest === undefined || oldest.at > seen + 1) return null
+    const columns = new Set<string>()
+    for (const change of this.indexChanges) {
+      if (change.at <= seen) continue
+      if (change.columns === null) return null
+      for (const column of change.columns) columns.add(column)
+    }
+    return columns
   }
 
   /** The dependency's fingerprint in the current state (`fresh`: not from an earlier look). */
@@ -417,7 +481,10 @@ export class JobMemo {
     let hash = this.current.get(key)
     if (!hash) {
       try {
-        hash = Promise.resolve(fingerprintValue(this.context.query(query.sql, query.params)))
+        const rows = this.context.query(query.sql, query.params)
+        const now = fingerprintValue(rows)
+        if (now !== query.hash) this.checkedRows.set(queryKey(query.sql, query.params), { rows, hash: now })
+        hash = Promise.resolve(now)
       } catch (error) {
         hash = Promise.resolve(fingerprintFailure(error))
       }
@@ -425,19 +492,6 @@ export class JobMemo {
     }
     return hash
   }
-}
-
-/**
- * Whether any of the queries can see a `body` (conservatively, by their text): the column by
- * name, any `*` but `count(*)`, or the `_documents` table. No query at all: unknown, so yes.
- */
-function mayReadBodies(queries: readonly RecordedQuery[]): boolean {
-  if (queries.length === 0) return true
-  return queries.some((query) => {
-    // `count(*)` reads no column; nor does the `select *` around a model's own result.
-    const sql = query.sql.replace(/count\s*\(\s*\*\s*\)/gi, '').replace(/select\s+\*\s+from\s+__insitu_result\b/gi, '')
-    return sql.includes('*') || /\bbody\b|\b_documents\b/i.test(sql)
-  })
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

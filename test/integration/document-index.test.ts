@@ -196,14 +196,15 @@ describe('refresh', () => {
   it('tells a change of the documents view from a change of the entries listing', () => {
     const change = (type: 'create' | 'update' | 'delete', rel: string) => index.refresh([{ type, path: rel }])
     write('assets/logo.svg', '<svg/>')
-    expect(change('create', 'assets/logo.svg')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, bodiesOnly: false })
+    expect(change('create', 'assets/logo.svg')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, changedColumns: undefined })
     write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: doing\n---\n# Alpha\n')
-    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: false, bodiesOnly: false })
+    const statusChange = new Set(['status', 'frontmatter', 'content_hash'])
+    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: false, changedColumns: statusChange })
     write('tasks/gamma.md', '# Gamma\n')
-    expect(change('create', 'tasks/gamma.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: true, bodiesOnly: false })
+    expect(change('create', 'tasks/gamma.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined })
     fs.rmSync(path.join(root, 'assets'), { recursive: true })
-    expect(change('delete', 'assets')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, bodiesOnly: false })
-    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: false, documentsChanged: false, entriesChanged: false, bodiesOnly: false })
+    expect(change('delete', 'assets')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, changedColumns: undefined })
+    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: false, documentsChanged: false, entriesChanged: false, changedColumns: undefined })
   })
 
   it('reports no change for a rewrite with identical bytes', () => {
@@ -500,23 +501,45 @@ describe('the documents table', () => {
   })
 })
 
-describe('refresh: bodiesOnly', () => {
-  it('is true only when every changed document row changed in its body alone', () => {
-    write('tasks/a.md', '---\ntitle: A\nstatus: open\n---\n# A\n')
-    write('tasks/b.md', '---\ntitle: B\n---\n# B\n')
+describe('refresh: changedColumns', () => {
+  const columnsOf = (index: DocumentIndex, rel: string) => {
+    const change = index.refresh([{ type: 'update', path: rel }])
+    return change.changedColumns === undefined ? undefined : [...change.changedColumns].sort()
+  }
+
+  it('names the columns whose value changed while every changed row kept its path', () => {
+    write('tasks/a.md', '---\ntitle: A\nstatus: open\npoints: 1\nbig: 9007199254740993\n---\n# A\n')
+    write('tasks/b.md', '---\ntitle: B\nbig: 1\n---\n# B\n')
     const index = createIndex()
     index.rebuild()
-    write('tasks/a.md', '---\ntitle: A\nstatus: open\n---\n# A, longer\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/a.md' }])).toMatchObject({ documentsChanged: true, bodiesOnly: true })
-    write('tasks/a.md', '---\ntitle: A\nstatus: done\n---\n# A, longer\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/a.md' }])).toMatchObject({ documentsChanged: true, bodiesOnly: false })
-    write('tasks/a.md', '---\ntitle: A2\nstatus: done\n---\n# A, longer\n')
-    write('tasks/b.md', '---\ntitle: B\n---\n# B, longer\n')
-    expect(index.refresh([{ type: 'update', path: 'tasks/a.md' }, { type: 'update', path: 'tasks/b.md' }])).toMatchObject({ bodiesOnly: false })
+    write('tasks/a.md', '---\ntitle: A\nstatus: open\npoints: 1\nbig: 9007199254740993\n---\n# A, longer\n')
+    expect(columnsOf(index, 'tasks/a.md')).toEqual(['body', 'content_hash'])
+    write('tasks/a.md', '---\ntitle: A\nstatus: done\npoints: 1\nbig: 9007199254740993\n---\n# A, longer\n')
+    expect(columnsOf(index, 'tasks/a.md')).toEqual(['content_hash', 'frontmatter', 'status'])
+    // 1 and 1.0 are different values to SQL (integer and real); big integers compare exactly.
+    write('tasks/a.md', '---\ntitle: A\nstatus: done\npoints: 1.0\nbig: 9007199254740992\n---\n# A, longer\n')
+    expect(columnsOf(index, 'tasks/a.md')).toEqual(['big', 'content_hash', 'frontmatter', 'points'])
+    // A title from the front matter is the `title` column and a key of its own; a key that goes is named.
+    write('tasks/a.md', '---\ntitle: A2\nstatus: done\npoints: 1.0\n---\n# A, longer\n')
+    expect(columnsOf(index, 'tasks/a.md')).toEqual(['big', 'content_hash', 'frontmatter', 'title'])
+    write('tasks/a.md', '---\ntitle: A2\nstatus: done\npoints: 1.0\n---\n# A, longer\n')
+    write('tasks/b.md', '---\ntitle: B\nbig: 1\n---\n# B, longer\n')
+    write('tasks/a.md', '---\ntitle: A3\nstatus: done\npoints: 1.0\n---\n# A, longer\n')
+    const both = index.refresh([{ type: 'update', path: 'tasks/a.md' }, { type: 'update', path: 'tasks/b.md' }])
+    expect([...(both.changedColumns ?? [])].sort()).toEqual(['body', 'content_hash', 'frontmatter', 'title'])
+  })
+
+  it('is undefined when nothing changed, a row appeared or went, or the view gained a column', () => {
+    write('tasks/a.md', '---\ntitle: A\nstatus: open\n---\n# A\n')
+    const index = createIndex()
+    index.rebuild()
+    expect(index.refresh([{ type: 'update', path: 'tasks/a.md' }])).toMatchObject({ documentsChanged: false, changedColumns: undefined })
     write('tasks/c.md', '# C\n')
-    expect(index.refresh([{ type: 'create', path: 'tasks/c.md' }])).toMatchObject({ documentsChanged: true, bodiesOnly: false })
+    expect(index.refresh([{ type: 'create', path: 'tasks/c.md' }])).toMatchObject({ documentsChanged: true, changedColumns: undefined })
     remove('tasks/c.md')
-    expect(index.refresh([{ type: 'delete', path: 'tasks/c.md' }])).toMatchObject({ documentsChanged: true, bodiesOnly: false })
-    expect(index.refresh([{ type: 'update', path: 'tasks/b.md' }])).toMatchObject({ documentsChanged: false, bodiesOnly: false })
+    expect(index.refresh([{ type: 'delete', path: 'tasks/c.md' }])).toMatchObject({ documentsChanged: true, changedColumns: undefined })
+    write('tasks/a.md', '---\ntitle: A\nstatus: open\nowner: ann\n---\n# A\n')
+    expect(index.refresh([{ type: 'update', path: 'tasks/a.md' }])).toMatchObject({ documentsChanged: true, changedColumns: undefined })
+    expect(index.query("select owner from documents where path = 'tasks/a.md'", {})).toEqual([{ owner: 'ann' }])
   })
 })

@@ -185,6 +185,42 @@ describe('job memo', () => {
     expect(queries.filter((sql) => !sql.includes('length(body)'))).toEqual([])
   })
 
+  it('after a title edit, re-checks only queries that can read a changed column, and runs each once', async () => {
+    const root = settledProject()
+    fs.writeFileSync(path.join(root, 'insitu/models/status_counts.sql'), "select status, count(*) as n from documents where path like 'tasks/%' group by status order by status\n")
+    // Both regions run at one location: each job's record also holds the other's query.
+    fs.writeFileSync(
+      path.join(root, 'docs/both.md'),
+      '# Both\n\n<!-- insitu:begin sql\nid = "titles"\nmodel = "all_tasks"\n-->\n<!-- insitu:end -->\n\n' +
+        '<!-- insitu:begin sql\nid = "counts"\nmodel = "status_counts"\n-->\n<!-- insitu:end -->\n',
+    )
+    const past = new Date(Date.now() - 60_000)
+    for (const rel of ['insitu/models/status_counts.sql', 'docs/both.md']) fs.utimesSync(path.join(root, rel), past, past)
+    const engine = await start(root)
+    const before = (await render(engine, 'docs/both.md')).text
+    const queries: string[] = []
+    const query = engine.index.query.bind(engine.index)
+    engine.index.query = (sql, params) => {
+      queries.push(sql)
+      return query(sql, params)
+    }
+    editFile(root, 'tasks/beta.md', 'title: Beta', 'title: Beta, renamed')
+    engine.affected([update(root, 'tasks/beta.md')])
+    let after = ''
+    expect(await jobsRunBy(engine, async () => (after = (await render(engine, 'docs/both.md')).text))).toBe(1)
+    expect(after).toBe(before.replace('| Beta |', '| Beta, renamed |'))
+    // The titles query ran once (the check's rows went to the job); the status counts never.
+    expect(queries.filter((sql) => sql.includes('all_tasks') || sql.includes('title, status, path'))).toHaveLength(1)
+    expect(queries.filter((sql) => sql.includes('count(*)'))).toEqual([])
+
+    queries.length = 0
+    editFile(root, 'tasks/beta.md', 'status: done', 'status: doing')
+    engine.affected([update(root, 'tasks/beta.md')])
+    expect(await jobsRunBy(engine, async () => (after = (await render(engine, 'docs/both.md')).text))).toBe(2)
+    expect(after).toContain('| doing | 1 |')
+    expect(queries.filter((sql) => sql.includes('count(*)'))).toHaveLength(1)
+  })
+
   it('re-runs a git reader after a commit, and nothing else', async () => {
     const root = settledProject({ git: true })
     const engine = await start(root)

@@ -1,0 +1,39 @@
+/** Which recorded queries can read a change of some `documents` columns (src/engine/query-columns.ts). */
+import { describe, expect, it } from 'vitest'
+import { queryMayReadColumns } from '../../src/engine/query-columns.js'
+
+const reads = (sql: string, ...columns: string[]) => queryMayReadColumns(sql, columns)
+
+describe('queryMayReadColumns', () => {
+  it('finds a column named in any spelling SQLite accepts, and not inside a longer name', () => {
+    expect(reads("select title from documents where path like 'tasks/%'", 'title')).toBe(true)
+    expect(reads('select "Title" from documents', 'title')).toBe(true)
+    expect(reads('select [title], d.status from documents d', 'status')).toBe(true)
+    expect(reads('select `TITLE` from documents', 'title')).toBe(true)
+    expect(reads('select subtitle, title_x, status_mix from documents', 'title', 'status')).toBe(false)
+    expect(reads('select "due date" from documents', 'due date')).toBe(true)
+    expect(reads('select größe from documents', 'größe')).toBe(true)
+    expect(reads('select xgröße from documents', 'größe')).toBe(false)
+  })
+
+  it('takes a star, a natural join or the tables behind the view as reading everything', () => {
+    expect(reads('select * from documents', 'title')).toBe(true)
+    expect(reads('select d.* from documents d', 'title')).toBe(true)
+    expect(reads('select priority * 2 from documents', 'title')).toBe(true)
+    expect(reads('select count(*) from documents natural join entries', 'title')).toBe(true)
+    expect(reads('select count(*) from _documents', 'title')).toBe(true)
+    expect(reads('select count(*) from _document_columns', 'title')).toBe(true)
+  })
+
+  it('reads nothing through count(*) or the wrapper around a model', () => {
+    expect(reads("select status, count( * ) as n from documents where path like 'tasks/%' group by status", 'title', 'body')).toBe(false)
+    expect(reads('with __insitu_result as (select path from documents) select * from __insitu_result', 'title')).toBe(false)
+    expect(reads('with __insitu_result as (select path from documents) SELECT * FROM __insitu_result', 'path')).toBe(true)
+  })
+
+  it('takes a name SQL would spell with doubled quotes, or an empty one, as read', () => {
+    expect(reads('select path from documents', 'say "hi"')).toBe(true)
+    expect(reads('select path from documents', "it's")).toBe(true)
+    expect(reads('select path from documents', '')).toBe(true)
+  })
+})
