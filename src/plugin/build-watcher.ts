@@ -57,11 +57,15 @@ export interface BuildWatcher {
   /**
    * Report the creation of this missing file although it lies under the exclusions (a document
    * reads it by name: `sources.exclude` does not apply to reads): the folders on its way are
-   * watched, nothing else under the exclusions.
+   * watched, nothing else under the exclusions; the file is looked for again 0.3 s and 1.5 s
+   * later (one created before chokidar set the watch up is reported by no event).
    */
   watchMissing(file: string): void
   close(): Promise<void>
 }
+
+/** When `watchMissing` looks for its file again, in case it appeared before the watch was set up. */
+const MISSING_RECHECK_MS = [300, 1500]
 
 /** The least time between a change and its report to `onChange`. */
 const REPORT_DELAY_MS = 150
@@ -113,8 +117,12 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     }
     if (rebuild) wake()
   }
+  /** Missing files `watchMissing` looks for that no event has reported yet, and the timers looking again. */
+  const unreported = new Set<string>()
+  const lookAgain = new Set<NodeJS.Timeout>()
   const record = (type: FileEventType, directory: boolean) => (file: string) => {
     const absolute = path.resolve(file)
+    unreported.delete(absolute)
     if (isIgnoredDir(absolute)) return
     pending.push({ type, path: absolute, directory })
     if (timer) clearTimeout(timer)
@@ -151,9 +159,21 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
       let folder = path.dirname(absolute)
       while (folder !== root && !fs.existsSync(folder)) folder = path.dirname(folder)
       watcher.add(folder)
+      // chokidar sets the new watch up in the background: a file created before it is ready is
+      // reported by no event. Look again once it surely is.
+      unreported.add(absolute)
+      for (const delay of MISSING_RECHECK_MS) {
+        const timer = setTimeout(() => {
+          lookAgain.delete(timer)
+          if (unreported.has(absolute) && fs.existsSync(absolute)) record('create', false)(absolute)
+        }, delay)
+        timer.unref()
+        lookAgain.add(timer)
+      }
     },
     async close() {
       if (timer) clearTimeout(timer)
+      for (const pendingLook of lookAgain) clearTimeout(pendingLook)
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       removeFolder()
