@@ -42,7 +42,10 @@
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
  *   `prepareError(sql)`: SQLite's message when `sql` does not prepare, else null.
+ * - `stateId`: an id of the rows as they are; any write makes a new one, a snapshot keeps it
+ *   (with the SQLite version), so equal ids mean queries return what they returned then.
  */
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
@@ -157,6 +160,8 @@ export class DocumentIndex {
   private readonly warn: (message: string) => void
   /** `total_changes()` when the rows last matched the snapshot on disk (-1: no snapshot yet). */
   private persistedChanges = -1
+  /** The current `stateId` and the `total_changes()` it is the id of (see `stateId`). */
+  private state: { id: string; at: number } | undefined
   /**
    * The distinct front-matter keys of all documents when the view was last checked (undefined:
    * not known), and whether a change since may have added or removed one: the view is only
@@ -184,7 +189,12 @@ export class DocumentIndex {
     this.warn = options.warn ?? (() => {})
     const snapshot = this.loadSnapshot()
     this.db = snapshot ?? new Database(':memory:')
-    if (snapshot) this.persistedChanges = this.totalChanges()
+    if (snapshot) {
+      this.persistedChanges = this.totalChanges()
+      const stored = snapshot.prepare(`select value from ${META_TABLE} where key = 'state_id'`).pluck().get()
+      // Written by another SQLite: the same rows may come back in another order, so a new id.
+      if (typeof stored === 'string' && stored.startsWith(`${sqliteVersion(snapshot)}:`)) this.state = { id: stored, at: this.persistedChanges }
+    }
     ensureSchema(this.db)
     const stored = snapshot ? viewKeysOf(this.db) : undefined
     if (stored) {
@@ -252,6 +262,18 @@ export class DocumentIndex {
     return runReadOnly(this.db, stmt, params)
   }
 
+  /**
+   * An id of the rows as they are now: it changes whenever any row changes (any write since it
+   * was taken, a touched stat included), and a snapshot keeps it, so an instance that loads a
+   * snapshot and changes nothing has the id of the instance that wrote it. Equal ids mean the
+   * same rows (and the same SQLite), so a query's recorded rows are still its rows.
+   */
+  get stateId(): string {
+    const at = this.totalChanges()
+    if (this.state?.at !== at) this.state = { id: `${sqliteVersion(this.db)}:${randomUUID()}`, at }
+    return this.state.id
+  }
+
   /** SQLite's message when `sql` does not prepare, else null (to locate a SQL model's error). */
   prepareError(sql: string): string | null {
     this.assertOpen()
@@ -280,10 +302,14 @@ export class DocumentIndex {
     const temporary = `${this.statePath}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
     try {
       ensureStateFolder(folder, this.root)
-      this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values ('cache_key', ?)`).run(this.cacheKey)
+      const stateId = this.stateId
+      const meta = this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values (?, ?)`)
+      meta.run('cache_key', this.cacheKey)
+      meta.run('state_id', stateId)
       fs.writeFileSync(temporary, this.db.serialize())
       fs.renameSync(temporary, this.statePath)
       this.persistedChanges = this.totalChanges()
+      this.state = { id: stateId, at: this.persistedChanges } // the meta rows are not rows queries are about
     } catch (error) {
       try {
         fs.rmSync(temporary, { force: true })
@@ -306,7 +332,7 @@ export class DocumentIndex {
   }
 
   private totalChanges(): number {
-    return (this.db.prepare('select total_changes() as n').get() as { n: number }).n
+    return this.statement('select total_changes()').pluck().get() as number
   }
 
   private displayPath(): string {
@@ -611,6 +637,10 @@ function topLevelKeys(frontmatter: string): string[] | undefined {
   } catch {
     return undefined
   }
+}
+
+function sqliteVersion(db: Database.Database): string {
+  return String(db.prepare('select sqlite_version()').pluck().get())
 }
 
 function isIgnoreRulesFile(relPath: string): boolean {

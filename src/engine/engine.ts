@@ -231,6 +231,7 @@ export class InsituEngine {
         python: options.python,
         resolve: createResourceResolver({ ...resolverContext, index }),
         query: (sql, params) => index.query(sql, params),
+        indexState: () => index.stateId,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
       })

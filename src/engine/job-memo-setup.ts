@@ -69,6 +69,8 @@ export interface JobMemoSetup {
   /** A resolver and a query function that record nothing (for fingerprints). */
   resolve: ResolveResource
   query: (sql: string, params: Record<string, unknown>) => unknown[]
+  /** The document index's `stateId` (equal ids, equal rows). */
+  indexState: () => string
   /** Absolute path of the persistent job store; null: in memory only. */
   jobStoreFile: string | null
   logger: HostLogger | undefined
@@ -96,6 +98,7 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
   return new JobMemo({
     resolve: setup.resolve,
     query: setup.query,
+    indexState: setup.indexState,
     root: config.root,
     store,
     extension: (name) => {

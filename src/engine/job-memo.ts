@@ -39,6 +39,9 @@
  *    Failures are never stored. Identical jobs looked up at once share one lookup and run.
  * 7. Persisted entries are served only after every fingerprint and extension program is
  *    checked against the current state (the store's header covers plugin version and config).
+ *    Their queries are not re-run when the index holds the very rows their hashes were taken
+ *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files); a stored
+ *    entry checked at another state is stored again with the new one.
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
@@ -75,6 +78,8 @@ export interface JobMemoContext {
   resolve: ResolveResource
   /** Run a query on the document index without recording it. */
   query(sql: string, params: Record<string, unknown>): unknown[]
+  /** The document index's `stateId`: equal ids, equal rows (across processes too). */
+  indexState(): string
   /** The current identity of an extension, or undefined when it is gone. */
   extension(name: string): { program: string; runtime: number | undefined } | undefined
   /** Absolute project root. */
@@ -106,6 +111,8 @@ interface StoredEntry {
   fingerprints: [string, string][]
   queries: RecordedQuery[]
   extensions: { name: string; program: string }[]
+  /** The index's `stateId` the query hashes were taken at (undefined: it changed meanwhile). */
+  indexState?: string
 }
 
 interface MemoEntry extends StoredEntry {
@@ -135,6 +142,7 @@ interface Recorder {
 const CONFLICT = 'conflict'
 const RESOURCE = 'resource'
 const QUERIES = 'queries'
+const NO_COLUMNS: ReadonlySet<string> = new Set()
 /** How many recent index changes say which columns they changed (an entry checked before those is checked in full). */
 const MAX_INDEX_CHANGES = 256
 /** A file modified this close to (or after) a job's start may differ from what the job read. */
@@ -293,6 +301,7 @@ export class JobMemo {
     this.drop(key)
     this.stats.jobsRun++
     const indexSeen = this.indexGeneration
+    const indexState = this.context.indexState()
     const recorder: Recorder = {
       path: spec.location.path,
       startedAt: Date.now(),
@@ -309,6 +318,7 @@ export class JobMemo {
       outcome = await invoke()
       this.graph.set(key, outcome.dependencies)
       entry = await this.entryOf(spec, outcome, recorder, indexSeen) // still hearing changes meanwhile
+      if (this.context.indexState() === indexState) entry.indexState = indexState
     } finally {
       this.stopListening(recorder)
     }
@@ -386,10 +396,18 @@ export class JobMemo {
     const inMemory = this.entries.get(key) === entry
     const before = inMemory ? entry.touches : this.generation
     const indexAtStart = this.indexGeneration
+    const stateAtStart = this.context.indexState()
     const valid = entry.complete && this.sameExtensions(entry) && (await this.sameFingerprints(entry))
     if (valid && before === (inMemory ? entry.touches : this.generation)) {
       entry.suspect = false
       entry.indexSeen = indexAtStart
+      const state = this.context.indexState() === stateAtStart ? stateAtStart : undefined
+      // A stored entry checked at another index state: stored again, so the next start need not re-run its queries.
+      if (!inMemory && state !== undefined && state !== entry.indexState) {
+        entry.indexState = state
+        this.persist(key, entry)
+      }
+      entry.indexState = state
       for (const use of entry.extensions) use.runtime ??= this.context.extension(use.name)?.runtime
       if (!this.entries.has(key)) {
         this.entries.set(key, entry)
@@ -415,6 +433,7 @@ export class JobMemo {
       fingerprints: entry.fingerprints,
       queries: entry.queries,
       extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
+      indexState: entry.indexState,
     }
     this.context.store?.put(key, stored)
   }
@@ -436,8 +455,10 @@ export class JobMemo {
       if (fingerprint === RESOURCE || fingerprint === QUERIES) continue
       if ((await this.fingerprintNow(dependency, entry.location)) !== fingerprint) return false
     }
-    // A query that cannot read any column changed since its hash was current returns the same rows.
-    const columns = this.columnsChangedSince(entry.indexSeen)
+    // A query that cannot read any column changed since its hash was current returns the same
+    // rows; none can when the index holds the very rows the hashes were taken at.
+    const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
+    const columns = sameRows ? NO_COLUMNS : this.columnsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
       if (columns !== null && !queryMayReadColumns(query.sql, columns)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false

@@ -80,7 +80,7 @@ export class JobStore {
     if (this.broken || !this.db) return undefined
     try {
       if (!this.isCurrent(this.db)) return undefined
-      const row = this.db.prepare('select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
+      const row = this.statement(this.db, 'select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
       return row ? fromCloneable(v8.deserialize(row.entry)) : undefined
     } catch (error) {
       this.fail(error)
@@ -147,9 +147,20 @@ export class JobStore {
     }
   }
 
+  /** Statements prepared once per open file (a warm start looks up hundreds of entries). */
+  private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>()
+
+  private statement(db: Database.Database, sql: string): Database.Statement {
+    let prepared = this.statements.get(db)
+    if (!prepared) this.statements.set(db, (prepared = new Map()))
+    let statement = prepared.get(sql)
+    if (!statement) prepared.set(sql, (statement = db.prepare(sql)))
+    return statement
+  }
+
   /** The file's header is ours (compared again only when another connection wrote). */
   private isCurrent(db: Database.Database): boolean {
-    const version = db.pragma('data_version', { simple: true }) as number
+    const version = this.statement(db, 'pragma data_version').pluck().get() as number
     if (this.checked?.version !== version) {
       const stored = Object.fromEntries(
         (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),

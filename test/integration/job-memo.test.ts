@@ -281,6 +281,33 @@ describe('persistent job store', () => {
     expect(cold['docs/tasks.md']).toBe(TASKS_DOC('open', 'done'))
   })
 
+  it('runs no index query on a warm start over an unchanged project, and re-runs them after an offline edit', async () => {
+    const root = settledProject()
+    const cold = await renderAll(await start(root))
+    await Promise.all(engines.splice(0).map((e) => e.close()))
+    const countQueries = (engine: InsituEngine) => {
+      const queries: string[] = []
+      const query = engine.index.query.bind(engine.index)
+      engine.index.query = (sql, params) => {
+        queries.push(sql)
+        return query(sql, params)
+      }
+      return queries
+    }
+    const warm = await start(root)
+    const warmQueries = countQueries(warm)
+    expect(await renderAll(warm)).toEqual(cold)
+    expect(warm.stats.jobsRun).toBe(0)
+    expect(warmQueries).toEqual([])
+    await close(warm)
+
+    editFile(root, 'tasks/beta.md', 'status: done', 'status: started')
+    const edited = await start(root)
+    const editedQueries = countQueries(edited)
+    expect((await renderAll(edited))['docs/tasks.md']).toBe(TASKS_DOC('open', 'started'))
+    expect(editedQueries.some((sql) => sql.includes("like 'tasks/%'"))).toBe(true)
+  })
+
   it('memoizes module transforms by their code, in memory and across engines', async () => {
     const root = settledProject()
     const main = path.join(root, 'main.js')
