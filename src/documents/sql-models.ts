@@ -4,8 +4,9 @@
  * Contract:
  * - Every `*.sql` file under the models folder (recursively) is a model named by its path
  *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
- * - Nothing is cached: `names()` lists the folder and `compile()` reads the model files each
- *   time, so an edited, added or removed model is seen on the next call without any reload.
+ * - `names()` lists the folder and `compile()` reads the model files each time, so an edited,
+ *   added or removed model is seen on the next call without any reload; only the render of a
+ *   model text is kept (by the text: a render depends on nothing else).
  * - `compile(name)` renders the model as a Jinja2 template (builtins/engine.ts: StrictUndefined,
  *   autoescape off, no trim/lstrip of blocks; compiled forms cached by content) with a
  *   `ref("<model>")` function that renders as the CTE name of that model; every
@@ -67,6 +68,9 @@ export const RESULT_CTE = '__insitu_result'
 /** A compiled model that mentions the `entries` table (a mention in a comment counts too: safe). */
 const ENTRIES_TABLE = /\bentries\b/i
 
+/** How many rendered model texts a model set keeps. */
+const MAX_RENDERED_MODELS = 256
+
 /**
  * The CTE name `ref("<name>")` renders as: `__insitu_model_<name>` when the name is only
  * lowercase ASCII letters, digits and `_`; otherwise the name with other characters turned into
@@ -104,14 +108,26 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     }
   }
 
+  /** Rendered models by their text: the render is a function of the text alone (nested projects run one model hundreds of times). */
+  const renderedByText = new Map<string, { sql: string; refs: string[] }>()
+
   function render(name: string): { sql: string; source: string; refs: string[] } {
+    const source = readModel(name)
+    const known = renderedByText.get(source)
+    if (known) return { sql: known.sql, source, refs: [...known.refs] }
+    const rendered = renderText(name, source)
+    if (renderedByText.size >= MAX_RENDERED_MODELS) renderedByText.clear()
+    renderedByText.set(source, rendered)
+    return { ...rendered, source, refs: [...rendered.refs] }
+  }
+
+  function renderText(name: string, source: string): { sql: string; refs: string[] } {
     const refs: string[] = []
     const ref = (target: unknown): string => {
       if (typeof target !== 'string') throw new Error('ref() takes the name of a SQL model')
       if (!refs.includes(target)) refs.push(target)
       return modelCteName(target)
     }
-    const source = readModel(name)
     let sql: string
     try {
       sql = engine.renderString(source, { ref }, fileOf(name))
@@ -127,7 +143,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     }
     sql = stripTrailingSemicolons(sql)
     assertSelectOrWith(sql)
-    return { sql, source, refs }
+    return { sql, refs }
   }
 
   return {

@@ -380,7 +380,11 @@ export class JobMemo {
     if (relPath === null) return undefined
     const modified = settledTime(path.join(this.context.root, relPath))
     if (modified === undefined || modified > recorder.startedAt - UNSETTLED_MS) return undefined
-    return this.fingerprintNow(dependency, location, true)
+    // The file has not changed since before the job started, so a fingerprint taken since the
+    // last change is of what the job read; one taken before an unreported change is of an older
+    // text, which can only make a later check re-run the job. A nested project's folder indexes
+    // share one model and one template: each is read and hashed once, not once per job.
+    return this.fingerprintNow(dependency, location)
   }
 
   private async validEntry(key: string): Promise<MemoEntry | undefined> {
@@ -483,10 +487,10 @@ export class JobMemo {
     return columns
   }
 
-  /** The dependency's fingerprint in the current state (`fresh`: not from an earlier look). */
-  private fingerprintNow(dependency: string, location: Location, fresh = false): Promise<string> {
+  /** The dependency's fingerprint in the current state (taken once between changes). */
+  private fingerprintNow(dependency: string, location: Location): Promise<string> {
     const key = `read\u0000${readKey(dependency, location)}`
-    let fingerprint = fresh ? undefined : this.current.get(key)
+    let fingerprint = this.current.get(key)
     if (!fingerprint) {
       fingerprint = this.context.resolve(dependency, location, []).then(
         (read) => fingerprintValue(read.value),
