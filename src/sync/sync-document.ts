@@ -104,7 +104,7 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
   for (let conflicts = 0; ; conflicts++) {
     let bytes: Buffer
     try {
-      bytes = await fs.promises.readFile(absolute)
+      bytes = fs.readFileSync(absolute) // synchronous: an update waits on no other work (live-sync.ts readState)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
