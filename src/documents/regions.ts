@@ -114,6 +114,8 @@ const END = /<!--\s*insitu:end\s*-->/g
  * the whole text. Never throws: a problem belongs to its region (see the header).
  */
 export function scanRegions(text: string, from = 0): RegionScan {
+  // Both markers spell `insitu:`: most documents hold none (no fence scan needed).
+  if (!text.includes('insitu:', from)) return { regions: [], unterminated: null }
   const fences = fencedRanges(text, from)
   const lineAt = lineCounter(text)
   const found: (Omit<Region, 'id'> & { header: string; named: boolean })[] = []
