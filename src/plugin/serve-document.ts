@@ -82,7 +82,9 @@ export class DocumentServer {
     }
     const engine = await this.core.engineFor(context)
     if (!engine.isDocument(file)) return null
-    const code = await fs.promises.readFile(file, 'utf8')
+    // Synchronous (as transform's check below): a page's request right after an update does not
+    // wait behind Vite's watcher re-reading the changed file's folder (live-sync.ts readState).
+    const code = fs.readFileSync(file, 'utf8')
     context.addWatchFile(file)
     const rendered = await this.render(context, engine, file, code, ownerQuery(id))
     return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
@@ -107,7 +109,7 @@ export class DocumentServer {
       // In a build, a hash of the code against the index saves reading every document again
       // (issue #17); a dev server, racing its own write-backs and the user's saves, compares with the disk.
       const known = !this.core.serving && isIndexedText(engine, file, code)
-      if (!known && !(await isFileText(file, code)) && !this.hooks.replacedText(file, code)) return null
+      if (!known && !isFileText(file, code) && !this.hooks.replacedText(file, code)) return null
       const rendered = await this.render(context, engine, file, code, ownerQuery(id))
       if (!rendered.result.changed) return null
       const magic = new MagicString(code)
@@ -193,10 +195,10 @@ const BOM_BYTES = Buffer.from([0xef, 0xbb, 0xbf])
  * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced
  * it). A BOM Vite dropped still counts as the same text.
  */
-async function isFileText(file: string, code: string): Promise<boolean> {
+function isFileText(file: string, code: string): boolean {
   let text: string
   try {
-    text = await fs.promises.readFile(file, 'utf8')
+    text = fs.readFileSync(file, 'utf8')
   } catch {
     return false
   }
