@@ -100,7 +100,8 @@ export function buildDocumentRecord(
   contentHash = hashContent(state.bytes),
 ): DocumentRecord {
   // Universal newlines, as Python's read_text(): the body column holds LF (issue #15).
-  const text = state.bytes.toString('utf8').replace(/\r\n?/g, '\n')
+  const decoded = state.bytes.toString('utf8')
+  const text = decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded
   let title: string | null = null
   let frontmatter = '{}'
   let body = text
