@@ -185,6 +185,22 @@ describe('job memo', () => {
     expect(queries.filter((sql) => !sql.includes('length(body)'))).toEqual([])
   })
 
+  it('after a body-only edit, re-runs a job whose query reads content_hash (it hashes the body)', async () => {
+    const root = settledProject()
+    fs.writeFileSync(path.join(root, 'insitu/models/task_hashes.sql'), "select path, content_hash from documents where path like 'tasks/%' order by path\n")
+    fs.writeFileSync(path.join(root, 'docs/hashes.md'), '# Hashes\n\n<!-- insitu:begin sql\nid = "hashes"\nmodel = "task_hashes"\n-->\n<!-- insitu:end -->\n')
+    const past = new Date(Date.now() - 60_000)
+    for (const rel of ['insitu/models/task_hashes.sql', 'docs/hashes.md']) fs.utimesSync(path.join(root, rel), past, past)
+    const engine = await start(root)
+    const before = (await render(engine, 'docs/hashes.md')).text
+    editFile(root, 'tasks/beta.md', '# Beta', '# Beta, the second task')
+    engine.affected([update(root, 'tasks/beta.md')])
+    const after = (await render(engine, 'docs/hashes.md')).text
+    const hash = engine.index.query("select content_hash from documents where path = 'tasks/beta.md'", {})[0]?.content_hash
+    expect(after).not.toBe(before)
+    expect(after).toContain(String(hash))
+  })
+
   it('after a title edit, re-checks only queries that can read a changed column, and runs each once', async () => {
     const root = settledProject()
     fs.writeFileSync(path.join(root, 'insitu/models/status_counts.sql'), "select status, count(*) as n from documents where path like 'tasks/%' group by status order by status\n")
