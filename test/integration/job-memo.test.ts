@@ -54,6 +54,34 @@ async function close(engine: InsituEngine): Promise<void> {
   await engine.close()
 }
 
+/**
+ * A document holding one sql region per model (id: the model's name), and the models with a SQL
+ * text (null: an existing model), all last modified a minute ago (as settledProject's files).
+ */
+function addSqlDocument(root: string, document: string, models: Record<string, string | null>): void {
+  const files = [document]
+  const regions = Object.keys(models).map((name) => `<!-- insitu:begin sql\nid = "${name}"\nmodel = "${name}"\n-->\n<!-- insitu:end -->\n`)
+  for (const [name, sql] of Object.entries(models)) {
+    if (sql === null) continue
+    fs.writeFileSync(path.join(root, `insitu/models/${name}.sql`), `${sql}\n`)
+    files.push(`insitu/models/${name}.sql`)
+  }
+  fs.writeFileSync(path.join(root, document), `# ${path.basename(document, '.md')}\n\n${regions.join('\n')}`)
+  const past = new Date(Date.now() - 60_000)
+  for (const rel of files) fs.utimesSync(path.join(root, rel), past, past)
+}
+
+/** The SQL of every query run on the engine's index from now on (the real queries still run: the memo's checks go through them). */
+function indexQueriesOf(engine: InsituEngine): string[] {
+  const queries: string[] = []
+  const query = engine.index.query.bind(engine.index)
+  engine.index.query = (sql, params) => {
+    queries.push(sql)
+    return query(sql, params)
+  }
+  return queries
+}
+
 const JOBS_DB = '.insitu/vite-plugin-insitu/jobs.db'
 
 /**
@@ -158,20 +186,12 @@ describe('job memo', () => {
 
   it('after a body-only edit, runs no query of a job that cannot read bodies, and re-runs one that reads them', async () => {
     const root = settledProject()
-    fs.writeFileSync(path.join(root, 'insitu/models/task_sizes.sql'), "select path, length(body) as size from documents where path like 'tasks/%' order by path\n")
-    fs.writeFileSync(path.join(root, 'docs/sizes.md'), '# Sizes\n\n<!-- insitu:begin sql\nid = "sizes"\nmodel = "task_sizes"\n-->\n<!-- insitu:end -->\n')
-    const past = new Date(Date.now() - 60_000)
-    for (const rel of ['insitu/models/task_sizes.sql', 'docs/sizes.md']) fs.utimesSync(path.join(root, rel), past, past)
+    addSqlDocument(root, 'docs/sizes.md', { task_sizes: "select path, length(body) as size from documents where path like 'tasks/%' order by path" })
     const engine = await start(root)
     await renderAll(engine)
     const sizesBefore = (await render(engine, 'docs/sizes.md')).text
     // Count the index queries (the real ones still run): the memo's re-checks go through them.
-    const queries: string[] = []
-    const query = engine.index.query.bind(engine.index)
-    engine.index.query = (sql, params) => {
-      queries.push(sql)
-      return query(sql, params)
-    }
+    const queries = indexQueriesOf(engine)
     editFile(root, 'tasks/beta.md', '# Beta', '# Beta, the second task')
     expect(engine.affected([update(root, 'tasks/beta.md')])).toMatchObject({ projectionChanged: true })
     let sizes = ''
@@ -187,10 +207,7 @@ describe('job memo', () => {
 
   it('after a body-only edit, re-runs a job whose query reads content_hash (it hashes the body)', async () => {
     const root = settledProject()
-    fs.writeFileSync(path.join(root, 'insitu/models/task_hashes.sql'), "select path, content_hash from documents where path like 'tasks/%' order by path\n")
-    fs.writeFileSync(path.join(root, 'docs/hashes.md'), '# Hashes\n\n<!-- insitu:begin sql\nid = "hashes"\nmodel = "task_hashes"\n-->\n<!-- insitu:end -->\n')
-    const past = new Date(Date.now() - 60_000)
-    for (const rel of ['insitu/models/task_hashes.sql', 'docs/hashes.md']) fs.utimesSync(path.join(root, rel), past, past)
+    addSqlDocument(root, 'docs/hashes.md', { task_hashes: "select path, content_hash from documents where path like 'tasks/%' order by path" })
     const engine = await start(root)
     const before = (await render(engine, 'docs/hashes.md')).text
     editFile(root, 'tasks/beta.md', '# Beta', '# Beta, the second task')
@@ -203,23 +220,14 @@ describe('job memo', () => {
 
   it('after a title edit, re-checks only queries that can read a changed column, and runs each once', async () => {
     const root = settledProject()
-    fs.writeFileSync(path.join(root, 'insitu/models/status_counts.sql'), "select status, count(*) as n from documents where path like 'tasks/%' group by status order by status\n")
     // Both regions run at one location: each job's record also holds the other's query.
-    fs.writeFileSync(
-      path.join(root, 'docs/both.md'),
-      '# Both\n\n<!-- insitu:begin sql\nid = "titles"\nmodel = "all_tasks"\n-->\n<!-- insitu:end -->\n\n' +
-        '<!-- insitu:begin sql\nid = "counts"\nmodel = "status_counts"\n-->\n<!-- insitu:end -->\n',
-    )
-    const past = new Date(Date.now() - 60_000)
-    for (const rel of ['insitu/models/status_counts.sql', 'docs/both.md']) fs.utimesSync(path.join(root, rel), past, past)
+    addSqlDocument(root, 'docs/both.md', {
+      all_tasks: null,
+      status_counts: "select status, count(*) as n from documents where path like 'tasks/%' group by status order by status",
+    })
     const engine = await start(root)
     const before = (await render(engine, 'docs/both.md')).text
-    const queries: string[] = []
-    const query = engine.index.query.bind(engine.index)
-    engine.index.query = (sql, params) => {
-      queries.push(sql)
-      return query(sql, params)
-    }
+    const queries = indexQueriesOf(engine)
     editFile(root, 'tasks/beta.md', 'title: Beta', 'title: Beta, renamed')
     engine.affected([update(root, 'tasks/beta.md')])
     let after = ''
@@ -301,17 +309,8 @@ describe('persistent job store', () => {
     const root = settledProject()
     const cold = await renderAll(await start(root))
     await Promise.all(engines.splice(0).map((e) => e.close()))
-    const countQueries = (engine: InsituEngine) => {
-      const queries: string[] = []
-      const query = engine.index.query.bind(engine.index)
-      engine.index.query = (sql, params) => {
-        queries.push(sql)
-        return query(sql, params)
-      }
-      return queries
-    }
     const warm = await start(root)
-    const warmQueries = countQueries(warm)
+    const warmQueries = indexQueriesOf(warm)
     expect(await renderAll(warm)).toEqual(cold)
     expect(warm.stats.jobsRun).toBe(0)
     expect(warmQueries).toEqual([])
@@ -319,7 +318,7 @@ describe('persistent job store', () => {
 
     editFile(root, 'tasks/beta.md', 'status: done', 'status: started')
     const edited = await start(root)
-    const editedQueries = countQueries(edited)
+    const editedQueries = indexQueriesOf(edited)
     expect((await renderAll(edited))['docs/tasks.md']).toBe(TASKS_DOC('open', 'started'))
     expect(editedQueries.some((sql) => sql.includes("like 'tasks/%'"))).toBe(true)
   })
