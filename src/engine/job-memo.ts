@@ -53,7 +53,7 @@ import { fsPathOf } from '../resources/identifiers.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import type { JobStore } from './job-store.js'
-import { queryMayReadColumns } from './query-columns.js'
+import { queryIsVolatile, queryMayReadColumns } from './query-columns.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -266,13 +266,16 @@ export class JobMemo {
       recorder.changes.git ||= changes.git
     }
     // Rows that kept their paths and changed only in some columns: only jobs whose queries can
-    // read one of those are suspect (a job with no recorded query: unknown, so suspect).
+    // read one of those are suspect. Unknown, so suspect: a job with no recorded query, and one
+    // that read a `sql:model:` resource (its query may be recorded at another location).
     const columns = changes.documents ? changes.columns : undefined
     const keys = this.graph.affected(events, columns ? { ...changes, documents: false } : changes)
     if (columns) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
         const entry = this.entries.get(key)
-        if (!entry || entry.queries.length === 0 || entry.queries.some((query) => queryMayReadColumns(query.sql, columns))) keys.add(key)
+        if (!entry || entry.queries.length === 0 || readsModels(entry) || entry.queries.some((query) => queryMayReadColumns(query.sql, columns))) {
+          keys.add(key)
+        }
       }
     }
     for (const key of keys) {
@@ -461,10 +464,11 @@ export class JobMemo {
     }
     // A query that cannot read any column changed since its hash was current returns the same
     // rows; none can when the index holds the very rows the hashes were taken at.
+    // (A query that depends on more than the rows, such as the clock, is always run again.)
     const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
     const columns = sameRows ? NO_COLUMNS : this.columnsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
-      if (columns !== null && !queryMayReadColumns(query.sql, columns)) continue
+      if (columns !== null && !queryIsVolatile(query.sql) && !queryMayReadColumns(query.sql, columns)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }
     return true
@@ -517,6 +521,11 @@ export class JobMemo {
     }
     return hash
   }
+}
+
+/** Whether the entry read a SQL model through the resolver (fingerprinted as a read, rule 1). */
+function readsModels(entry: MemoEntry): boolean {
+  return entry.fingerprints.some(([dependency]) => dependency.startsWith('sql:model:'))
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

@@ -8,34 +8,55 @@
  *   (so may `a * b`, conservatively);
  * - names `_documents` or `_document_columns` (tables behind the view, holding more than it
  *   shows) or uses `natural` (a natural join compares every column two tables share);
+ * - is volatile (`queryIsVolatile`: its rows depend on more than the rows it reads);
  * - or names one of `columns`: compared ignoring ASCII case as SQLite compares names, with no
  *   identifier character (ASCII letter, digit, `_`, `$`, or any non-ASCII character) right
  *   before or after it, so `"title"`, `[title]` and `d.title` read `title` and `subtitle` does
  *   not. An empty name, or one holding a quote character or `]` (SQL doubles those inside a
  *   quoted name), is always taken as read.
- * Each text is prepared once (folded, its `count(*)` and wrapper removed) and kept while recent.
+ *   The names are looked for in the text as written (a quoted `"count(*)"` is a name too).
+ * `queryIsVolatile(sql)`: the text calls a date or time function (`date`, `time`, `datetime`,
+ * `julianday`, `unixepoch`, `strftime`, `timediff`: any may read the clock, `'now'` or no
+ * argument), names `now`, `current_date`, `current_time` or `current_timestamp`, or calls
+ * `random`, `randomblob`, `changes`, `total_changes`, `last_insert_rowid` or `sqlite_version`:
+ * the same rows may give another result, so its hash is always checked again.
+ * Each text is prepared once (folded; for the star test, its `count(*)` and wrapper removed) and
+ * kept while recent.
  */
 
 interface PreparedText {
   folded: string
   readsEverything: boolean
+  volatile: boolean
 }
+
+const IDENTIFIER_EDGE = '[\\w$\\u0080-\\uffff]'
+const VOLATILE = new RegExp(
+  `(?<!${IDENTIFIER_EDGE})(?:(?:date|time|datetime|julianday|unixepoch|strftime|timediff|random|randomblob|changes|total_changes|last_insert_rowid|sqlite_version)\\s*\\(|(?:now|current_date|current_time|current_timestamp)(?!${IDENTIFIER_EDGE}))`,
+)
+const READS_EVERYTHING = new RegExp(`(?<!${IDENTIFIER_EDGE})(?:_documents|_document_columns|natural)(?!${IDENTIFIER_EDGE})`)
 
 const MAX_PREPARED = 1000
 const prepared = new Map<string, PreparedText>()
 
 export function queryMayReadColumns(sql: string, columns: Iterable<string>): boolean {
   const text = preparedText(sql)
-  if (text.readsEverything) return true
+  if (text.readsEverything || text.volatile) return true
   for (const column of columns) if (namesColumn(text.folded, column)) return true
   return false
+}
+
+export function queryIsVolatile(sql: string): boolean {
+  return preparedText(sql).volatile
 }
 
 function preparedText(sql: string): PreparedText {
   let text = prepared.get(sql)
   if (!text) {
-    const folded = foldAsciiCase(sql).replace(/count\s*\(\s*\*\s*\)/g, '').replace(/select\s+\*\s+from\s+__insitu_result\b/g, '')
-    text = { folded, readsEverything: folded.includes('*') || /(?<![\w$\u0080-\uffff])(_documents|_document_columns|natural)(?![\w$\u0080-\uffff])/.test(folded) }
+    const folded = foldAsciiCase(sql)
+    // Only for the star: `count(*)` reads no column, nor does the wrapper's `select *`.
+    const stars = folded.replace(/count\s*\(\s*\*\s*\)/g, '').replace(/select\s+\*\s+from\s+__insitu_result\b/g, '')
+    text = { folded, readsEverything: stars.includes('*') || READS_EVERYTHING.test(folded), volatile: VOLATILE.test(folded) }
     if (prepared.size >= MAX_PREPARED) prepared.clear()
     prepared.set(sql, text)
   }

@@ -245,6 +245,35 @@ describe('job memo', () => {
     expect(queries.filter((sql) => sql.includes('count(*)'))).toHaveLength(1)
   })
 
+  it('re-runs a job that read a SQL model for another path when a column of that path changes', async () => {
+    const root = settledProject()
+    const extension = path.resolve('test/fixtures/cross-read-extension')
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(extension)}\n`)
+    fs.writeFileSync(path.join(root, 'insitu/models/count_tasks.sql'), "select count(*) as n from documents where path like 'tasks/%'\n")
+    fs.writeFileSync(path.join(root, 'insitu/models/title_of.sql'), 'select title from documents where path = :insitu_path\n')
+    fs.writeFileSync(path.join(root, 'docs/cross.md'), '# Cross\n\n<!-- insitu:begin cross_read\nid = "x"\nother = "tasks/alpha.md"\n-->\n<!-- insitu:end -->\n')
+    const past = new Date(Date.now() - 60_000)
+    for (const rel of ['insitu.toml', 'insitu/models/count_tasks.sql', 'insitu/models/title_of.sql', 'docs/cross.md']) fs.utimesSync(path.join(root, rel), past, past)
+    const engine = await start(root, { cache: false })
+    expect((await render(engine, 'docs/cross.md')).text).toContain('2 tasks; other title: Alpha\n')
+    // Its own recorded query (a count) names no changed column; the model read for alpha does.
+    editFile(root, 'tasks/alpha.md', 'title: Alpha', 'title: Alpha renamed')
+    engine.affected([update(root, 'tasks/alpha.md')])
+    expect((await render(engine, 'docs/cross.md')).text).toContain('2 tasks; other title: Alpha renamed\n')
+  })
+
+  it('runs a query on the clock again on a warm start over unchanged documents', async () => {
+    const root = settledProject()
+    addSqlDocument(root, 'docs/clock.md', { clock: "select strftime('%Y-%m-%d %H:%M:%f', 'now') as now" })
+    const first = (await render(await start(root), 'docs/clock.md')).text
+    await Promise.all(engines.splice(0).map((e) => e.close()))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const warm = await start(root)
+    const second = (await render(warm, 'docs/clock.md')).text
+    expect(warm.stats.jobsRun).toBe(1)
+    expect(second).not.toBe(first)
+  })
+
   it('re-runs a git reader after a commit, and nothing else', async () => {
     const root = settledProject({ git: true })
     const engine = await start(root)

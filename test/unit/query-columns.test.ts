@@ -1,6 +1,6 @@
 /** Which recorded queries can read a change of some `documents` columns (src/engine/query-columns.ts). */
 import { describe, expect, it } from 'vitest'
-import { queryMayReadColumns } from '../../src/engine/query-columns.js'
+import { queryIsVolatile, queryMayReadColumns } from '../../src/engine/query-columns.js'
 
 const reads = (sql: string, ...columns: string[]) => queryMayReadColumns(sql, columns)
 
@@ -35,5 +35,26 @@ describe('queryMayReadColumns', () => {
     expect(reads('select path from documents', 'say "hi"')).toBe(true)
     expect(reads('select path from documents', "it's")).toBe(true)
     expect(reads('select path from documents', '')).toBe(true)
+  })
+
+  it('finds a name that holds what the star test removes', () => {
+    expect(reads('select "count(*)" from documents', 'count(*)')).toBe(true)
+    expect(reads('select "n count(*)" from documents', 'n count(*)')).toBe(true)
+  })
+
+  it('takes a query on the clock or on chance as reading everything', () => {
+    for (const sql of [
+      "select path from documents where due < date('now')",
+      'select path from documents where due < date()',
+      "select strftime('%s') as t",
+      'select current_timestamp as t',
+      'select path from documents order by random()',
+      "select julianday('now') - julianday(due) as late from documents",
+    ]) {
+      expect(queryIsVolatile(sql)).toBe(true)
+      expect(reads(sql, 'title')).toBe(true)
+    }
+    expect(queryIsVolatile("select update_date, status from documents where nowhere = 1")).toBe(false)
+    expect(reads("select update_date, status from documents where nowhere = 1", 'title')).toBe(false)
   })
 })
