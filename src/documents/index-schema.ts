@@ -19,8 +19,8 @@
  *   SQLite compares column names) to a fixed column, or to an earlier key, is skipped; its value
  *   stays reachable through `json_extract(frontmatter, ...)`.
  * - `replaceDocumentsView(db, keys)`: `documents` is a view over a table materializing them (path columns
- *   and front-matter keys stored in `_document_columns` since schema 3, indexed by `path` and
- *   `parent`); the index rewrites the rows of the documents that change.
+ *   and front-matter keys stored in `_document_columns` since schema 3, keyed by `path` without a
+ *   rowid since schema 6, so its rows are read in path order, and indexed by `parent`); the index rewrites the rows of the documents that change.
  */
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from '../values/code-point-order.js'
@@ -29,9 +29,10 @@ import { compareCodePoints } from '../values/code-point-order.js'
  * Bump when the layout changes or when a row is derived differently from the same file (body
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
  * 4: front matter as Python's json.dumps text, `title` as Python's str(), LF bodies, entries depth
- * = path segments (issue #15). 5: `_document_columns(parent)` indexed (issue #17).
+ * = path segments (issue #15). 5: `_document_columns(parent)` indexed (issue #17). 6:
+ * `_document_columns` a WITHOUT ROWID table keyed by path (its rows are read in path order).
  */
-export const SCHEMA_VERSION = 5
+export const SCHEMA_VERSION = 6
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'
@@ -138,8 +139,14 @@ export function documentColumnsSelectSql(columnKeys: readonly string[]): string 
 export function replaceDocumentsView(db: Database.Database, columnKeys: readonly string[]): void {
   dropObject(db, 'documents')
   dropObject(db, COLUMNS_TABLE)
-  db.exec(`create table ${COLUMNS_TABLE} as ${documentColumnsSelectSql(columnKeys)}`)
-  db.exec(`create unique index ${COLUMNS_TABLE}_path on ${COLUMNS_TABLE}(path)`)
+  // Keyed by path without a rowid: a scan reads the rows in path order, however often they were
+  // rewritten (README: a query without ORDER BY lists rows sorted by path). The declared types
+  // are those `create table … as select` gave (front-matter columns have none).
+  const keyColumns = columnKeys.map((key) => quoteIdentifier(key))
+  db.exec(
+    `create table ${COLUMNS_TABLE} (path TEXT primary key, parent TEXT, name TEXT, stem TEXT, depth INT, title TEXT${keyColumns.map((key) => `, ${key}`).join('')}) without rowid`,
+  )
+  db.exec(`insert into ${COLUMNS_TABLE} ${documentColumnsSelectSql(columnKeys)}`)
   // A model of one folder's documents (`where parent = :insitu_dir`, a folder index) looks its
   // rows up instead of scanning every document: a nested project re-runs hundreds of them per
   // edit to check their results (issue #17).

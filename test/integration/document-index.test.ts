@@ -501,6 +501,25 @@ describe('the documents table', () => {
   })
 })
 
+describe('row order', () => {
+  it('lists rows of a query without ORDER BY sorted by path, however often they were rewritten', () => {
+    for (const name of ['b', 'c', 'd']) write(`order/${name}.md`, `---\ntitle: ${name}\n---\n# ${name}\n`)
+    const index = createIndex()
+    index.rebuild()
+    const titles = () => index.query("select title from documents where path like 'order/%'", {}).map((row) => row.title)
+    const inFolder = () => index.query("select title from documents where parent = 'order'", {}).map((row) => row.title)
+    expect(titles()).toEqual(['b', 'c', 'd'])
+    write('order/b.md', '---\ntitle: b\n---\n# b, edited\n')
+    index.refresh([{ type: 'update', path: 'order/b.md' }])
+    write('order/a.md', '---\ntitle: a\nfresh_key: 1\n---\n') // a new key: the view is recreated
+    index.refresh([{ type: 'create', path: 'order/a.md' }])
+    write('order/c.md', '---\ntitle: c\n---\n# c, edited\n')
+    index.refresh([{ type: 'update', path: 'order/c.md' }])
+    expect(titles()).toEqual(['a', 'b', 'c', 'd'])
+    expect(inFolder()).toEqual(['a', 'b', 'c', 'd'])
+  })
+})
+
 describe('refresh: changedColumns', () => {
   const columnsOf = (index: DocumentIndex, rel: string) => {
     const change = index.refresh([{ type: 'update', path: rel }])
