@@ -6,7 +6,8 @@
  *   relative to that folder, POSIX, without `.sql` (`reports/open.sql` → `reports/open`).
  * - `names()` lists the folder and `compile()` reads the model files each time, so an edited,
  *   added or removed model is seen on the next call without any reload; only the render of a
- *   model text is kept (by the text: a render depends on nothing else).
+ *   model text is kept (by the text: a render depends on nothing else, except in a text that
+ *   names `random` or `lipsum`, which is rendered every time).
  * - `compile(name)` renders the model as a Jinja2 template (builtins/engine.ts: StrictUndefined,
  *   autoescape off, no trim/lstrip of blocks; compiled forms cached by content) with a
  *   `ref("<model>")` function that renders as the CTE name of that model; every
@@ -116,8 +117,11 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     const known = renderedByText.get(source)
     if (known) return { sql: known.sql, source, refs: [...known.refs] }
     const rendered = renderText(name, source)
-    if (renderedByText.size >= MAX_RENDERED_MODELS) renderedByText.clear()
-    renderedByText.set(source, rendered)
+    // A text that may render differently each time (Jinja's `random`, `lipsum`) is not kept.
+    if (!/random|lipsum/.test(source)) {
+      if (renderedByText.size >= MAX_RENDERED_MODELS) renderedByText.clear()
+      renderedByText.set(source, rendered)
+    }
     return { ...rendered, source, refs: [...rendered.refs] }
   }
 
