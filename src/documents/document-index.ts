@@ -639,8 +639,12 @@ function topLevelKeys(frontmatter: string): string[] | undefined {
   }
 }
 
+/** The SQLite library's version (one library per process: asked once). */
+let librarySqliteVersion: string | undefined
+
 function sqliteVersion(db: Database.Database): string {
-  return String(db.prepare('select sqlite_version()').pluck().get())
+  librarySqliteVersion ??= String(db.prepare('select sqlite_version()').pluck().get())
+  return librarySqliteVersion
 }
 
 function isIgnoreRulesFile(relPath: string): boolean {

@@ -20,7 +20,8 @@
  *   stays reachable through `json_extract(frontmatter, ...)`.
  * - `replaceDocumentsView(db, keys)`: `documents` is a view over a table materializing them (path columns
  *   and front-matter keys stored in `_document_columns` since schema 3, keyed by `path` without a
- *   rowid since schema 6, so its rows are read in path order, and indexed by `parent`); the index rewrites the rows of the documents that change.
+ *   rowid since schema 6, so its rows are read in path order, and indexed by `parent`); the
+ *   index rewrites the rows of the documents that change.
  */
 import type Database from 'better-sqlite3'
 import { compareCodePoints } from '../values/code-point-order.js'

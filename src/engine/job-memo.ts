@@ -53,7 +53,7 @@ import { fsPathOf } from '../resources/identifiers.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import type { JobStore } from './job-store.js'
-import { queryIsVolatile, queryMayReadColumns } from './query-columns.js'
+import { queryMayReadColumns } from './query-columns.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -273,9 +273,7 @@ export class JobMemo {
     if (columns) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
         const entry = this.entries.get(key)
-        if (!entry || entry.queries.length === 0 || readsModels(entry) || entry.queries.some((query) => queryMayReadColumns(query.sql, columns))) {
-          keys.add(key)
-        }
+        if (!entry || mayReadColumns(entry, columns)) keys.add(key)
       }
     }
     for (const key of keys) {
@@ -410,11 +408,9 @@ export class JobMemo {
       entry.indexSeen = indexAtStart
       const state = this.context.indexState() === stateAtStart ? stateAtStart : undefined
       // A stored entry checked at another index state: stored again, so the next start need not re-run its queries.
-      if (!inMemory && state !== undefined && state !== entry.indexState) {
-        entry.indexState = state
-        this.persist(key, entry)
-      }
+      const storeAgain = !inMemory && state !== undefined && state !== entry.indexState
       entry.indexState = state
+      if (storeAgain) this.persist(key, entry)
       for (const use of entry.extensions) use.runtime ??= this.context.extension(use.name)?.runtime
       if (!this.entries.has(key)) {
         this.entries.set(key, entry)
@@ -464,11 +460,11 @@ export class JobMemo {
     }
     // A query that cannot read any column changed since its hash was current returns the same
     // rows; none can when the index holds the very rows the hashes were taken at.
-    // (A query that depends on more than the rows, such as the clock, is always run again.)
+    // (A query that depends on more than the rows, such as the clock, reads every column.)
     const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
     const columns = sameRows ? NO_COLUMNS : this.columnsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
-      if (columns !== null && !queryIsVolatile(query.sql) && !queryMayReadColumns(query.sql, columns)) continue
+      if (columns !== null && !queryMayReadColumns(query.sql, columns)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }
     return true
@@ -506,13 +502,14 @@ export class JobMemo {
   }
 
   private queryHashNow(query: RecordedQuery): Promise<string> {
-    const key = `query\u0000${queryKey(query.sql, query.params)}`
+    const rowsKey = queryKey(query.sql, query.params)
+    const key = `query\u0000${rowsKey}`
     let hash = this.current.get(key)
     if (!hash) {
       try {
         const rows = this.context.query(query.sql, query.params)
         const now = fingerprintValue(rows)
-        if (now !== query.hash) this.checkedRows.set(queryKey(query.sql, query.params), { rows, hash: now })
+        if (now !== query.hash) this.checkedRows.set(rowsKey, { rows, hash: now })
         hash = Promise.resolve(now)
       } catch (error) {
         hash = Promise.resolve(fingerprintFailure(error))
@@ -523,9 +520,14 @@ export class JobMemo {
   }
 }
 
-/** Whether the entry read a SQL model through the resolver (fingerprinted as a read, rule 1). */
-function readsModels(entry: MemoEntry): boolean {
-  return entry.fingerprints.some(([dependency]) => dependency.startsWith('sql:model:'))
+/**
+ * Whether a change of these `documents` columns may change what the entry read: one of its
+ * queries can read them, or it is unknown (no recorded query; a `sql:model:` read through the
+ * resolver, whose query may be recorded at another location).
+ */
+function mayReadColumns(entry: MemoEntry, columns: ReadonlySet<string>): boolean {
+  if (entry.queries.length === 0 || entry.fingerprints.some(([dependency]) => dependency.startsWith('sql:model:'))) return true
+  return entry.queries.some((query) => queryMayReadColumns(query.sql, columns))
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

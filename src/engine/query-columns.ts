@@ -8,18 +8,19 @@
  *   (so may `a * b`, conservatively);
  * - names `_documents` or `_document_columns` (tables behind the view, holding more than it
  *   shows) or uses `natural` (a natural join compares every column two tables share);
- * - is volatile (`queryIsVolatile`: its rows depend on more than the rows it reads);
+ * - is volatile (below: its rows depend on more than the rows it reads);
  * - or names one of `columns`: compared ignoring ASCII case as SQLite compares names, with no
  *   identifier character (ASCII letter, digit, `_`, `$`, or any non-ASCII character) right
  *   before or after it, so `"title"`, `[title]` and `d.title` read `title` and `subtitle` does
  *   not. An empty name, or one holding a quote character or `]` (SQL doubles those inside a
  *   quoted name), is always taken as read.
  *   The names are looked for in the text as written (a quoted `"count(*)"` is a name too).
- * `queryIsVolatile(sql)`: the text calls a date or time function (`date`, `time`, `datetime`,
+ * Volatile: the text calls a date or time function (`date`, `time`, `datetime`,
  * `julianday`, `unixepoch`, `strftime`, `timediff`: any may read the clock, `'now'` or no
  * argument), names `now`, `current_date`, `current_time` or `current_timestamp`, or calls
  * `random`, `randomblob`, `changes`, `total_changes`, `last_insert_rowid` or `sqlite_version`:
- * the same rows may give another result, so its hash is always checked again.
+ * the same rows may give another result, so its hash is always checked again (even with no
+ * column changed: `queryMayReadColumns(sql, [])` is true).
  * Each text is prepared once (folded; for the star test, its `count(*)` and wrapper removed) and
  * kept while recent.
  */
@@ -30,7 +31,9 @@ interface PreparedText {
   volatile: boolean
 }
 
+/** An identifier character: ASCII letter, digit, `_`, `$`, or any non-ASCII character. */
 const IDENTIFIER_EDGE = '[\\w$\\u0080-\\uffff]'
+const IDENTIFIER_CHARACTER = new RegExp(IDENTIFIER_EDGE)
 const VOLATILE = new RegExp(
   `(?<!${IDENTIFIER_EDGE})(?:(?:date|time|datetime|julianday|unixepoch|strftime|timediff|random|randomblob|changes|total_changes|last_insert_rowid|sqlite_version)\\s*\\(|(?:now|current_date|current_time|current_timestamp)(?!${IDENTIFIER_EDGE}))`,
 )
@@ -44,10 +47,6 @@ export function queryMayReadColumns(sql: string, columns: Iterable<string>): boo
   if (text.readsEverything || text.volatile) return true
   for (const column of columns) if (namesColumn(text.folded, column)) return true
   return false
-}
-
-export function queryIsVolatile(sql: string): boolean {
-  return preparedText(sql).volatile
 }
 
 function preparedText(sql: string): PreparedText {
@@ -67,16 +66,9 @@ function namesColumn(folded: string, column: string): boolean {
   if (column === '' || /["'`\]]/.test(column)) return true
   const name = foldAsciiCase(column)
   for (let at = folded.indexOf(name); at !== -1; at = folded.indexOf(name, at + 1)) {
-    if (!isIdentifierCharacter(folded.charCodeAt(at - 1)) && !isIdentifierCharacter(folded.charCodeAt(at + name.length))) return true
+    if (!IDENTIFIER_CHARACTER.test(folded[at - 1] ?? '') && !IDENTIFIER_CHARACTER.test(folded[at + name.length] ?? '')) return true
   }
   return false
-}
-
-/** NaN (before the start or past the end of the text) is not an identifier character. */
-function isIdentifierCharacter(code: number): boolean {
-  return (
-    (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24 || code >= 0x80
-  )
 }
 
 function foldAsciiCase(text: string): string {
