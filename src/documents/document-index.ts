@@ -73,7 +73,7 @@ import {
 } from './index-schema.js'
 import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } from './project-files.js'
 import { isInsideFolder, normalizeRelPath } from './project-paths.js'
-import { prepareReadOnly, runReadOnly } from './read-only-sql.js'
+import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
 
 export interface DocumentIndexOptions {
@@ -303,6 +303,7 @@ export class DocumentIndex {
     try {
       ensureStateFolder(folder, this.root)
       const stateId = this.stateId
+      allowWrites(this.db)
       const meta = this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values (?, ?)`)
       meta.run('cache_key', this.cacheKey)
       meta.run('state_id', stateId)
@@ -364,7 +365,9 @@ export class DocumentIndex {
     return undefined
   }
 
+  /** Runs a reconcile (it writes rows): the root's real path resolved once, writes allowed (read-only-sql.ts). */
   private withRealRoot<T>(run: () => T): T {
+    allowWrites(this.db)
     this.realRoot = fs.realpathSync(this.root)
     try {
       return run()

@@ -11,9 +11,13 @@
  *   ATTACH, DETACH and PRAGMA are statements of their own kind and can never start with
  *   SELECT/WITH, so the prefix rule refuses them; no keyword scan is needed (it would also
  *   refuse legitimate columns named e.g. `pragma`).
- * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON` (both
- *   pragmas prepared once per database), so the engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
- *   `missing SQL parameter :<name>`. Parameters bind and rows come back as Python's sqlite3
+ * - `runReadOnly(db, stmt, params)`: runs the statement with `PRAGMA query_only = ON`, so the
+ *   engine itself refuses writes too, and turns better-sqlite3's missing-parameter error into
+ *   `missing SQL parameter :<name>`. The flag is left ON after the query: setting it expires
+ *   every prepared statement of the database (SQLite's flag pragmas do), and re-preparing
+ *   cost more than the query itself (issue #17: 0.13 against 0.015 ms for a folder's rows), so
+ *   it changes only when the database's owner writes: `allowWrites(db)` turns it OFF before a
+ *   write (both pragmas prepared once per database, each run only when the flag changes). Parameters bind and rows come back as Python's sqlite3
  *   binds and returns them (`sql-values.ts`).
  */
 import type Database from 'better-sqlite3'
@@ -56,8 +60,7 @@ export function runReadOnly(
   stmt: Database.Statement,
   params: Record<string, unknown>,
 ): Record<string, unknown>[] {
-  const queryOnly = queryOnlyStatements(db)
-  queryOnly.on.run()
+  setQueryOnly(db, true)
   try {
     return readRows(stmt, toSqlParams(params))
   } catch (error) {
@@ -67,19 +70,24 @@ export function runReadOnly(
       throw new Error(NOT_READ_ONLY_MESSAGE)
     }
     throw error
-  } finally {
-    queryOnly.off.run()
   }
 }
 
-/** `PRAGMA query_only` on and off, prepared once per database (`db.pragma` prepares on every call). */
-const queryOnlyByDatabase = new WeakMap<Database.Database, { on: Database.Statement; off: Database.Statement }>()
+/** Before the database's owner writes to it: `PRAGMA query_only` OFF (when a query left it ON). */
+export function allowWrites(db: Database.Database): void {
+  setQueryOnly(db, false)
+}
 
-function queryOnlyStatements(db: Database.Database): { on: Database.Statement; off: Database.Statement } {
-  let statements = queryOnlyByDatabase.get(db)
-  if (!statements) {
-    statements = { on: db.prepare('pragma query_only = ON'), off: db.prepare('pragma query_only = OFF') }
-    queryOnlyByDatabase.set(db, statements)
+/** `PRAGMA query_only` on and off, prepared once per database (`db.pragma` prepares on every call), and the flag as last set. */
+const queryOnlyByDatabase = new WeakMap<Database.Database, { on: Database.Statement; off: Database.Statement; isOn: boolean }>()
+
+function setQueryOnly(db: Database.Database, on: boolean): void {
+  let state = queryOnlyByDatabase.get(db)
+  if (!state) {
+    state = { on: db.prepare('pragma query_only = ON'), off: db.prepare('pragma query_only = OFF'), isOn: false }
+    queryOnlyByDatabase.set(db, state)
   }
-  return statements
+  if (state.isOn === on) return
+  ;(on ? state.on : state.off).run()
+  state.isOn = on
 }

@@ -58,12 +58,29 @@ export function fromSqlValue(value: unknown): unknown {
   return value
 }
 
+/** Per prepared statement: its column names, and where each takes its value from (see `columnSources`). */
+const shapes = new WeakMap<Database.Statement, { names: string[]; source: number[] }>()
+
+/**
+ * The column names of `stmt` and, for each, the first column `row[name]` finds (equal ignoring
+ * ASCII case), or -1 when an earlier column has the very same name (its key is set already).
+ * Kept per statement: a prepared statement's columns are fixed (the index drops its statements
+ * when the `documents` view is recreated).
+ */
+function columnSources(stmt: Database.Statement): { names: string[]; source: number[] } {
+  let shape = shapes.get(stmt)
+  if (!shape) {
+    const names = stmt.columns().map((column) => column.name)
+    const folded = names.map(foldAsciiCase)
+    const source = names.map((name, i) => (names.indexOf(name) < i ? -1 : folded.indexOf(folded[i] as string)))
+    shape = { names, source }
+    shapes.set(stmt, shape)
+  }
+  return shape
+}
+
 export function readRows(stmt: Database.Statement, params: Record<string, SqlParamValue>): Record<string, unknown>[] {
-  const names = stmt.columns().map((column) => column.name)
-  // For each column, the first column `row[name]` finds (equal ignoring ASCII case), or -1 when
-  // an earlier column has the very same name (its key is set already).
-  const folded = names.map(foldAsciiCase)
-  const source = names.map((name, i) => (names.indexOf(name) < i ? -1 : folded.indexOf(folded[i] as string)))
+  const { names, source } = columnSources(stmt)
   const rows = stmt.raw(true).safeIntegers(true).all(params) as unknown[][]
   const out: Record<string, unknown>[] = new Array(rows.length)
   for (let r = 0; r < rows.length; r++) {

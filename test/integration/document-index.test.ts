@@ -426,6 +426,21 @@ describe('read-only queries', () => {
     expect(index.refresh([{ type: 'create', path: 'late.md' }])).toMatchObject({ projectionChanged: true })
     expect(documentPaths(index)).toContain('late.md')
   })
+
+  it('keeps writing its rows and its snapshot after successful queries (query_only stays on between them)', () => {
+    const statePath = path.join(root, '.insitu', 'index.db')
+    const persisted = createIndex({ statePath })
+    persisted.rebuild()
+    expect(persisted.query("select count(*) as n from documents where status = 'done'")).toEqual([{ n: 1 }])
+    expect(() => persisted.query('with x as (select 1) delete from _documents')).toThrow(/^SQL models must be read-only$/)
+    write('tasks/gamma.md', '---\nstatus: done\n---\n# Gamma\n')
+    expect(persisted.refresh([{ type: 'create', path: 'tasks/gamma.md' }])).toMatchObject({ documentsChanged: true })
+    expect(persisted.query("select count(*) as n from documents where status = 'done'")).toEqual([{ n: 2 }])
+    persisted.close()
+    const reopened = createIndex({ statePath })
+    expect(reopened.query("select count(*) as n from documents where status = 'done'")).toEqual([{ n: 2 }])
+    reopened.close()
+  })
 })
 
 describe('statePath', () => {
