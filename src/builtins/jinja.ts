@@ -131,35 +131,44 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
   return {
     render(input) {
       const name = input.template || DEFAULT_TEMPLATE
+      loader.startRender()
       try {
-        // Resolve first so name errors are reported as they are, not as render errors.
-        loader.locate(name)
-      } catch (error) {
-        const candidate = loader.candidate(name)
-        const message = error instanceof Error ? error.message : String(error)
-        throw new JinjaTemplateError(message, candidate ? [dependencyOf(candidate)] : [], error)
+        return renderLocated(name, input)
+      } finally {
+        loader.endRender()
       }
-      loader.loaded.clear()
-      let output: string
-      try {
-        output = engine.render(name, {
-          rows: rowsOf(input.value),
-          params: input.params ?? {},
-          this: input.location,
-          value: input.value,
-        })
-      } catch (error) {
-        const dependencies = [...loader.loaded].map(dependencyOf)
-        const failure = new JinjaTemplateError(templateMessage(name, error), dependencies, error)
-        // The overlay and `File:` line point at the template file and line (issue #18).
-        const at = errorPosition(error)
-        const file = at && !at.templateName.startsWith(BUILTIN_PREFIX) ? loader.candidate(at.templateName) : undefined
-        if (at && file) withPosition(failure, { path: toPosixRelative(options.root, file), line: at.line, column: at.column ?? null })
-        throw failure
-      }
-      const dependencies = [...loader.loaded].map(dependencyOf)
-      return { content: output.trimEnd(), dependencies }
     },
+  }
+
+  function renderLocated(name: string, input: RenderInput): RenderOutput {
+    try {
+      // Resolve first so name errors are reported as they are, not as render errors.
+      loader.locate(name)
+    } catch (error) {
+      const candidate = loader.candidate(name)
+      const message = error instanceof Error ? error.message : String(error)
+      throw new JinjaTemplateError(message, candidate ? [dependencyOf(candidate)] : [], error)
+    }
+    loader.loaded.clear()
+    let output: string
+    try {
+      output = engine.render(name, {
+        rows: rowsOf(input.value),
+        params: input.params ?? {},
+        this: input.location,
+        value: input.value,
+      })
+    } catch (error) {
+      const dependencies = [...loader.loaded].map(dependencyOf)
+      const failure = new JinjaTemplateError(templateMessage(name, error), dependencies, error)
+      // The overlay and `File:` line point at the template file and line (issue #18).
+      const at = errorPosition(error)
+      const file = at && !at.templateName.startsWith(BUILTIN_PREFIX) ? loader.candidate(at.templateName) : undefined
+      if (at && file) withPosition(failure, { path: toPosixRelative(options.root, file), line: at.line, column: at.column ?? null })
+      throw failure
+    }
+    const dependencies = [...loader.loaded].map(dependencyOf)
+    return { content: output.trimEnd(), dependencies }
   }
 }
 
@@ -269,14 +278,35 @@ function listItem(row: unknown): string {
  */
 class InsituTemplateLoader implements TemplateLoader {
   readonly loaded = new Set<string>()
+  /** Between `startRender` and `endRender`: the directory's real path, resolved once (issue #17). */
+  private realDirectory: string | undefined
+  private rendering = false
 
   constructor(private readonly directory: string | undefined) {}
+
+  /** A new render: nothing loaded yet, the directory's real path resolved again (it may have moved). */
+  startRender(): void {
+    this.loaded.clear()
+    this.realDirectory = undefined
+    this.rendering = true
+  }
+
+  endRender(): void {
+    this.realDirectory = undefined
+    this.rendering = false
+  }
+
+  private realDirectoryPath(): string {
+    if (!this.rendering) return fs.realpathSync.native(this.directory!)
+    this.realDirectory ??= fs.realpathSync.native(this.directory!)
+    return this.realDirectory
+  }
 
   load(name: string): { source: string } {
     const located = this.locate(name)
     if (located.builtin !== undefined) return { source: located.builtin }
     // Read through a descriptor verified to lie inside the directory (no check-then-read race).
-    const read = readConfinedFile(fs.realpathSync(this.directory!), located.file)
+    const read = readConfinedFile(this.realDirectoryPath(), located.file)
     if (read.kind === 'outside') throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     this.loaded.add(located.file)
     if (read.kind !== 'file') throw notFound(name, this.directory)
@@ -306,13 +336,13 @@ class InsituTemplateLoader implements TemplateLoader {
     }
     let real: string
     try {
-      real = fs.realpathSync(file)
+      real = fs.realpathSync.native(file)
       if (!fs.statSync(real).isFile()) throw new Error('not a file')
     } catch {
       this.loaded.add(file)
       throw notFound(name, this.directory)
     }
-    if (!isBelowFolder(fs.realpathSync(this.directory), real)) {
+    if (!isBelowFolder(this.realDirectoryPath(), real)) {
       throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     }
     return { file }

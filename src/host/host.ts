@@ -424,11 +424,25 @@ export class InsituHost {
         // A builtin's value is the host's own data in the value model (PythonFloat boxes, bigints:
         // values/python-float.ts), which the wire writes as Python does; only its shape is checked.
         const { value = null, ...shape } = partial
-        const result = parseBoundary(InvocationResult, shape, `result of builtin ${builtin.kind} ${builtin.name}`)
+        const result = plainBuiltinResult(shape) ?? parseBoundary(InvocationResult, shape, `result of builtin ${builtin.kind} ${builtin.name}`)
         return { ...result, value, dependencies: unique([...dependencies, ...result.dependencies]) }
       },
     }
   }
+}
+
+/**
+ * The shape most builtin results have (content text or null, dependency strings, no
+ * diagnostics, nothing else), checked without the schema (issue #17: hundreds of jobs per
+ * build); anything else (a diagnostic, an unexpected field) is left to the schema: undefined.
+ */
+function plainBuiltinResult(shape: Partial<Omit<InvocationResult, 'value'>>): InvocationResult | undefined {
+  for (const key in shape) if (key !== 'content' && key !== 'dependencies' && key !== 'diagnostics') return undefined
+  const { content = null, dependencies = [], diagnostics = [] } = shape
+  if (content !== null && typeof content !== 'string') return undefined
+  if (!Array.isArray(diagnostics) || diagnostics.length > 0) return undefined
+  if (!Array.isArray(dependencies) || !dependencies.every((dependency) => typeof dependency === 'string')) return undefined
+  return { content, value: null, diagnostics: [], dependencies }
 }
 
 /** The discovered extensions that are installed under `.insitu/extensions/` and fail the lock check. */
