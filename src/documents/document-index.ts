@@ -51,9 +51,10 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import {
   type DocumentProjection,
-  buildDocumentRecord,
   entryDepth,
   hashContent,
+  type ParsedDocument,
+  parseDocument,
   pathColumns,
   readFileState,
   sameProjection,
@@ -91,6 +92,12 @@ export interface DocumentIndexOptions {
   cacheKey?: string
   /** Told (once per problem) when a state file is unusable or cannot be written. */
   warn?: (message: string) => void
+  /**
+   * Told of every document the index reads and parses (a row written from the file's bytes),
+   * with the text as decoded and the front matter parsed: a build serves job-free documents
+   * from it instead of reading and parsing each file again (issue #17).
+   */
+  onDocumentRead?: (relPath: string, read: Omit<ParsedDocument, 'record'>) => void
 }
 
 /** How many SQL texts `query()` keeps prepared. */
@@ -158,6 +165,7 @@ export class DocumentIndex {
   private readonly statePath: string | undefined
   private readonly cacheKey: string
   private readonly warn: (message: string) => void
+  private readonly onDocumentRead: DocumentIndexOptions['onDocumentRead']
   /** `total_changes()` when the rows last matched the snapshot on disk (-1: no snapshot yet). */
   private persistedChanges = -1
   /** The current `stateId` and the `total_changes()` it is the id of (see `stateId`). */
@@ -187,6 +195,7 @@ export class DocumentIndex {
     this.statePath = options.statePath
     this.cacheKey = options.cacheKey ?? ''
     this.warn = options.warn ?? (() => {})
+    this.onDocumentRead = options.onDocumentRead
     const snapshot = this.loadSnapshot()
     this.db = snapshot ?? new Database(':memory:')
     if (snapshot) {
@@ -582,14 +591,19 @@ export class DocumentIndex {
       }
       return false
     }
-    const record = { ...buildDocumentRecord(relPath, state, contentHash), read_ns: readNs }
+    const parsed = parseDocument(relPath, state, contentHash)
+    const record = parsed.record
+    this.onDocumentRead?.(relPath, parsed)
     this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
          (path, parent, name, stem, depth, title, body, frontmatter, content_hash, source_hash, mtime_ns, size, read_ns)
-       values (@path, @parent, @name, @stem, @depth, @title, @body, @frontmatter, @content_hash, @source_hash, @mtime_ns, @size, @read_ns)`,
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    upsert.run(record)
+    upsert.run(
+      record.path, record.parent, record.name, record.stem, record.depth, record.title, record.body,
+      record.frontmatter, record.content_hash, record.source_hash, record.mtime_ns, record.size, readNs,
+    )
     const changed = !stored || !sameProjection(stored, record)
     if (changed) {
       this.markStale(relPath)

@@ -99,15 +99,38 @@ export function buildDocumentRecord(
   state: { bytes: Buffer; mtimeNs: bigint; size: number },
   contentHash = hashContent(state.bytes),
 ): DocumentRecord {
+  return parseDocument(relPath, state, contentHash).record
+}
+
+/** A document as `parseDocument` read it: its record, and what reading it found on the way. */
+export interface ParsedDocument {
+  record: DocumentRecord
+  /** The file's text as decoded (UTF-8, line ends and a BOM as in the file). */
+  text: string
+  /**
+   * `splitFrontMatter(...).data` of the text with LF line ends: the front-matter mapping, null
+   * when there is none, undefined when it does not parse.
+   */
+  frontMatter: Record<string, unknown> | null | undefined
+}
+
+/** `buildDocumentRecord`, keeping the decoded text and the parsed front matter (for the cheap path of builds). */
+export function parseDocument(
+  relPath: string,
+  state: { bytes: Buffer; mtimeNs: bigint; size: number },
+  contentHash = hashContent(state.bytes),
+): ParsedDocument {
   // Universal newlines, as Python's read_text(): the body column holds LF (issue #15).
   const decoded = state.bytes.toString('utf8')
   const text = decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded
   let title: string | null = null
   let frontmatter = '{}'
   let body = text
+  let frontMatter: Record<string, unknown> | null | undefined
   try {
     const split = splitFrontMatter(text)
     body = split.body
+    frontMatter = split.data
     if (split.data) {
       const data = indexableFrontMatter(split.data)
       frontmatter = pythonJsonDumps(jsonValue(data))
@@ -122,8 +145,14 @@ export function buildDocumentRecord(
   } catch {
     // unterminated region: body kept as written (see header)
   }
-  return {
-    ...pathColumns(relPath),
+  // Built field by field (an object spread here cost more than the fields themselves, issue #17).
+  const columns = pathColumns(relPath)
+  const record: DocumentRecord = {
+    path: columns.path,
+    parent: columns.parent,
+    name: columns.name,
+    stem: columns.stem,
+    depth: columns.depth,
     title,
     body,
     frontmatter,
@@ -132,6 +161,7 @@ export function buildDocumentRecord(
     mtime_ns: state.mtimeNs,
     size: state.size,
   }
+  return { record, text: decoded, frontMatter }
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {

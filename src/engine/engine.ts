@@ -43,7 +43,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
-import { DocumentIndex } from '../documents/document-index.js'
+import { DocumentIndex, type DocumentIndexOptions } from '../documents/document-index.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { pluginStateFiles, removeOldPluginCaches } from '../documents/state-folder.js'
@@ -90,6 +90,8 @@ export interface EngineOptions {
   persistIndex?: boolean
   /** Aborting it stops a start still waiting for extension handshakes (see `HostOptions.signal`). */
   signal?: AbortSignal
+  /** Told of every document the index reads and parses (`DocumentIndexOptions.onDocumentRead`). */
+  onDocumentRead?: DocumentIndexOptions['onDocumentRead']
   python?: string
   timeoutMs?: number
   logger?: HostLogger
@@ -190,6 +192,7 @@ export class InsituEngine {
       statePath,
       cacheKey: `vite-plugin-insitu ${pluginVersion()}`,
       warn: (message) => options.logger?.warn(message),
+      onDocumentRead: options.onDocumentRead,
     })
     try {
       index.rebuild()

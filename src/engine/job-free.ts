@@ -11,6 +11,9 @@
  * (which is where materializations are declared; the key is tested on the parsed mapping, so a
  * key spelled with YAML escapes counts too). Front matter that does not parse is not job-free:
  * the engine reports its error as before. Pure, no I/O.
+ * `isJobFreeRead(read)`: the same verdict for a text the document index has read and parsed
+ * already (document-record.ts `parseDocument`), without parsing its front matter again: the
+ * index parsed the text with LF line ends, so a text with a `\r` (or a BOM) is parsed again.
  */
 import { splitFrontMatter } from '../documents/frontmatter.js'
 
@@ -25,5 +28,16 @@ export function isJobFree(text: string): boolean {
   } catch {
     return false // the engine reports the error at its line
   }
+  return data === null || !Object.hasOwn(data, 'insitu')
+}
+
+/** `isJobFree(read.text)`, from the front matter the document index parsed (see the header). */
+export function isJobFreeRead(read: { text: string; frontMatter: Record<string, unknown> | null | undefined }): boolean {
+  const { text } = read
+  if (text.charCodeAt(0) === 0xfeff || text.includes('\r')) return isJobFree(text)
+  if (text.includes('insitu:')) return false
+  if (!text.startsWith('---')) return true
+  const data = read.frontMatter
+  if (data === undefined) return false // the engine reports the error at its line
   return data === null || !Object.hasOwn(data, 'insitu')
 }

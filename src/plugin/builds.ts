@@ -7,7 +7,8 @@
  * - Plain build, disk mode 'none', no watch: nothing happens before modules load; the engine
  *   (index, extension handshakes) starts while the bundler resolves, managed modules wait for
  *   it, and its start error or validators' errors fail the build at `buildEnd`, before any
- *   output is written.
+ *   output is written. The documents its index reads are served from that read until
+ *   `buildEnd` (plugin-core.ts `keepIndexedReads`).
  * - Otherwise `buildStart` awaits the engine (a start error fails the build), then:
  *   'check': nothing is written; any stale region or front-matter materialization fails the
  *   build with `insitu check failed:` and the report (`path:line region <id> is stale` and a
@@ -57,6 +58,7 @@ export class BuildSession {
     const project = core.projectScope()
     if (project.error) return context.error(engineStartError(project.error))
     if (core.disk === 'none' && !context.meta.watchMode) {
+      core.keepIndexedReads() // load serves the documents the index reads now (plugin-core.ts)
       this.backgroundStart = core.lifecycle.start().then(
         async (engine) => ({ engine, diagnostics: (await core.lifecycle.validateOnce(engine)) ?? [] }),
         (failure: unknown) => ({ failure }),
@@ -118,6 +120,7 @@ export class BuildSession {
   async buildEnd(context: BuildContext, error: Error | undefined): Promise<void> {
     const pending = this.backgroundStart
     this.backgroundStart = undefined
+    this.core.dropIndexedReads()
     const outcome = pending ? await pending : undefined
     if (!context.meta.watchMode) this.persistSoon()
     if (!outcome) return

@@ -16,10 +16,15 @@
  * - `serving`: set while a dev server that configured the plugin is open (its hooks then run in
  *   dev mode); cleared when that server closes, so a plugin object reused by a build afterwards
  *   (Astro: a content-sync dev server, then `vite build`) runs its hooks as a build's.
+ * - `keepIndexedReads()` (a plain build, before it starts the engine) until `dropIndexedReads()`
+ *   (its `buildEnd`): the documents the engine's index reads while it starts are kept, text and
+ *   job-free verdict, and `indexedRead(file)` hands them to `load` (issue #17: a cold build read
+ *   and parsed every document twice). A build serves the text its index was built from.
  */
 import path from 'node:path'
 import type { ResolvedConfig } from 'vite'
 import { InsituEngine } from '../engine/engine.js'
+import { isJobFreeRead } from '../engine/job-free.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
 import { type DiskMode, diskMode } from '../sync/disk-mode.js'
 import { engineStartError, type PluginLogger, type ReportingContext } from './diagnostics.js'
@@ -38,6 +43,8 @@ export class PluginCore {
   serving = false
   private scope: ProjectScope | undefined
   private viteRoot: string | undefined
+  /** Project-relative path → a document the starting engine's index read (`keepIndexedReads`). */
+  private indexedReads: Map<string, IndexedRead> | undefined
 
   constructor(readonly options: ResolvedOptions) {
     this.disk = diskMode(options)
@@ -71,6 +78,22 @@ export class PluginCore {
     this.failedConfigFiles.clear()
   }
 
+  keepIndexedReads(): void {
+    this.indexedReads ??= new Map()
+  }
+
+  dropIndexedReads(): void {
+    this.indexedReads = undefined
+  }
+
+  /** The document at `file` as the engine's index read it while starting (see the header), if kept. */
+  indexedRead(file: string): IndexedRead | undefined {
+    const reads = this.indexedReads
+    if (reads === undefined || reads.size === 0) return undefined
+    const relPath = this.projectScope().relativePath(file)
+    return relPath === null ? undefined : reads.get(relPath)
+  }
+
   async engineFor(context: ReportingContext): Promise<InsituEngine> {
     try {
       return await this.lifecycle.start()
@@ -96,6 +119,9 @@ export class PluginCore {
         logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m), error: (m) => this.logger.error(m) },
         enableExtension: (name) => options.extensions[name],
         signal,
+        onDocumentRead: (relPath, read) => {
+          this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })
+        },
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
@@ -105,6 +131,12 @@ export class PluginCore {
 }
 
 /** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
+/** A document as the starting engine's index read it: its text, and whether it holds no job (job-free.ts). */
+export interface IndexedRead {
+  text: string
+  jobFree: boolean
+}
+
 export function isClosing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
 }

@@ -10,6 +10,8 @@
  *   itself, so `load` serves the text it read and `transform` leaves the code alone, neither
  *   waiting for the engine nor asking it anything (one substring check, and the front matter
  *   parsed when there is one). A start failure still fails the build (builds.ts, `buildEnd`).
+ *   A document the starting engine's index read and parsed (plugin-core.ts `indexedRead`) is
+ *   neither read nor parsed again: `load` serves the index's text and verdict.
  * - `transform(context, code, id)`: a managed document whose `code` is its Markdown (the file's
  *   own text, or the text this plugin's last write of it replaced) is regenerated (a BOM kept,
  *   sync-document.ts `renderText`) with a source map (word-boundary mappings, line mappings
@@ -70,11 +72,13 @@ export class DocumentServer {
   async load(context: ServeContext, id: string): Promise<{ code: string; map: typeof NO_SOURCE_MAP } | null> {
     if (!RAW_QUERY.test(id) || isSkippedId(id)) return null
     const file = cleanId(id)
-    if (!this.core.projectScope().isManaged(file)) return null
+    // A plain build: the document as the index read it at the start, when it did (a managed document).
+    const indexed = this.watching(context) ? undefined : this.core.indexedRead(file)
+    if (!indexed && !this.core.projectScope().isManaged(file)) return null
     if (!this.watching(context)) {
       // A plain build: a document without jobs renders to its own text (the cheap path).
-      const text = await fs.promises.readFile(file, 'utf8')
-      if (isJobFree(text)) return { code: `export default ${JSON.stringify(text)}`, map: NO_SOURCE_MAP }
+      const text = indexed?.text ?? (await fs.promises.readFile(file, 'utf8'))
+      if (indexed ? indexed.jobFree : isJobFree(text)) return { code: `export default ${JSON.stringify(text)}`, map: NO_SOURCE_MAP }
       const engine = await this.core.engineFor(context)
       if (!engine.isDocument(file)) return null
       const rendered = await this.render(context, engine, file, text, ownerQuery(id))

@@ -144,6 +144,21 @@ describe('vite build', () => {
     expect(runBuiltApp(path.join(root, 'dist'))).toBe(initialApp(root))
   })
 
+  test('a build serves each document as its index read it: an edit during the build shows in neither the task nor its row', async () => {
+    const root = copyProject({ git: true })
+    fs.appendFileSync(path.join(root, 'main.js'), "import alpha from './tasks/alpha.md?raw'\nconsole.log(alpha)\n")
+    // Runs right after insitu's buildStart, which has read every document into its index.
+    const lateEdit: Plugin = { name: 'late-edit', buildStart: () => editFile(root, 'tasks/alpha.md', 'status: open', 'status: edited later') }
+    const outDir = path.join(root, 'dist')
+    await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu(), lateEdit], build: { outDir } })
+    expect(readFile(root, 'tasks/alpha.md')).toContain('status: edited later')
+    expect(runBuiltApp(outDir)).toBe(initialApp(root)) // the sql region lists Alpha as open
+    const chunks = fs.readdirSync(path.join(outDir, 'assets')).filter((name) => name.endsWith('.js'))
+    const code = chunks.map((name) => fs.readFileSync(path.join(outDir, 'assets', name), 'utf8')).join('\n')
+    expect(code).toMatch(/title: Alpha(\\n|\n)status: open(\\n|\n)---(\\n|\n)# Alpha/) // a string or template literal
+    expect(code).not.toContain('edited later')
+  })
+
   test('an extension manifest that cannot be read fails the build even when no managed module is imported', async () => {
     const root = copyProject({ git: true })
     fs.writeFileSync(path.join(root, 'main.js'), "document.getElementById('out').textContent = 'no documents here'\n")

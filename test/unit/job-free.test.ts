@@ -9,7 +9,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { InsituEngine } from '../../src/engine/engine.js'
-import { isJobFree } from '../../src/engine/job-free.js'
+import { isJobFree, isJobFreeRead } from '../../src/engine/job-free.js'
+import { parseDocument } from '../../src/documents/document-record.js'
 
 const CASES: Record<string, { text: string; jobFree: boolean }> = {
   'no front matter': { text: '# Title\n\nProse.\n', jobFree: true },
@@ -33,6 +34,16 @@ const CASES: Record<string, { text: string; jobFree: boolean }> = {
   },
   'invalid YAML front matter': { text: '---\ntitle: [unclosed\n---\nbody\n', jobFree: false },
   'front matter that is not a mapping': { text: '---\n- a\n- b\n---\nbody\n', jobFree: false },
+  'CRLF line ends': { text: '---\r\ntitle: A\r\n---\r\n# A\r\n', jobFree: true },
+  'CRLF line ends and a materialization': {
+    text: '---\r\ninsitu:\r\n  materializations:\r\n    n:\r\n      model: m\r\n      target: frontmatter:/generated/n\r\n---\r\nbody\r\n',
+    jobFree: false,
+  },
+  'a BOM before a materialization': {
+    text: '\uFEFF---\ninsitu:\n  materializations:\n    n:\n      model: m\n      target: frontmatter:/generated/n\n---\nbody\n',
+    jobFree: false,
+  },
+  'a BOM before invalid YAML': { text: '\uFEFF---\ntitle: [unclosed\n---\nbody\n', jobFree: false },
 }
 
 let root: string
@@ -61,6 +72,17 @@ describe('isJobFree', () => {
       const renderedToItself = !result.changed && result.jobs.length === 0 && result.diagnostics.length === 0
       if (jobFree) expect(renderedToItself).toBe(true)
       else expect(renderedToItself).toBe(false)
+    })
+  }
+})
+
+describe('isJobFreeRead (the verdict from the document index\'s own read and parse)', () => {
+  for (const [name, { text, jobFree }] of Object.entries(CASES)) {
+    test(`${name}: the same verdict as isJobFree`, () => {
+      const bytes = Buffer.from(text, 'utf8')
+      const { text: decoded, frontMatter } = parseDocument('doc.md', { bytes, mtimeNs: 0n, size: bytes.length })
+      expect(decoded).toBe(text)
+      expect(isJobFreeRead({ text: decoded, frontMatter })).toBe(jobFree)
     })
   }
 })
