@@ -15,6 +15,7 @@
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive, and
  *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
  *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
+ *   The stored entries are read in one statement, again whenever the file changed since.
  * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
  *   every write in the project folder. A failure while reading or writing turns the store off
@@ -80,8 +81,8 @@ export class JobStore {
     if (this.broken || !this.db) return undefined
     try {
       if (!this.isCurrent(this.db)) return undefined
-      const row = this.statement(this.db, 'select entry from jobs where key = ?').get(key) as { entry: Buffer } | undefined
-      return row ? fromCloneable(v8.deserialize(row.entry)) : undefined
+      const bytes = this.storedEntries(this.db).get(key)
+      return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     } catch (error) {
       this.fail(error)
       return undefined
@@ -133,6 +134,7 @@ export class JobStore {
         }
       })()
       this.checked = undefined
+      this.stored = undefined
     } catch (error) {
       this.fail(error)
     }
@@ -145,6 +147,22 @@ export class JobStore {
     } catch {
       // already closed or broken: nothing to keep
     }
+  }
+
+  /**
+   * Every stored entry, read in one statement when first needed and again after another
+   * connection wrote the file (`isCurrent` compared its data version): a warm start looks up
+   * hundreds of entries, and a query per entry cost its own lock and page reads (issue #17).
+   */
+  private stored: { version: number; entries: Map<string, Buffer> } | undefined
+
+  private storedEntries(db: Database.Database): Map<string, Buffer> {
+    const version = this.checked!.version
+    if (this.stored?.version !== version) {
+      const rows = this.statement(db, 'select key, entry from jobs').raw(true).all() as [string, Buffer][]
+      this.stored = { version, entries: new Map(rows) }
+    }
+    return this.stored.entries
   }
 
   /** Statements prepared once per open file (a warm start looks up hundreds of entries). */
