@@ -15,7 +15,9 @@
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive, and
  *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
  *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
- *   The stored entries are read in one statement, again whenever the file changed since.
+ *   The stored entries are read in one statement when first needed; a key they miss makes the
+ *   store look at the file again (another connection may have written it since) at most once a
+ *   second, and its own flush makes it read them again.
  * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
  *   every write in the project folder. A failure while reading or writing turns the store off
@@ -35,6 +37,9 @@ import type { HostLogger } from '../host/process.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
 const FORMAT = 'insitu-jobs/1'
+
+/** How often a missing key may make the store look at the file again (see `mayHaveNewEntries`). */
+const RELOOK_MS = 1000
 
 export interface JobStoreHeader {
   plugin: string
@@ -80,8 +85,12 @@ export class JobStore {
     }
     if (this.broken || !this.db) return undefined
     try {
-      if (!this.isCurrent(this.db)) return undefined
-      const bytes = this.storedEntries(this.db).get(key)
+      // Read under our header when the entries were read: validated before use, whoever wrote since.
+      let bytes = this.stored?.entries.get(key)
+      if (bytes === undefined && this.mayHaveNewEntries()) {
+        if (!this.isCurrent(this.db)) return undefined
+        bytes = this.storedEntries(this.db).get(key)
+      }
       return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     } catch (error) {
       this.fail(error)
@@ -155,6 +164,22 @@ export class JobStore {
    * hundreds of entries, and a query per entry cost its own lock and page reads (issue #17).
    */
   private stored: { version: number; entries: Map<string, Buffer> } | undefined
+
+  /** When a miss last asked the file whether another connection wrote it. */
+  private lastLook = -Infinity
+
+  /**
+   * Whether a missing key is worth asking the file again (`PRAGMA data_version`, a lock and a
+   * page read): at most once a second, or always before the entries were first read. A miss
+   * costs a re-run at worst; a cold start misses every key.
+   */
+  private mayHaveNewEntries(): boolean {
+    if (this.stored === undefined) return true
+    const now = performance.now()
+    if (now - this.lastLook < RELOOK_MS) return false
+    this.lastLook = now
+    return true
+  }
 
   private storedEntries(db: Database.Database): Map<string, Buffer> {
     const version = this.checked!.version

@@ -43,7 +43,7 @@ it('hands back PythonFloat boxes and bigints as they were stored', () => {
   expect(stored.when).toEqual(new Date(0))
 })
 
-it('sees what another store wrote to the file after its first read, and its own flushed writes', () => {
+it('serves the entries it read, sees what another store wrote within a second, and its own writes at once', async () => {
   const file = path.join(folder, 'jobs.db')
   const first = JobStore.open(file, HEADER, logger)
   first.put('a', { n: 1 })
@@ -54,8 +54,12 @@ it('sees what another store wrote to the file after its first read, and its own 
   first.put('a', { n: 2 })
   first.put('b', { n: 3 })
   first.flush()
-  expect(second.get('a')).toEqual({ n: 2 })
+  // An entry read before is still served (the memo validates every entry before use) ...
+  expect(second.get('a')).toEqual({ n: 1 })
+  // ... and a key it missed is looked up in the file again a second later at most.
+  await new Promise((resolve) => setTimeout(resolve, 1100))
   expect(second.get('b')).toEqual({ n: 3 })
+  expect(second.get('a')).toEqual({ n: 2 })
   second.put('c', { n: 4 })
   second.delete('a')
   second.flush()
@@ -63,10 +67,12 @@ it('sees what another store wrote to the file after its first read, and its own 
   expect(second.get('a')).toBeUndefined()
   expect(first.get('c')).toEqual({ n: 4 })
   expect(first.get('a')).toBeUndefined()
-  // Another header's writes make the file serve nothing to this one.
+  // Another header's writes: its entries are never served to this header.
   const other = JobStore.open(file, { ...HEADER, plugin: 'other' }, logger)
   other.put('d', { n: 5 })
   other.flush()
-  expect(first.get('c')).toBeUndefined()
-  for (const store of [first, second, other]) store.close()
+  const third = JobStore.open(file, HEADER, logger)
+  expect(third.get('d')).toBeUndefined()
+  expect(third.get('c')).toBeUndefined()
+  for (const store of [first, second, other, third]) store.close()
 })
