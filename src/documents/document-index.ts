@@ -166,6 +166,8 @@ export class DocumentIndex {
   private readonly cacheKey: string
   private readonly warn: (message: string) => void
   private readonly onDocumentRead: DocumentIndexOptions['onDocumentRead']
+  /** `root` ending in the path separator. */
+  private readonly rootPrefix: string
   /** `total_changes()` when the rows last matched the snapshot on disk (-1: no snapshot yet). */
   private persistedChanges = -1
   /** The current `stateId` and the `total_changes()` it is the id of (see `stateId`). */
@@ -196,6 +198,7 @@ export class DocumentIndex {
     this.cacheKey = options.cacheKey ?? ''
     this.warn = options.warn ?? (() => {})
     this.onDocumentRead = options.onDocumentRead
+    this.rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep
     const snapshot = this.loadSnapshot()
     this.db = snapshot ?? new Database(':memory:')
     if (snapshot) {
@@ -458,10 +461,10 @@ export class DocumentIndex {
     let changed = false
     let documentsChanged = false
     const wanted = new Map(listing.map((entry) => [entry.path, entry.kind]))
-    for (const stored of this.rowsUnder('entries', prefix) as { path: string; kind: EntryKind }[]) {
-      const kind = wanted.get(stored.path)
-      if (kind === stored.kind) wanted.delete(stored.path)
-      else changed = this.deleteEntry(stored.path) || changed
+    for (const [storedPath, storedKind] of this.rowsUnder('entries', prefix) as [string, EntryKind][]) {
+      const kind = wanted.get(storedPath)
+      if (kind === storedKind) wanted.delete(storedPath)
+      else changed = this.deleteEntry(storedPath) || changed
     }
     for (const [relPath, kind] of wanted) {
       this.insertEntry(relPath, kind)
@@ -470,9 +473,9 @@ export class DocumentIndex {
     // A listed path is never excluded (the walk skips those): `include` alone decides.
     const documents = new Set(listing.filter((e) => e.kind === 'file' && this.includes(e.path, false)).map((e) => e.path))
     const stats = new Map<string, StoredStat>()
-    for (const stored of this.rowsUnder('_documents', prefix) as ({ path: string } & StoredStat)[]) {
-      if (!documents.has(stored.path)) documentsChanged = this.deleteDocument(stored.path) || documentsChanged
-      else stats.set(stored.path, stored)
+    for (const [storedPath, content_hash, mtime_ns, size, read_ns] of this.rowsUnder('_documents', prefix) as [string, string, bigint, bigint, bigint][]) {
+      if (!documents.has(storedPath)) documentsChanged = this.deleteDocument(storedPath) || documentsChanged
+      else stats.set(storedPath, { content_hash, mtime_ns, size, read_ns })
     }
     for (const relPath of documents) {
       const stored = stats.get(relPath)
@@ -485,16 +488,18 @@ export class DocumentIndex {
   /** Whether the file's stat shows it unchanged since `stored` was read (see the header). */
   private statVouchesFor(relPath: string, stored: StoredStat): boolean {
     if (stored.mtime_ns + RACY_WINDOW_NS > stored.read_ns) return false
-    const stat = fs.statSync(path.join(this.root, relPath), { bigint: true, throwIfNoEntry: false })
+    // A walked path is normalized: joining by hand is exact, and cheaper than path.join per file.
+    const stat = fs.statSync(this.rootPrefix + relPath, { bigint: true, throwIfNoEntry: false })
     return stat !== undefined && stat.isFile() && stat.mtimeNs === stored.mtime_ns && stat.size === stored.size
   }
 
-  private rowsUnder(table: 'entries' | '_documents', prefix: string): unknown[] {
+  /** The stored rows strictly below `prefix` as arrays: `[path, kind]` or `[path, content_hash, mtime_ns, size, read_ns]`. */
+  private rowsUnder(table: 'entries' | '_documents', prefix: string): unknown[][] {
     const columns = table === 'entries' ? 'path, kind' : 'path, content_hash, mtime_ns, size, read_ns'
-    if (prefix === '') return this.statement(`select ${columns} from ${table}`).safeIntegers(table === '_documents').all()
+    if (prefix === '') return this.statement(`select ${columns} from ${table}`).raw(true).safeIntegers(table === '_documents').all() as unknown[][]
     // `path` in [prefix, prefix with its trailing '/' bumped to '0'): exactly the paths below it.
     const below = this.statement(`select ${columns} from ${table} where path >= ? and path < ?`)
-    return below.safeIntegers(table === '_documents').all(prefix, `${prefix.slice(0, -1)}0`)
+    return below.raw(true).safeIntegers(table === '_documents').all(prefix, `${prefix.slice(0, -1)}0`) as unknown[][]
   }
 
   /** Removes `relPath` and everything below it (`relPath` ending in `/`: only below it). */

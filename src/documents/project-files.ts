@@ -51,8 +51,31 @@ export interface ProjectEntry {
  * A path is also matched when one of its parent folders is.
  */
 export function createPathMatcher(patterns: readonly string[]): (relPath: string, isDirectory?: boolean) => boolean {
+  const suffixes = suffixPatterns(patterns)
+  if (suffixes) return (relPath) => relPath !== '' && suffixes.some((suffix) => relPath.endsWith(suffix) || relPath.includes(`${suffix}/`))
   const matcher = createIgnore(patterns)
   return (relPath, isDirectory = false) => relPath !== '' && matcher.ignores(isDirectory ? `${relPath}/` : relPath)
+}
+
+/** `*.md` or `** /*.md` (no space), with a plain extension: a name suffix. */
+const SUFFIX_PATTERN = /^(?:\*\*\/)?\*(\.[A-Za-z0-9_-]+)$/
+
+/**
+ * The suffixes when every pattern is a plain `*.ext` / `** /*.ext` (the default `include`):
+ * gitignore matching then says a path matches exactly when one of its segments ends with one
+ * of them (a folder `x.md` matches, and so does everything in it), whether it is a file or a
+ * folder; asked for every file of every walk (issue #17), a suffix test costs far less than
+ * the general matcher. Undefined for any other pattern list.
+ */
+function suffixPatterns(patterns: readonly string[]): string[] | undefined {
+  if (patterns.length === 0) return undefined
+  const suffixes: string[] = []
+  for (const pattern of patterns) {
+    const suffix = SUFFIX_PATTERN.exec(pattern)?.[1]
+    if (suffix === undefined) return undefined
+    suffixes.push(suffix)
+  }
+  return suffixes
 }
 
 /**
