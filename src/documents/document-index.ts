@@ -179,6 +179,11 @@ export class DocumentIndex {
    */
   private knownKeys: Set<string> | undefined
   private keysMayHaveChanged = false
+  /**
+   * While a reconcile writes every row anew (a rebuild of an empty index, a cold start): the
+   * front-matter keys of the documents read, so the view's columns need no query over them all.
+   */
+  private keysOfEveryRow: Set<string> | undefined
   /** Documents whose projection changed since `documents`' stored columns were last brought in step ('all': too many to do one by one). */
   private stale: Set<string> | 'all' = new Set()
   /**
@@ -404,9 +409,15 @@ export class DocumentIndex {
 
   private reconcileAll(): Changes {
     const listing = listProjectEntries(this.root, this.walkOptions)
-    const result = this.reconcileListing('', listing)
-    if (result.documentsChanged) this.refreshView()
-    return result
+    const empty = this.statement('select 1 from _documents limit 1').get() === undefined
+    this.keysOfEveryRow = empty ? new Set() : undefined
+    try {
+      const result = this.reconcileListing('', listing)
+      if (result.documentsChanged) this.refreshView()
+      return result
+    } finally {
+      this.keysOfEveryRow = undefined
+    }
   }
 
   /** Brings one event path (and everything under it) in line with the disk. */
@@ -599,6 +610,7 @@ export class DocumentIndex {
     const parsed = parseDocument(relPath, state, contentHash)
     const record = parsed.record
     this.onDocumentRead?.(relPath, parsed)
+    if (this.keysOfEveryRow) for (const key of parsed.frontMatterKeys) this.keysOfEveryRow.add(key)
     this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(
       `insert or replace into _documents
@@ -624,7 +636,7 @@ export class DocumentIndex {
    */
   private refreshView(): void {
     if (this.keysMayHaveChanged) {
-      const distinct = frontMatterKeys(this.db)
+      const distinct = this.keysOfEveryRow ? [...this.keysOfEveryRow] : frontMatterKeys(this.db)
       this.knownKeys = new Set(distinct)
       this.keysMayHaveChanged = false
       const keys = viewColumnKeys(distinct)

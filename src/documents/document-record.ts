@@ -112,6 +112,8 @@ export interface ParsedDocument {
    * when there is none, undefined when it does not parse.
    */
   frontMatter: Record<string, unknown> | null | undefined
+  /** The top-level keys of the indexed front matter (the `frontmatter` JSON object's keys). */
+  frontMatterKeys: string[]
 }
 
 /** `buildDocumentRecord`, keeping the decoded text and the parsed front matter (for the cheap path of builds). */
@@ -127,6 +129,7 @@ export function parseDocument(
   let frontmatter = '{}'
   let body = text
   let frontMatter: Record<string, unknown> | null | undefined
+  let frontMatterKeys: string[] = []
   try {
     const split = splitFrontMatter(text)
     body = split.body
@@ -134,6 +137,7 @@ export function parseDocument(
     if (split.data) {
       const data = indexableFrontMatter(split.data)
       frontmatter = pythonJsonDumps(jsonValue(data))
+      frontMatterKeys = Object.keys(data)
       const rawTitle = data['title']
       title = rawTitle === null || rawTitle === undefined ? null : pythonStr(rawTitle)
     }
@@ -161,7 +165,7 @@ export function parseDocument(
     mtime_ns: state.mtimeNs,
     size: state.size,
   }
-  return { record, text: decoded, frontMatter }
+  return { record, text: decoded, frontMatter, frontMatterKeys }
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {

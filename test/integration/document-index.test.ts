@@ -5,6 +5,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DocumentIndex, type DocumentIndexOptions } from '../../src/documents/document-index.js'
+import { frontMatterKeys, viewColumnKeys } from '../../src/documents/index-schema.js'
 
 const DEFAULT_EXCLUDE = [
   '.git/**',
@@ -159,6 +160,19 @@ describe('rebuild', () => {
     expect(index.query(`select json_extract(frontmatter, '$.Name') as n from documents where path = 'tasks/gamma.md'`)).toEqual([
       { n: 'shadowed' },
     ])
+  })
+
+  it('gives a cold rebuild the columns a query over every stored front matter gives', () => {
+    write('keys/unicode.md', '---\nzé: 1\n"__proto__": x\n"1": one\nnested: {a: 1}\nTitle: shadowed\n---\n')
+    write('keys/list.md', '---\n- a\n- b\n---\nbody\n')
+    write('keys/broken.md', '---\nkey: [unclosed\n---\nbody\n')
+    write('keys/insitu.md', '---\ninsitu:\n  materializations: {}\ngenerated:\n  x: 1\nkept: yes\n---\n')
+    const index = createIndex()
+    index.rebuild()
+    const db = (index as unknown as { db: Database.Database }).db
+    const columns = (db.prepare("select name from pragma_table_info('documents')").all() as { name: string }[]).map((c) => c.name)
+    expect(columns.slice(9)).toEqual(viewColumnKeys(frontMatterKeys(db)))
+    expect(columns).toEqual(expect.arrayContaining(['zé', '__proto__', '1', 'nested', 'kept', 'status']))
   })
 
   it('indexes a document with invalid front matter with an empty front matter', () => {
