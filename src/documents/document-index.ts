@@ -23,7 +23,8 @@
  *   mtime tick as the read, on a coarse-timestamp filesystem, is read again; so is one with a
  *   future mtime). Like make and git, it does not see a file rewritten with the same size and
  *   its old mtime restored. A changed stat re-reads and re-hashes the file; identical bytes
- *   only update the stored stat. A file event (`refresh`) always re-reads its file.
+ *   only update the stored stat (and its read time when the row's read was racy). A file event
+ *   (`refresh`) always re-reads its file.
  * - `entries` holds every file and folder `listProjectEntries` walks (excluded and gitignored
  *   paths never appear); `_documents` holds the files among them that `isDocument` accepts;
  *   the `documents` view is described in `index-schema.ts` (it is recreated only when the set of
@@ -93,9 +94,10 @@ export interface DocumentIndexOptions {
   /** Told (once per problem) when a state file is unusable or cannot be written. */
   warn?: (message: string) => void
   /**
-   * Told of every document the index reads and parses (a row written from the file's bytes),
-   * with the text as decoded and the front matter parsed: a build serves job-free documents
-   * from it instead of reading and parsing each file again (issue #17).
+   * Told of every document the index reads, with the text as decoded and the front matter
+   * parsed: a build serves its documents from these reads instead of reading and parsing each
+   * file again (issue #17). When given, a reconcile reads every document it lists (a stat that
+   * vouches for a row does not spare the read) and reports each, changed or not.
    */
   onDocumentRead?: (relPath: string, read: Omit<ParsedDocument, 'record'>) => void
 }
@@ -490,7 +492,8 @@ export class DocumentIndex {
     }
     for (const relPath of documents) {
       const stored = stats.get(relPath)
-      if (stored && this.statVouchesFor(relPath, stored)) continue
+      // Told of every read: the plugin serves a build's documents from them (so read them all).
+      if (stored && !this.onDocumentRead && this.statVouchesFor(relPath, stored)) continue
       documentsChanged = this.upsertDocument(relPath, stored !== undefined) || documentsChanged
     }
     return { entriesChanged: changed, documentsChanged }
@@ -601,10 +604,14 @@ export class DocumentIndex {
     ).safeIntegers(true)
     const stored = mayBeStored ? (select.get(relPath) as StoredDocument | undefined) : undefined
     if (stored && stored.content_hash === contentHash) {
-      if (stored.mtime_ns !== state.mtimeNs || stored.size !== BigInt(state.size) || stored.read_ns < readNs) {
+      // The same bytes: record a new stat, or a read that lets the stat vouch for the row (see
+      // the header); a row whose stat vouches already is left as it is (the rows keep their id).
+      const racy = stored.mtime_ns + RACY_WINDOW_NS > stored.read_ns
+      if (stored.mtime_ns !== state.mtimeNs || stored.size !== BigInt(state.size) || (racy && stored.read_ns < readNs)) {
         const touch = this.statement('update _documents set mtime_ns = ?, size = ?, read_ns = ? where path = ?')
         touch.run(state.mtimeNs, state.size, readNs, relPath)
       }
+      if (this.onDocumentRead) this.onDocumentRead(relPath, parseDocument(relPath, state, contentHash))
       return false
     }
     const parsed = parseDocument(relPath, state, contentHash)

@@ -119,9 +119,8 @@ export class PluginCore {
         logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m), error: (m) => this.logger.error(m) },
         enableExtension: (name) => options.extensions[name],
         signal,
-        onDocumentRead: (relPath, read) => {
-          this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })
-        },
+        // Only for a plain build that keeps them: the index then reads every document (see the option).
+        onDocumentRead: this.indexedReads && ((relPath, read) => this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })),
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))

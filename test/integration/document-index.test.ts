@@ -162,6 +162,28 @@ describe('rebuild', () => {
     ])
   })
 
+  it('with onDocumentRead, reads and reports every document at each rebuild, keeping the rows (and their id) when nothing changed', () => {
+    const statePath = path.join(root, '.insitu', 'index.db')
+    const first = createIndex({ statePath })
+    first.rebuild()
+    first.close()
+    const reads: { relPath: string; text: string; frontMatter: unknown }[] = []
+    const second = createIndex({ statePath, onDocumentRead: (relPath, read) => reads.push({ relPath, ...read }) })
+    const before = second.stateId
+    // The files are older than the racy window only if written long enough ago: age them.
+    for (const relPath of documentPaths(second)) fs.utimesSync(path.join(root, relPath), new Date(0), new Date(0))
+    second.rebuild() // the stat changed: rows touched, nothing queries see
+    reads.length = 0
+    const touched = second.stateId
+    second.rebuild()
+    expect(reads.map((read) => read.relPath).sort()).toEqual(documentPaths(second))
+    const alpha = reads.find((read) => read.relPath === 'tasks/alpha.md')
+    expect(alpha?.text).toBe(fs.readFileSync(path.join(root, 'tasks/alpha.md'), 'utf8'))
+    expect(alpha?.frontMatter).toMatchObject({ status: 'backlog' })
+    expect(second.stateId).toBe(touched)
+    expect(touched).not.toBe(before)
+  })
+
   it('gives a cold rebuild the columns a query over every stored front matter gives', () => {
     write('keys/unicode.md', '---\nzé: 1\n"__proto__": x\n"1": one\nnested: {a: 1}\nTitle: shadowed\n---\n')
     write('keys/list.md', '---\n- a\n- b\n---\nbody\n')
