@@ -297,8 +297,8 @@ class InsituTemplateLoader implements TemplateLoader {
   }
 
   private realDirectoryPath(): string {
-    if (!this.rendering) return fs.realpathSync.native(this.directory!)
-    this.realDirectory ??= fs.realpathSync.native(this.directory!)
+    if (!this.rendering) return fs.realpathSync(this.directory!)
+    this.realDirectory ??= fs.realpathSync(this.directory!)
     return this.realDirectory
   }
 
@@ -336,7 +336,7 @@ class InsituTemplateLoader implements TemplateLoader {
     }
     let real: string
     try {
-      real = fs.realpathSync.native(file)
+      real = fs.realpathSync(file)
       if (!fs.statSync(real).isFile()) throw new Error('not a file')
     } catch {
       this.loaded.add(file)

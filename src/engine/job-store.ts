@@ -88,8 +88,9 @@ export class JobStore {
       // Read under our header when the entries were read: validated before use, whoever wrote since.
       let bytes = this.stored?.entries.get(key)
       if (bytes === undefined && this.mayHaveNewEntries()) {
-        if (!this.isCurrent(this.db)) return undefined
-        bytes = this.storedEntries(this.db).get(key)
+        // One read transaction: the header compared and the entries read are the same file state.
+        const db = this.db
+        bytes = db.transaction(() => (this.isCurrent(db) ? this.storedEntries(db).get(key) : undefined))()
       }
       return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     } catch (error) {

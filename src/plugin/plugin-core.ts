@@ -129,13 +129,13 @@ export class PluginCore {
   }
 }
 
-/** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
 /** A document as the starting engine's index read it: its text, and whether it holds no job (job-free.ts). */
 export interface IndexedRead {
   text: string
   jobFree: boolean
 }
 
+/** Whether `error` is the server closing (Vite's `ERR_CLOSED_SERVER`: an outdated request, not a failure). */
 export function isClosing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
 }
