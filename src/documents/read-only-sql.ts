@@ -17,8 +17,9 @@
  *   every prepared statement of the database (SQLite's flag pragmas do), and re-preparing
  *   cost more than the query itself (issue #17: 0.13 against 0.015 ms for a folder's rows), so
  *   it changes only when the database's owner writes: `allowWrites(db)` turns it OFF before a
- *   write (both pragmas prepared once per database, each run only when the flag changes). Parameters bind and rows come back as Python's sqlite3
- *   binds and returns them (`sql-values.ts`).
+ *   write (both pragmas prepared once per database, each run only when the flag changes).
+ *   Parameters bind and rows come back as Python's sqlite3 binds and returns them
+ *   (`sql-values.ts`).
  */
 import type Database from 'better-sqlite3'
 import { readRows, toSqlParams } from './sql-values.js'

@@ -19,25 +19,31 @@ import { splitFrontMatter } from '../documents/frontmatter.js'
 
 export function isJobFree(text: string): boolean {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
-  if (body.includes('insitu:')) return false
-  // No front matter fence: nothing to parse.
-  if (!body.startsWith('---')) return true
-  let data: Record<string, unknown> | null
-  try {
-    data = splitFrontMatter(body).data
-  } catch {
-    return false // the engine reports the error at its line
-  }
-  return data === null || !Object.hasOwn(data, 'insitu')
+  return verdict(body, () => {
+    try {
+      return splitFrontMatter(body).data
+    } catch {
+      return undefined
+    }
+  })
 }
 
 /** `isJobFree(read.text)`, from the front matter the document index parsed (see the header). */
 export function isJobFreeRead(read: { text: string; frontMatter: Record<string, unknown> | null | undefined }): boolean {
   const { text } = read
   if (text.charCodeAt(0) === 0xfeff || text.includes('\r')) return isJobFree(text)
+  return verdict(text, () => read.frontMatter)
+}
+
+/**
+ * The verdict for a text without a BOM; `frontMatter()` is its parsed front matter (null: none,
+ * undefined: it does not parse), asked only when the text opens with a fence.
+ */
+function verdict(text: string, frontMatter: () => Record<string, unknown> | null | undefined): boolean {
   if (text.includes('insitu:')) return false
+  // No front matter fence: nothing to parse.
   if (!text.startsWith('---')) return true
-  const data = read.frontMatter
+  const data = frontMatter()
   if (data === undefined) return false // the engine reports the error at its line
   return data === null || !Object.hasOwn(data, 'insitu')
 }

@@ -72,10 +72,11 @@ export class DocumentServer {
   async load(context: ServeContext, id: string): Promise<{ code: string; map: typeof NO_SOURCE_MAP } | null> {
     if (!RAW_QUERY.test(id) || isSkippedId(id)) return null
     const file = cleanId(id)
+    const watching = this.watching(context)
     // A plain build: the document as the index read it at the start, when it did (a managed document).
-    const indexed = this.watching(context) ? undefined : this.core.indexedRead(file)
+    const indexed = watching ? undefined : this.core.indexedRead(file)
     if (!indexed && !this.core.projectScope().isManaged(file)) return null
-    if (!this.watching(context)) {
+    if (!watching) {
       // A plain build: a document without jobs renders to its own text (the cheap path).
       const text = indexed?.text ?? (await fs.promises.readFile(file, 'utf8'))
       if (indexed ? indexed.jobFree : isJobFree(text)) return { code: `export default ${JSON.stringify(text)}`, map: NO_SOURCE_MAP }
