@@ -52,11 +52,12 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import {
   type DocumentProjection,
+  type DocumentRead,
   entryDepth,
   hashContent,
-  type ParsedDocument,
   parseDocument,
   pathColumns,
+  readDocument,
   readFileState,
   sameProjection,
 } from './document-record.js'
@@ -99,7 +100,7 @@ export interface DocumentIndexOptions {
    * file again (issue #17). When given, a reconcile reads every document it lists (a stat that
    * vouches for a row does not spare the read) and reports each, changed or not.
    */
-  onDocumentRead?: (relPath: string, read: Omit<ParsedDocument, 'record'>) => void
+  onDocumentRead?: (relPath: string, read: DocumentRead) => void
 }
 
 /** How many SQL texts `query()` keeps prepared. */
@@ -494,7 +495,7 @@ export class DocumentIndex {
       const stored = stats.get(relPath)
       // Told of every read: the plugin serves a build's documents from them (so read them all).
       if (stored && !this.onDocumentRead && this.statVouchesFor(relPath, stored)) continue
-      documentsChanged = this.upsertDocument(relPath, stored !== undefined) || documentsChanged
+      documentsChanged = this.upsertDocument(relPath, stored ?? null) || documentsChanged
     }
     return { entriesChanged: changed, documentsChanged }
   }
@@ -594,7 +595,8 @@ export class DocumentIndex {
 
   /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
   /** `mayBeStored: false`: the caller knows the path has no row yet (skips looking it up). */
-  private upsertDocument(relPath: string, mayBeStored = true): boolean {
+  /** `known`: the row's stored stat (null: no row), when the caller has read it already. */
+  private upsertDocument(relPath: string, known?: StoredStat | null): boolean {
     const readNs = BigInt(Date.now()) * 1_000_000n
     const state = readFileState(this.realRoot ?? fs.realpathSync(this.root), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
@@ -602,18 +604,22 @@ export class DocumentIndex {
     const select = this.statement(
       'select path, title, body, frontmatter, content_hash, mtime_ns, size, read_ns from _documents where path = ?',
     ).safeIntegers(true)
-    const stored = mayBeStored ? (select.get(relPath) as StoredDocument | undefined) : undefined
-    if (stored && stored.content_hash === contentHash) {
+    // The stored projection is read only for other bytes (it is what the new record is compared with).
+    let stored = known === undefined ? (select.get(relPath) as StoredDocument | undefined) : undefined
+    const storedStat = known === undefined ? stored : (known ?? undefined)
+    if (storedStat && storedStat.content_hash === contentHash) {
       // The same bytes: record a new stat, or a read that lets the stat vouch for the row (see
       // the header); a row whose stat vouches already is left as it is (the rows keep their id).
-      const racy = stored.mtime_ns + RACY_WINDOW_NS > stored.read_ns
-      if (stored.mtime_ns !== state.mtimeNs || stored.size !== BigInt(state.size) || (racy && stored.read_ns < readNs)) {
+      const racy = storedStat.mtime_ns + RACY_WINDOW_NS > storedStat.read_ns
+      if (storedStat.mtime_ns !== state.mtimeNs || storedStat.size !== BigInt(state.size) || (racy && storedStat.read_ns < readNs)) {
         const touch = this.statement('update _documents set mtime_ns = ?, size = ?, read_ns = ? where path = ?')
         touch.run(state.mtimeNs, state.size, readNs, relPath)
       }
-      if (this.onDocumentRead) this.onDocumentRead(relPath, parseDocument(relPath, state, contentHash))
+      // The stored record stands: only the text and front matter are wanted (no record built).
+      if (this.onDocumentRead) this.onDocumentRead(relPath, readDocument(state.bytes))
       return false
     }
+    if (storedStat && !stored) stored = select.get(relPath) as StoredDocument
     const parsed = parseDocument(relPath, state, contentHash)
     const record = parsed.record
     this.onDocumentRead?.(relPath, parsed)

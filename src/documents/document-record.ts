@@ -102,9 +102,8 @@ export function buildDocumentRecord(
   return parseDocument(relPath, state, contentHash).record
 }
 
-/** A document as `parseDocument` read it: its record, and what reading it found on the way. */
-export interface ParsedDocument {
-  record: DocumentRecord
+/** A document's text as read, and its front matter as parsed. */
+export interface DocumentRead {
   /** The file's text as decoded (UTF-8, line ends and a BOM as in the file). */
   text: string
   /**
@@ -112,8 +111,24 @@ export interface ParsedDocument {
    * when there is none, undefined when it does not parse.
    */
   frontMatter: Record<string, unknown> | null | undefined
+}
+
+/** A document as `parseDocument` read it: its record, and what reading it found on the way. */
+export interface ParsedDocument extends DocumentRead {
+  record: DocumentRecord
   /** The top-level keys of the indexed front matter (the `frontmatter` JSON object's keys). */
   frontMatterKeys: string[]
+}
+
+/** What `parseDocument` reads besides the record: for bytes whose record is stored already. */
+export function readDocument(bytes: Buffer): DocumentRead {
+  const decoded = bytes.toString('utf8')
+  const text = decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded
+  try {
+    return { text: decoded, frontMatter: splitFrontMatter(text).data }
+  } catch {
+    return { text: decoded, frontMatter: undefined }
+  }
 }
 
 /** `buildDocumentRecord`, keeping the decoded text and the parsed front matter (for the cheap path of builds). */

@@ -114,25 +114,14 @@ const END = /<!--\s*insitu:end\s*-->/g
  * the whole text. Never throws: a problem belongs to its region (see the header).
  */
 export function scanRegions(text: string, from = 0): RegionScan {
-  // Both markers spell `insitu:`: most documents hold none (no fence scan needed).
-  if (!text.includes('insitu:', from)) return { regions: [], unterminated: null }
-  const fences = fencedRanges(text, from)
-  const lineAt = lineCounter(text)
+  const { spans, unterminatedAt } = regionSpans(text, from)
+  const lineAt = spans.length > 0 || unterminatedAt !== null ? lineCounter(text) : undefined
   const found: (Omit<Region, 'id'> & { header: string; named: boolean })[] = []
-  let unterminated: RegionProblem | null = null
-  let cursor = from
-  for (;;) {
-    const begin = nextOutside(BEGIN, text, cursor, fences)
-    if (begin === null) break
-    const line = lineAt(begin.index)
+  for (const { begin, end } of spans) {
+    const line = lineAt!(begin.index)
     const bodyStart = begin.index + begin[0].length
-    const end = nextOutside(END, text, bodyStart, fences)
-    if (end === null) {
-      unterminated = { message: `unterminated Insitu region at line ${line}`, line, column: 1 }
-      break
-    }
     const header = begin[2] ?? ''
-    const headerLine = lineAt(bodyStart - header.length - 3)
+    const headerLine = lineAt!(bodyStart - header.length - 3)
     const parsed = parseHeader(header, line, headerLine)
     const options = 'options' in parsed ? parsed.options : {}
     found.push({
@@ -147,14 +136,40 @@ export function scanRegions(text: string, from = 0): RegionScan {
       header,
       named: isTruthyOption(options.id),
     })
-    cursor = end.index + end[0].length
   }
+  let unterminated: RegionProblem | null = null
+  if (unterminatedAt !== null) {
+    const line = lineAt!(unterminatedAt)
+    unterminated = { message: `unterminated Insitu region at line ${line}`, line, column: 1 }
+  }
+  if (found.length === 0) return { regions: [], unterminated }
   const ids = defaultRegionIds(found.map((r) => ({ kind: r.kind, options: r.problem ? null : r.options, header: r.header })))
   const regions = found.map(({ header: _header, named, ...region }, i): Region => ({
     id: named ? optionText(region.options.id) : ids[i]!,
     ...region,
   }))
   return { regions, unterminated }
+}
+
+/**
+ * Where the regions of `text` are, without reading their headers: each begin and end comment's
+ * match, and the offset of a begin no end closes (null when none). What `scanRegions` and
+ * `blankRegionBodies` share (blanking needs the bodies only, not the options or ids).
+ */
+function regionSpans(text: string, from: number): { spans: { begin: RegExpExecArray; end: RegExpExecArray }[]; unterminatedAt: number | null } {
+  const spans: { begin: RegExpExecArray; end: RegExpExecArray }[] = []
+  // Both markers spell `insitu:`: most documents hold none (no fence scan needed).
+  if (!text.includes('insitu:', from)) return { spans, unterminatedAt: null }
+  const fences = fencedRanges(text, from)
+  let cursor = from
+  for (;;) {
+    const begin = nextOutside(BEGIN, text, cursor, fences)
+    if (begin === null) return { spans, unterminatedAt: null }
+    const end = nextOutside(END, text, begin.index + begin[0].length, fences)
+    if (end === null) return { spans, unterminatedAt: begin.index }
+    spans.push({ begin, end })
+    cursor = end.index + end[0].length
+  }
 }
 
 /** The regions of `text` (see `scanRegions`); throws a `RegionError` for the first problem. */
@@ -209,9 +224,11 @@ export function lineEndingOf(text: string): '\n' | '\r\n' {
  */
 export function blankRegionBodies(text: string): string {
   const eol = lineEndingOf(text)
+  const { spans } = regionSpans(text, 0)
   let updated = text
-  for (const region of scanRegions(text).regions.reverse()) {
-    updated = updated.slice(0, region.bodyStart) + eol + updated.slice(region.bodyEnd)
+  for (let i = spans.length - 1; i >= 0; i--) {
+    const { begin, end } = spans[i]!
+    updated = updated.slice(0, begin.index + begin[0].length) + eol + updated.slice(end.index)
   }
   return updated
 }

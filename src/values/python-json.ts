@@ -37,7 +37,7 @@ export interface PythonJsonOptions {
 
 /** Python `json.dumps(value, sort_keys=True)`. */
 export function pythonJsonDumps(value: unknown): string {
-  return encodePythonJson(value, {
+  return sortedAsciiJson(value, 0) ?? encodePythonJson(value, {
     sortKeys: true,
     ensureAscii: true,
     indent: null,
@@ -120,6 +120,46 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
   }
 
   return encode(value, 0)
+}
+
+/** Printable ASCII without `"` and `\\`: written as it is between quotes. */
+const PLAIN_ASCII = /^[ !#-[\]-~]*$/
+
+/**
+ * `pythonJsonDumps` of the usual values (front matter: plain objects, arrays, strings, numbers,
+ * booleans, null), written directly; undefined for anything else, or nesting deeper than 64
+ * (a circular value), which the general encoder then writes or rejects (issue #17: every
+ * document's front matter is dumped as the index is built).
+ */
+function sortedAsciiJson(value: unknown, depth: number): string | undefined {
+  if (typeof value === 'string') return PLAIN_ASCII.test(value) ? '"' + value + '"' : encodeString(value, true)
+  if (typeof value === 'number') return pythonNumberRepr(value)
+  if (value === null) return 'null'
+  if (value === true) return 'true'
+  if (value === false) return 'false'
+  if (typeof value !== 'object' || depth > 64) return undefined
+  if (value instanceof PythonFloat) return pythonFloatRepr(value.value)
+  let out: string
+  if (Array.isArray(value)) {
+    out = '['
+    for (let i = 0; i < value.length; i++) {
+      const item = sortedAsciiJson(value[i], depth + 1)
+      if (item === undefined) return undefined
+      out += i === 0 ? item : ', ' + item
+    }
+    return out + ']'
+  }
+  if (!isPlainObject(value)) return undefined
+  const record = value as Record<string, unknown>
+  const keys = objectKeys(record, true)
+  out = '{'
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    const item = sortedAsciiJson(record[key], depth + 1)
+    if (item === undefined) return undefined
+    out += (i === 0 ? '' : ', ') + (PLAIN_ASCII.test(key) ? '"' + key + '"' : encodeString(key, true)) + ': ' + item
+  }
+  return out + '}'
 }
 
 function objectKeys(object: Record<string, unknown>, sort: boolean): string[] {

@@ -14,7 +14,7 @@ import {
   pythonJsonDumps,
   rowsOf,
 } from '../../src/builtins/jinja.js'
-import { pythonFloatRepr } from '../../src/values/python-json.js'
+import { encodePythonJson, pythonFloatRepr } from '../../src/values/python-json.js'
 import type { Location } from '../../src/protocol/schemas.js'
 
 /** The error `run` throws (fails the test when it does not throw). */
@@ -149,6 +149,17 @@ describe('json filter = Python json.dumps(v, sort_keys=True)', () => {
     const env = createJinjaEnvironment()
     const rendered = TRICKY_VALUES.map((v) => env.renderString('{{ v | json }}', { v }))
     expect(rendered).toEqual(python.dumps)
+  })
+
+  it('writes front-matter shapes directly exactly as the general encoder does', () => {
+    // pythonJsonDumps writes plain values itself (issue #17) and leaves the rest to encodePythonJson.
+    const general = (v: unknown) =>
+      encodePythonJson(v, { sortKeys: true, ensureAscii: true, indent: null, itemSeparator: ', ', keySeparator: ': ' })
+    const scalar = fc.oneof(fc.string({ unit: 'binary' }), fc.double(), fc.integer(), fc.boolean(), fc.constant(null))
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('node')), fc.dictionary(fc.string({ unit: 'binary' }), tie('node'))),
+    })).node
+    fc.assert(fc.property(value, (v) => pythonJsonDumps(v) === general(v)), { numRuns: 2000 })
   })
 
   it('writes literal expectations for a few values', () => {

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { InsituEngine } from '../../src/engine/engine.js'
 import { isJobFree, isJobFreeRead } from '../../src/engine/job-free.js'
-import { parseDocument } from '../../src/documents/document-record.js'
+import { parseDocument, readDocument } from '../../src/documents/document-record.js'
 
 const CASES: Record<string, { text: string; jobFree: boolean }> = {
   'no front matter': { text: '# Title\n\nProse.\n', jobFree: true },
@@ -83,6 +83,8 @@ describe('isJobFreeRead (the verdict from the document index\'s own read and par
       const { text: decoded, frontMatter } = parseDocument('doc.md', { bytes, mtimeNs: 0n, size: bytes.length })
       expect(decoded).toBe(text)
       expect(isJobFreeRead({ text: decoded, frontMatter })).toBe(jobFree)
+      // The read of bytes whose record is stored already (no record built) says the same.
+      expect(readDocument(bytes)).toEqual({ text: decoded, frontMatter })
     })
   }
 })
