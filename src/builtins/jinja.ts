@@ -24,8 +24,9 @@
  *   as its `position` (documents/error-positions.ts).
  * - Environment: Jinja2 with StrictUndefined, `trim_blocks`, `lstrip_blocks`,
  *   `keep_trailing_newline`, autoescape off, filters `relative_to`, `json`, `tojson` and every
- *   stock filter, test and global. Template files are read on every render (edits show up on
- *   the next one); their compiled form is cached by content.
+ *   stock filter, test and global. Template files are checked on every render (edits show up
+ *   on the next one) and read again when their stat changed (InsituTemplateLoader); their
+ *   compiled form is cached by content.
  *
  * Stringification (SPEC §10): `{{ x }}` prints None as empty and booleans as `true`/`false`
  * (top level only); everything else as Python's `str()`: `2.0`, `[None, True]`, `{'k': 1}`.
@@ -42,6 +43,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { readConfinedFile } from '../documents/confined-files.js'
+import { RACY_WINDOW_NS } from '../documents/document-index.js'
 import { withPosition } from '../documents/error-positions.js'
 import { isBelowFolder, toPosixPath, toPosixRelative } from '../documents/project-paths.js'
 import { isPlainObject } from '../protocol/object-guards.js'
@@ -272,27 +274,49 @@ function listItem(row: unknown): string {
   return plainText(shown).replace(/\r\n|\r|\n/g, ' ')
 }
 
+/** A template file as last read: its text and the stat of the descriptor it was read from. */
+interface TemplateRead {
+  text: string
+  stat: fs.BigIntStats
+  /** When the read started (ns since the epoch). */
+  readNs: bigint
+}
+
+/** How many template files' texts the loader keeps. */
+const KEPT_TEMPLATE_READS = 256
+
 /**
- * Serves `@insitu/*` builtins and files under `directory` (read on every load) and records
- * every file it served in `loaded`.
+ * Serves `@insitu/*` builtins and files under `directory` and records every file it served in
+ * `loaded`. A file is checked on every load (where it resolves, that it stays inside, its stat)
+ * and read again unless its stat shows the very file last read, unchanged: same device, inode,
+ * size, mtime and ctime, with an mtime older than that read by the index's racy window (a write in
+ * the same timestamp tick as the read cannot hide; document-index.ts `RACY_WINDOW_NS`). Edits
+ * show up on the next render either way; a folder index rendered 600 times reads its template
+ * once (issue #17).
  */
 class InsituTemplateLoader implements TemplateLoader {
   readonly loaded = new Set<string>()
   /** Between `startRender` and `endRender`: the directory's real path, resolved once (issue #17). */
   private realDirectory: string | undefined
+  /** Between `startRender` and `endRender`: each name as located (a render locates it twice). */
+  private readonly locatedNames = new Map<string, Located>()
   private rendering = false
+  /** Real path → the file's last read (see the class comment). */
+  private readonly reads = new Map<string, TemplateRead>()
 
   constructor(private readonly directory: string | undefined) {}
 
-  /** A new render: nothing loaded yet, the directory's real path resolved again (it may have moved). */
+  /** A new render: nothing loaded yet, names and the directory's real path resolved again (they may have moved). */
   startRender(): void {
     this.loaded.clear()
     this.realDirectory = undefined
+    this.locatedNames.clear()
     this.rendering = true
   }
 
   endRender(): void {
     this.realDirectory = undefined
+    this.locatedNames.clear()
     this.rendering = false
   }
 
@@ -305,12 +329,22 @@ class InsituTemplateLoader implements TemplateLoader {
   load(name: string): { source: string } {
     const located = this.locate(name)
     if (located.builtin !== undefined) return { source: located.builtin }
+    const kept = this.reads.get(located.real)
+    if (kept && sameUnchangedFile(kept, located.stat)) {
+      this.loaded.add(located.file)
+      return { source: kept.text }
+    }
+    const readNs = BigInt(Date.now()) * 1_000_000n
     // Read through a descriptor verified to lie inside the directory (no check-then-read race).
     const read = readConfinedFile(this.realDirectoryPath(), located.file)
     if (read.kind === 'outside') throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     this.loaded.add(located.file)
     if (read.kind !== 'file') throw notFound(name, this.directory)
-    return { source: read.bytes.toString('utf8') }
+    const text = read.bytes.toString('utf8')
+    this.reads.delete(located.real)
+    if (this.reads.size >= KEPT_TEMPLATE_READS) this.reads.delete(this.reads.keys().next().value as string)
+    this.reads.set(located.real, { text, stat: read.stat, readNs })
+    return { source: text }
   }
 
   /** The file a non-builtin name would be, when it stays inside the directory. */
@@ -321,7 +355,15 @@ class InsituTemplateLoader implements TemplateLoader {
   }
 
   /** Resolves a template name or throws the SPEC's error for it. */
-  locate(name: string): { builtin: string; file?: never } | { builtin?: never; file: string } {
+  locate(name: string): Located {
+    const known = this.rendering ? this.locatedNames.get(name) : undefined
+    if (known) return known
+    const located = this.locateNow(name)
+    if (this.rendering) this.locatedNames.set(name, located)
+    return located
+  }
+
+  private locateNow(name: string): Located {
     if (name.startsWith(BUILTIN_PREFIX)) {
       const builtin = BUILTIN_TEMPLATES[name]
       if (builtin === undefined) {
@@ -335,9 +377,11 @@ class InsituTemplateLoader implements TemplateLoader {
       throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     }
     let real: string
+    let stat: fs.BigIntStats
     try {
       real = fs.realpathSync(file)
-      if (!fs.statSync(real).isFile()) throw new Error('not a file')
+      stat = fs.statSync(real, { bigint: true })
+      if (!stat.isFile()) throw new Error('not a file')
     } catch {
       this.loaded.add(file)
       throw notFound(name, this.directory)
@@ -345,8 +389,24 @@ class InsituTemplateLoader implements TemplateLoader {
     if (!isBelowFolder(this.realDirectoryPath(), real)) {
       throw new TemplateRuntimeError(`template escapes templates directory: ${name}`)
     }
-    return { file }
+    return { file, real, stat }
   }
+}
+
+/** A located template: a builtin's source, or a file (its path, real path and stat). */
+type Located = { builtin: string; file?: never } | { builtin?: never; file: string; real: string; stat: fs.BigIntStats }
+
+/** Whether `stat` is of the file `kept` was read from, unchanged since (see InsituTemplateLoader). */
+function sameUnchangedFile(kept: TemplateRead, stat: fs.BigIntStats): boolean {
+  const was = kept.stat
+  return (
+    was.mtimeNs + RACY_WINDOW_NS <= kept.readNs &&
+    was.dev === stat.dev &&
+    was.ino === stat.ino &&
+    was.size === stat.size &&
+    was.mtimeNs === stat.mtimeNs &&
+    was.ctimeNs === stat.ctimeNs
+  )
 }
 
 /** `template not found: <name>`, with `; did you mean tasks.md.j2?` for the nearest template file (issue #18). */

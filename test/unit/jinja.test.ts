@@ -423,6 +423,33 @@ describe('template files', () => {
     expect(renderer.render({ template: 'main.j2', value: ['a'], location }).content).toBe('+ a!')
   })
 
+  it('reuses a file read only while its stat shows the same file unchanged', () => {
+    // An mtime older than the racy window lets the loader keep the text it read (issue #17).
+    const old = new Date(Date.now() - 60_000)
+    const file = path.join(templatesDir, 'kept.j2')
+    const age = () => fs.utimesSync(file, old, old)
+    const render = () => renderer.render({ template: 'kept.j2', value: [], location })
+    write('kept.j2', 'one')
+    age()
+    expect(render()).toEqual({ content: 'one', dependencies: ['fs:file:templates/kept.j2'] })
+    expect(render().content).toBe('one')
+    // The same size, and the very same mtime put back: only the ctime tells the edit.
+    write('kept.j2', 'two')
+    age()
+    expect(render().content).toBe('two')
+    // Replaced by another file (another inode) with the same size and mtime.
+    fs.writeFileSync(`${file}.new`, 'six')
+    fs.utimesSync(`${file}.new`, old, old)
+    fs.renameSync(`${file}.new`, file)
+    expect(render().content).toBe('six')
+    // Replaced by a symlink leading outside: refused, not served from the kept read.
+    fs.rmSync(file)
+    fs.symlinkSync(path.join(root, 'secret.j2'), file)
+    expect(errorOf(render).message).toBe('template escapes templates directory: kept.j2')
+    fs.rmSync(file)
+    expect(errorOf(render).message).toMatch(/^template not found: kept\.j2/)
+  })
+
   it('normalizes the dependency of a name with dot segments', () => {
     write('plain.j2', 'plain')
     expect(renderer.render({ template: 'partials/../plain.j2', value: null, location }).dependencies).toEqual([
