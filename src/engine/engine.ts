@@ -32,7 +32,9 @@
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
  *   project-relative file). Events on the job store's own files are ignored. Owners `except`
  *   accepts are neither marked nor returned (a document's own owners when the event is the
- *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff.
+ *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff: the
+ *   hash of the text the owner was last rendered to, or last sent an update for
+ *   (`noteOutputSent`), whichever came later.
  * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
  *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
  *   cache, and why `affected()` selected it: the file events or the git change.
@@ -385,6 +387,14 @@ export class InsituEngine {
    */
   lastOutputHash(owner: string): string | undefined {
     return this.lastOutputs.get(owner)
+  }
+
+  /**
+   * The host sent `owner`'s modules an update for output `hash`: their next fetch renders that
+   * text (or a newer one, recorded then), so `lastOutputHash` answers it from now on.
+   */
+  noteOutputSent(owner: string, hash: string): void {
+    this.lastOutputs.set(owner, hash)
   }
 
   /**

@@ -18,8 +18,9 @@
  *   is seen); in write mode every stale document is written back, in the background.
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
  *   event, shared by every environment; the modules to update are Vite's own (none when the
- *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled)
- *   plus every module of each planned owner's file. A change of `insitu.toml`, an extension
+ *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled;
+ *   never the graph node of a file only the planned owners' modules watch, so an early cutoff
+ *   sends nothing) plus every module of each planned owner's file. A change of `insitu.toml`, an extension
  *   manifest or an extension's program restarts the server instead, once such events pause,
  *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
  *   editor's temporary file renamed over the file is not named: `ServerRestarts`).
@@ -174,7 +175,7 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
-    return this.modulesToUpdate(update.modules, plan, (file) => environment.moduleGraph.getModulesByFile(file))
+    return this.modulesToUpdate<DevModule>(update.modules, plan, (file) => environment.moduleGraph.getModulesByFile(file))
   }
 
   /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
@@ -295,9 +296,10 @@ export class DevServerSession {
   }
 
   /**
-   * The modules to update for an event: Vite's own (none when the plan suppresses them) plus
-   * every module of each planned owner's file; undefined (Vite's own, untouched) when the plan
-   * adds nothing.
+   * The modules to update for an event: Vite's own (none when the plan suppresses them; never
+   * a file's node that only stands for the watch the owners' modules put on it, see
+   * `watchedOnly`) plus every module of each planned owner's file; undefined (Vite's own,
+   * untouched) when the plan changes nothing.
    */
   private modulesToUpdate<M extends DevModule>(
     own: readonly M[],
@@ -305,11 +307,12 @@ export class DevServerSession {
     getModulesByFile: (file: string) => Set<M> | undefined,
   ): M[] | undefined {
     const engine = this.core.lifecycle.current
-    if (!engine || (plan.owners.length === 0 && !plan.suppressOwn)) return undefined
-    const modules = new Set(plan.suppressOwn ? [] : own)
-    for (const owner of plan.owners) {
-      for (const module of getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []) modules.add(module)
-    }
+    if (!engine) return undefined
+    const modulesOf = (owner: string) => getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
+    const kept = plan.suppressOwn ? [] : watchedOnly(own, plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? [])
+    if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
+    const modules = new Set(kept)
+    for (const owner of plan.owners) for (const module of modulesOf(owner)) modules.add(module)
     return [...modules]
   }
 
@@ -329,4 +332,25 @@ export class DevServerSession {
     this.restarts?.note(type, file)
     return true
   }
+}
+
+/**
+ * `own` without the nodes that only stand for a watched file: a dependency the plugin watches
+ * (`addWatchFile`) enters Vite's graph as a node imported by the modules that watch it, which
+ * Vite would update through, whatever the plan decided (an included file's edit that leaves
+ * the document's output as it was, or a second report of one save, issue #17). Such a node has
+ * no transform result, and every module importing it is one of `ownerModules` (the affected
+ * owners'), whose updates the plan decides; any other node (a module served on its own, or one
+ * a module outside the plan imports) stays Vite's.
+ */
+function watchedOnly<M extends DevModule>(own: readonly M[], ownerModules: readonly DevModule[]): M[] {
+  if (ownerModules.length === 0) return [...own]
+  const owners = new Set(ownerModules)
+  const standsForWatch = (module: M) =>
+    !module.transformResult &&
+    !module.ssrTransformResult &&
+    module.importers !== undefined &&
+    module.importers.size > 0 &&
+    [...module.importers].every((importer) => owners.has(importer))
+  return own.filter((module) => !standsForWatch(module))
 }

@@ -20,6 +20,9 @@ import type { ModuleNode, ViteDevServer } from 'vite'
 export interface DevModule {
   file: string | null
   importers?: Set<DevModule>
+  /** Set once the module was served (Vite 6+: per environment; Vite 5 keeps SSR's apart). */
+  transformResult?: unknown
+  ssrTransformResult?: unknown
 }
 
 export interface DevModuleGraph {

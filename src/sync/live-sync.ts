@@ -18,7 +18,9 @@
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render failed: its modules update;
  *   - a document (not the event's own file): rendered now from its text on disk; when that is
- *     the text its owner was last rendered to, nothing is sent (EARLY CUTOFF);
+ *     the text its owner was last rendered to, or last sent an update for, nothing is sent
+ *     (EARLY CUTOFF: a second report of one save, before the browser fetched the module again,
+ *     sends no second update); decided in the file's chain, after an earlier change's;
  *   - write mode: each affected document (and the event's file, when it is a document the
  *     user edited) is synced (written back) BEFORE the plan resolves, and its modules update
  *     now: the file on disk is current when the browser fetches it again, and the write's echo
@@ -176,17 +178,26 @@ export class LiveSync {
     if (cause.file && !byFile.has(cause.file)) byFile.set(cause.file, [])
     await Promise.all(
       [...byFile].map(async ([file, owners]) => {
-        // What each owner served before this change (rendering below records the new output).
-        const before = owners.map((owner) => this.engine.lastOutputHash(owner))
-        // A render that throws (an engine closing) updates the owners: transform reports it.
         // Rendered as one of its module ids, so no record appears for an id nobody requested.
         const query = owners.length > 0 ? ownerQuery(owners[0]!) : ''
-        const outcome = await this.inChain(file, () => this.refresh(file, query, cause.depth)).catch((): 'failed' => 'failed')
-        if (outcome === 'missing') return
-        if (outcome === 'written') update.push(...(await this.afterWrite(file, cause.depth)))
-        owners.forEach((owner, i) => {
-          if (outcome === 'written' || outcome === 'failed' || before[i] === undefined || before[i] !== outcome) update.push(owner)
+        // In the file's chain: an earlier change's render and update of it are decided first.
+        const decided = await this.inChain(file, async () => {
+          // What each owner's modules show (or were sent an update for) before this change.
+          const before = owners.map((owner) => this.engine.lastOutputHash(owner))
+          // A render that throws (an engine closing) updates the owners: transform reports it.
+          const outcome = await this.refresh(file, query, cause.depth).catch((): 'failed' => 'failed')
+          if (outcome === 'missing') return outcome
+          const changed = owners.filter(
+            (owner, i) => outcome === 'failed' || outcome.written || before[i] === undefined || before[i] !== outcome.hash,
+          )
+          // The update makes each module fetch this text: a second report of the same change
+          // finds it shown already and sends nothing (issue #17: never one update twice).
+          if (outcome !== 'failed') for (const owner of changed) this.engine.noteOutputSent(owner, outcome.hash)
+          return { changed, written: outcome !== 'failed' && outcome.written }
         })
+        if (decided === 'missing') return
+        if (decided.written) update.push(...(await this.afterWrite(file, cause.depth)))
+        update.push(...decided.changed)
       }),
     )
     return { owners: [...new Set(update)].sort(), suppressOwn: false, affected }
@@ -226,8 +237,8 @@ export class LiveSync {
     return (await this.updatesFor(affected, { file: null, depth: depth + 1 })).owners
   }
 
-  /** Render (write mode: sync) one document: its new output hash, or what happened instead. */
-  private async refresh(file: string, query: string, depth: number): Promise<string | 'written' | 'missing' | 'failed'> {
+  /** Render (write mode: sync) one document: its new output hash (and whether it was written), or what happened instead. */
+  private async refresh(file: string, query: string, depth: number): Promise<{ hash: string; written: boolean } | 'missing' | 'failed'> {
     const relPath = this.engine.relativePath(file) ?? file
     if (this.writing && depth <= MAX_WRITE_CHAIN) {
       this.settleHeld(file) // a save into the inode the last write replaced must be on disk before we read
@@ -239,8 +250,8 @@ export class LiveSync {
       })
       if (!sync) return 'missing'
       this.afterSync(sync)
-      if (sync.written) return 'written'
-      return sync.failed ? 'failed' : hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text)
+      if (sync.failed && !sync.written) return 'failed'
+      return { hash: hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text), written: sync.written }
     }
     if (this.writing) {
       this.options.logger.warn(
@@ -254,7 +265,7 @@ export class LiveSync {
       return 'missing'
     }
     const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
-    return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : hashText(rendered.result.text)
+    return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : { hash: hashText(rendered.result.text), written: false }
   }
 
   /** Log write failures; hold a written file and check it again RECHECK_MS later. */

@@ -32,7 +32,7 @@ interface AnyPayload {
 /** What the tests use of a dev server, on any major. */
 interface AnyServer {
   close(): Promise<void>
-  watcher: { getWatched(): Record<string, string[]> }
+  watcher: { getWatched(): Record<string, string[]>; emit(event: 'change', file: string): boolean }
   environments?: { client: { hot: { send: (payload: AnyPayload) => void }; transformRequest(url: string): Promise<{ code: string } | null> } }
   hot?: { send: (payload: AnyPayload) => void }
   ws: { send: (payload: AnyPayload) => void }
@@ -260,4 +260,37 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
     const bundles = fs.readdirSync(path.join(root, 'dist/assets')).filter((name) => name.endsWith('.js'))
     expect(bundles.map((name) => fs.readFileSync(path.join(root, 'dist/assets', name), 'utf8')).join('\n')).toContain('# Tasks, edited')
   })
+})
+
+// One Vite major is enough: the decision is LiveSync's (src/sync/live-sync.ts), not Vite's.
+describe('vite: one update per save of an included file', () => {
+  for (const write of [false, true]) {
+    test(`dev server${write ? ', write mode' : ''}: the same save reported twice, before the page fetches again, sends one update`, async () => {
+      const vite = (await import('vite')) as ViteModule
+      const root = copyProject()
+      const dev = await startDev(vite, root, { write })
+      await dev.transform('/main.js')
+      expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+      await expect.poll(() => dev.watched('snippets/x.txt'), WAIT).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 500)) // the start-up write's echo and re-check
+      const snippetUpdates = () => dev.payloads.filter((p) => (p.updates ?? []).some((u) => u.acceptedPath === '/docs/snippet.md?raw')).length
+      dev.payloads.length = 0
+      fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
+      await expect.poll(snippetUpdates, WAIT).toBe(1)
+      // A watcher's repeat of the same save (the dropped-change guard re-reports a file whose
+      // stamp moved under a truncate-then-write) arrives before the browser fetched the module.
+      dev.server.watcher.emit('change', path.join(root, 'snippets/x.txt'))
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(snippetUpdates()).toBe(1)
+      expect(dev.payloads.filter((p) => p.type === 'full-reload')).toEqual([])
+      expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three']))
+      // The next real save still updates, and a repeat of it after the fetch sends nothing either.
+      fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line four\n')
+      await expect.poll(snippetUpdates, WAIT).toBe(2)
+      expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three', 'included line four']))
+      dev.server.watcher.emit('change', path.join(root, 'snippets/x.txt'))
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(snippetUpdates()).toBe(2)
+    })
+  }
 })
