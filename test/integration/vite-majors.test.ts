@@ -291,6 +291,11 @@ describe('vite: one update per save of an included file', () => {
       dev.server.watcher.emit('change', path.join(root, 'snippets/x.txt'))
       await new Promise((resolve) => setTimeout(resolve, 500))
       expect(snippetUpdates()).toBe(2)
+      // An edit that leaves the region as it was (trailing blank lines are trimmed): early cutoff, no update.
+      fs.appendFileSync(path.join(root, 'snippets/x.txt'), '\n\n\n')
+      await new Promise((resolve) => setTimeout(resolve, 800))
+      expect(snippetUpdates()).toBe(2)
+      expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three', 'included line four']))
     })
   }
 })
