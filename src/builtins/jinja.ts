@@ -191,8 +191,8 @@ export class JinjaTemplateError extends Error {
 
 /**
  * A Jinja environment configured as SPEC §8 says (see the header). Templates load from
- * `loaderRoot` (confined, read on every render) and `@insitu/*` builtins; `relative_to`
- * resolves against it.
+ * `loaderRoot` (confined, checked on every render: InsituTemplateLoader) and `@insitu/*`
+ * builtins; `relative_to` resolves against it.
  */
 export function createJinjaEnvironment(loaderRoot?: string): JinjaEngine {
   return buildEngine(new InsituTemplateLoader(loaderRoot), loaderRoot)
@@ -289,8 +289,8 @@ const KEPT_TEMPLATE_READS = 256
  * Serves `@insitu/*` builtins and files under `directory` and records every file it served in
  * `loaded`. A file is checked on every load (where it resolves, that it stays inside, its stat)
  * and read again unless its stat shows the very file last read, unchanged: same device, inode,
- * size, mtime and ctime, with an mtime older than that read by the index's racy window (a write in
- * the same timestamp tick as the read cannot hide; document-index.ts `RACY_WINDOW_NS`). Edits
+ * size, mtime and ctime, both older than that read by the index's racy window (a write in the
+ * same timestamp tick as the read cannot hide; document-index.ts `RACY_WINDOW_NS`). Edits
  * show up on the next render either way; a folder index rendered 600 times reads its template
  * once (issue #17).
  */
@@ -400,7 +400,7 @@ type Located = { builtin: string; file?: never } | { builtin?: never; file: stri
 function sameUnchangedFile(kept: TemplateRead, stat: fs.BigIntStats): boolean {
   const was = kept.stat
   return (
-    was.mtimeNs + RACY_WINDOW_NS <= kept.readNs &&
+    (was.mtimeNs > was.ctimeNs ? was.mtimeNs : was.ctimeNs) + RACY_WINDOW_NS <= kept.readNs &&
     was.dev === stat.dev &&
     was.ino === stat.ino &&
     was.size === stat.size &&

@@ -391,10 +391,12 @@ export class InsituEngine {
 
   /**
    * The host sent `owner`'s modules an update for output `hash`: their next fetch renders that
-   * text (or a newer one, recorded then), so `lastOutputHash` answers it from now on.
+   * text (or a newer one, recorded then), so `lastOutputHash` answers it from now on. Undefined:
+   * what they show is unknown (an update that was not sent after all): the next change updates them.
    */
-  noteOutputSent(owner: string, hash: string): void {
-    this.lastOutputs.set(owner, hash)
+  noteOutputSent(owner: string, hash: string | undefined): void {
+    if (hash === undefined) this.lastOutputs.delete(owner)
+    else this.lastOutputs.set(owner, hash)
   }
 
   /**

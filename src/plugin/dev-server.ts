@@ -19,8 +19,9 @@
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
  *   event, shared by every environment; the modules to update are Vite's own (none when the
  *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled;
- *   never the graph node of a file only the planned owners' modules watch, so an early cutoff
- *   sends nothing) plus every module of each planned owner's file. A change of `insitu.toml`, an extension
+ *   never the graph node of a file only the affected owners' modules watch and nothing ever
+ *   transformed, so an early cutoff sends nothing: `noteServed` records what was) plus every
+ *   module of each planned owner's file. A change of `insitu.toml`, an extension
  *   manifest or an extension's program restarts the server instead, once such events pause,
  *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
  *   editor's temporary file renamed over the file is not named: `ServerRestarts`).
@@ -44,7 +45,7 @@ import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
 import { logEngineStartError, messageOf, PluginStoppedError, printErrorsOnce, type ReportingContext, reportValidation } from './diagnostics.js'
 import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
-import { moduleFile } from './module-ids.js'
+import { isSkippedId, moduleFile, moduleKey } from './module-ids.js'
 import { PLUGIN_NAME } from './options.js'
 import { isClosing, type PluginCore } from './plugin-core.js'
 import { isRestartTrigger, ServerRestarts } from '../sync/restart-triggers.js'
@@ -66,6 +67,12 @@ export class DevServerSession {
   private readonly eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
   /** Announces and runs restarts once a trigger's events settle (restart-triggers.ts). */
   private restarts: ServerRestarts | undefined
+  /**
+   * Every module id this plugin's `transform` was called for: a served module, never a node
+   * that only stands for a watched file (`watchedOnly`; Vite clears a module's transform result
+   * before the hot-update hooks run, so the graph cannot tell the two apart then).
+   */
+  private readonly servedIds = new Set<string>()
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
@@ -166,6 +173,11 @@ export class DevServerSession {
   }
 
   /** Whether `text` is what the plugin's last write of `file` replaced (transform still serves it as Markdown). */
+  /** `transform` was called for `id` (see `servedIds`). */
+  noteServed(id: string): void {
+    this.servedIds.add(id)
+  }
+
   replacedText(file: string, text: string): boolean {
     return this.liveSync?.replacedText(file, text) ?? false
   }
@@ -309,7 +321,8 @@ export class DevServerSession {
     const engine = this.core.lifecycle.current
     if (!engine) return undefined
     const modulesOf = (owner: string) => getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
-    const kept = plan.suppressOwn ? [] : watchedOnly(own, plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? [])
+    const ownerModules = plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? []
+    const kept = plan.suppressOwn ? [] : withoutWatchNodes(own, ownerModules, this.servedIds)
     if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
     const modules = new Set(kept)
     for (const owner of plan.owners) for (const module of modulesOf(owner)) modules.add(module)
@@ -338,17 +351,24 @@ export class DevServerSession {
  * `own` without the nodes that only stand for a watched file: a dependency the plugin watches
  * (`addWatchFile`) enters Vite's graph as a node imported by the modules that watch it, which
  * Vite would update through, whatever the plan decided (an included file's edit that leaves
- * the document's output as it was, or a second report of one save, issue #17). Such a node has
- * no transform result, and every module importing it is one of `ownerModules` (the affected
- * owners'), whose updates the plan decides; any other node (a module served on its own, or one
- * a module outside the plan imports) stays Vite's.
+ * the document's output as it was, or a second report of one save, issue #17). Such a node's id
+ * is its file (no query, not a dependency's), no module of that id was ever transformed
+ * (`served`: Vite clears transform results before the hooks run, so only this plugin's own
+ * record tells), and every module importing it is one of `ownerModules` (the affected owners'),
+ * whose updates the plan decides. Any other node (a module served on its own, one imported with
+ * a query, one a module outside the plan imports) stays Vite's.
  */
-function watchedOnly<M extends DevModule>(own: readonly M[], ownerModules: readonly DevModule[]): M[] {
+function withoutWatchNodes<M extends DevModule>(own: readonly M[], ownerModules: readonly DevModule[], served: ReadonlySet<string>): M[] {
   if (ownerModules.length === 0) return [...own]
   const owners = new Set(ownerModules)
   const standsForWatch = (module: M) =>
-    !module.transformResult &&
-    !module.ssrTransformResult &&
+    module.id !== undefined &&
+    module.id !== null &&
+    module.file !== null &&
+    moduleKey(module.id) === moduleKey(module.file) &&
+    !module.id.includes('?') &&
+    !isSkippedId(module.id) &&
+    !served.has(module.id) &&
     module.importers !== undefined &&
     module.importers.size > 0 &&
     [...module.importers].every((importer) => owners.has(importer))

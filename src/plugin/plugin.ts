@@ -84,6 +84,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // Never called for ?raw, ?url… (JS or URLs, not Markdown): no per-module crossing into JS.
       filter: { id: { exclude: [...SKIPPED_IDS, NON_TEXT_QUERY] } },
       handler(code, id) {
+        if (core.serving) dev.noteServed(id)
         return documents.transform(this, code, id) as ReturnType<Extract<Plugin['transform'], { handler: unknown }>['handler']>
       },
     },

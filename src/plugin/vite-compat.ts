@@ -18,11 +18,10 @@ import type { ModuleNode, ViteDevServer } from 'vite'
 
 /** A module of any Vite major's graph (Vite 6+ environment modules, Vite 5's mixed modules). */
 export interface DevModule {
+  /** The resolved id (Vite 5: null until resolved). */
+  id?: string | null
   file: string | null
   importers?: Set<DevModule>
-  /** Set once the module was served (Vite 6+: per environment; Vite 5 keeps SSR's apart). */
-  transformResult?: unknown
-  ssrTransformResult?: unknown
 }
 
 export interface DevModuleGraph {

@@ -176,7 +176,8 @@ export class LiveSync {
       byFile.set(file, [...(byFile.get(file) ?? []), owner])
     }
     if (cause.file && !byFile.has(cause.file)) byFile.set(cause.file, [])
-    await Promise.all(
+    const noted: { owner: string; hash: string }[] = []
+    const planned = Promise.all(
       [...byFile].map(async ([file, owners]) => {
         // Rendered as one of its module ids, so no record appears for an id nobody requested.
         const query = owners.length > 0 ? ownerQuery(owners[0]!) : ''
@@ -192,7 +193,12 @@ export class LiveSync {
           )
           // The update makes each module fetch this text: a second report of the same change
           // finds it shown already and sends nothing (issue #17: never one update twice).
-          if (outcome !== 'failed') for (const owner of changed) this.engine.noteOutputSent(owner, outcome.hash)
+          if (outcome !== 'failed') {
+            for (const owner of changed) {
+              this.engine.noteOutputSent(owner, outcome.hash)
+              noted.push({ owner, hash: outcome.hash })
+            }
+          }
           return { changed, written: outcome !== 'failed' && outcome.written }
         })
         if (decided === 'missing') return
@@ -200,6 +206,13 @@ export class LiveSync {
         update.push(...decided.changed)
       }),
     )
+    try {
+      await planned
+    } catch (error) {
+      // No plan, so none of those updates is sent: the next change must not take them as shown.
+      for (const { owner, hash } of noted) if (this.engine.lastOutputHash(owner) === hash) this.engine.noteOutputSent(owner, undefined)
+      throw error
+    }
     return { owners: [...new Set(update)].sort(), suppressOwn: false, affected }
   }
 

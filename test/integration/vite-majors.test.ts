@@ -262,6 +262,15 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
   })
 })
 
+/** After insitu: `docs/demo.md` becomes JS importing the very file its region includes (as a page compiled to a component that imports one). */
+const importsIncludedFile = {
+  name: 'test:imports-included-file',
+  transform(code: string, id: string) {
+    if (id.endsWith('/docs/demo.md')) return `import '../snippets/demo.js'\nexport default ${JSON.stringify(code)}`
+    return null
+  },
+}
+
 // One Vite major is enough: the decision is LiveSync's (src/sync/live-sync.ts), not Vite's.
 describe('vite: one update per save of an included file', () => {
   for (const write of [false, true]) {
@@ -298,4 +307,36 @@ describe('vite: one update per save of an included file', () => {
       expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three', 'included line four']))
     })
   }
+})
+
+describe('vite: a file both included and imported', () => {
+  test('dev server: an edit that leaves the region as it was still updates the imported module', async () => {
+    const vite = (await import('vite')) as ViteModule
+    const root = copyProject()
+    fs.writeFileSync(path.join(root, 'snippets/demo.js'), 'export const demo = 1\n')
+    fs.writeFileSync(path.join(root, 'docs/demo.md'), '# Demo\n\n<!-- insitu:begin include\npath = "../snippets/demo.js"\nraw = true\n-->\n<!-- insitu:end -->\n')
+    const server = (await vite.createServer({
+      root,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [insitu(), importsIncludedFile],
+      server: { port: 0, watch: { usePolling: true, interval: 50 } },
+    })) as AnyServer
+    closers.push(() => server.close())
+    const payloads: AnyPayload[] = []
+    const hot = server.environments!.client.hot
+    const send = hot.send.bind(hot)
+    hot.send = (payload: AnyPayload) => {
+      payloads.push(payload)
+      send(payload)
+    }
+    const transform = (url: string) => server.environments!.client.transformRequest(url)
+    expect((await transform('/docs/demo.md'))?.code).toContain('export const demo = 1')
+    expect((await transform('/snippets/demo.js'))?.code).toContain('export const demo = 1')
+    await expect.poll(() => server.watcher.getWatched()[path.join(root, 'snippets')]?.includes('demo.js'), WAIT).toBe(true)
+    // Trailing blank lines: the region is unchanged (insitu sends nothing), the module is not.
+    fs.appendFileSync(path.join(root, 'snippets/demo.js'), '\n\n')
+    await expect.poll(() => payloads.length, WAIT).toBeGreaterThan(0)
+    expect(payloads.some((p) => p.type === 'full-reload' || (p.updates ?? []).length > 0)).toBe(true)
+  })
 })
