@@ -69,7 +69,7 @@ export class DevServerSession {
   private restarts: ServerRestarts | undefined
   /**
    * Every module id this plugin's `transform` was called for: a served module, never a node
-   * that only stands for a watched file (`watchedOnly`; Vite clears a module's transform result
+   * that only stands for a watched file (`withoutWatchNodes`; Vite clears a module's transform result
    * before the hot-update hooks run, so the graph cannot tell the two apart then).
    */
   private readonly servedIds = new Set<string>()
@@ -172,12 +172,12 @@ export class DevServerSession {
       .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
   }
 
-  /** Whether `text` is what the plugin's last write of `file` replaced (transform still serves it as Markdown). */
   /** `transform` was called for `id` (see `servedIds`). */
   noteServed(id: string): void {
     this.servedIds.add(id)
   }
 
+  /** Whether `text` is what the plugin's last write of `file` replaced (transform still serves it as Markdown). */
   replacedText(file: string, text: string): boolean {
     return this.liveSync?.replacedText(file, text) ?? false
   }
@@ -310,7 +310,7 @@ export class DevServerSession {
   /**
    * The modules to update for an event: Vite's own (none when the plan suppresses them; never
    * a file's node that only stands for the watch the owners' modules put on it, see
-   * `watchedOnly`) plus every module of each planned owner's file; undefined (Vite's own,
+   * `withoutWatchNodes`) plus every module of each planned owner's file; undefined (Vite's own,
    * untouched) when the plan changes nothing.
    */
   private modulesToUpdate<M extends DevModule>(
