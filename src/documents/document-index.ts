@@ -593,9 +593,10 @@ export class DocumentIndex {
     }
   }
 
-  /** (Re)reads one document; true when its projection changed (or it appeared/disappeared). */
-  /** `mayBeStored: false`: the caller knows the path has no row yet (skips looking it up). */
-  /** `known`: the row's stored stat (null: no row), when the caller has read it already. */
+  /**
+   * (Re)reads one document; true when its projection changed (or it appeared/disappeared).
+   * `known`: the row's stored stat (null: no row), when the caller has read it already.
+   */
   private upsertDocument(relPath: string, known?: StoredStat | null): boolean {
     const readNs = BigInt(Date.now()) * 1_000_000n
     const state = readFileState(this.realRoot ?? fs.realpathSync(this.root), path.join(this.root, relPath))

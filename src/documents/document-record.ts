@@ -120,10 +120,15 @@ export interface ParsedDocument extends DocumentRead {
   frontMatterKeys: string[]
 }
 
+/** The bytes as decoded, and as read with universal newlines (Python's read_text(): the body column holds LF, issue #15). */
+function decodeDocument(bytes: Buffer): { decoded: string; text: string } {
+  const decoded = bytes.toString('utf8')
+  return { decoded, text: decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded }
+}
+
 /** What `parseDocument` reads besides the record: for bytes whose record is stored already. */
 export function readDocument(bytes: Buffer): DocumentRead {
-  const decoded = bytes.toString('utf8')
-  const text = decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded
+  const { decoded, text } = decodeDocument(bytes)
   try {
     return { text: decoded, frontMatter: splitFrontMatter(text).data }
   } catch {
@@ -137,9 +142,7 @@ export function parseDocument(
   state: { bytes: Buffer; mtimeNs: bigint; size: number },
   contentHash = hashContent(state.bytes),
 ): ParsedDocument {
-  // Universal newlines, as Python's read_text(): the body column holds LF (issue #15).
-  const decoded = state.bytes.toString('utf8')
-  const text = decoded.includes('\r') ? decoded.replace(/\r\n?/g, '\n') : decoded
+  const { decoded, text } = decodeDocument(state.bytes)
   let title: string | null = null
   let frontmatter = '{}'
   let body = text

@@ -122,9 +122,6 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
   return encode(value, 0)
 }
 
-/** Printable ASCII without `"` and `\\`: written as it is between quotes. */
-const PLAIN_ASCII = /^[ !#-[\]-~]*$/
-
 /**
  * `pythonJsonDumps` of the usual values (front matter: plain objects, arrays, strings, numbers,
  * booleans, null), written directly; undefined for anything else, or nesting deeper than 64
@@ -132,7 +129,7 @@ const PLAIN_ASCII = /^[ !#-[\]-~]*$/
  * document's front matter is dumped as the index is built).
  */
 function sortedAsciiJson(value: unknown, depth: number): string | undefined {
-  if (typeof value === 'string') return PLAIN_ASCII.test(value) ? '"' + value + '"' : encodeString(value, true)
+  if (typeof value === 'string') return encodeString(value, true)
   if (typeof value === 'number') return pythonNumberRepr(value)
   if (value === null) return 'null'
   if (value === true) return 'true'
@@ -157,7 +154,7 @@ function sortedAsciiJson(value: unknown, depth: number): string | undefined {
     const key = keys[i]!
     const item = sortedAsciiJson(record[key], depth + 1)
     if (item === undefined) return undefined
-    out += (i === 0 ? '' : ', ') + (PLAIN_ASCII.test(key) ? '"' + key + '"' : encodeString(key, true)) + ': ' + item
+    out += (i === 0 ? '' : ', ') + encodeString(key, true) + ': ' + item
   }
   return out + '}'
 }
@@ -181,7 +178,11 @@ const SHORT_ESCAPES: Record<string, string> = {
 const ESCAPE_ASCII = /[\\"\u0000-\u001f\u007f-\uffff]/g
 const ESCAPE = /[\\"\u0000-\u001f]/g
 
+/** Printable ASCII without `"` and `\\`: written as it is between quotes (most keys and values). */
+const PLAIN_ASCII = /^[ !#-[\]-~]*$/
+
 function encodeString(text: string, ensureAscii: boolean): string {
+  if (PLAIN_ASCII.test(text)) return '"' + text + '"'
   // Working on UTF-16 code units yields Python's surrogate pairs for astral characters.
   const escaped = text.replace(
     ensureAscii ? ESCAPE_ASCII : ESCAPE,
