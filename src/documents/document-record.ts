@@ -23,7 +23,7 @@
  *   own rendering reports that error, the index must not fail a query over other documents.
  * - `sameProjection(a, b)`: equal in everything queries can see (path, title, body, front matter).
  */
-import { createHash } from 'node:crypto'
+import { hash as oneShotHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { isPlainObject } from '../protocol/object-guards.js'
@@ -81,7 +81,7 @@ function countSlashes(relPath: string): number {
 }
 
 export function hashContent(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
+  return oneShotHash('sha256', bytes, 'hex')
 }
 
 /**
@@ -179,7 +179,7 @@ export function parseDocument(
     body,
     frontmatter,
     content_hash: contentHash,
-    source_hash: createHash('sha256').update(frontmatter + body).digest('hex'),
+    source_hash: oneShotHash('sha256', frontmatter + body, 'hex'),
     mtime_ns: state.mtimeNs,
     size: state.size,
   }

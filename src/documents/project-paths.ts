@@ -51,14 +51,32 @@ export function isRootedPath(p: string): boolean {
 
 /** Whether `p` is `folder` itself or lies below it (lexically). */
 export function isInsideFolder(folder: string, p: string): boolean {
+  if (isNormalAbsolute(folder) && isNormalAbsolute(p)) return p === folder || startsBelow(folder, p)
   const relative = path.relative(folder, p)
   return relative === '' || isDescending(relative)
 }
 
 /** Whether `p` lies strictly below `folder` (lexically). */
 export function isBelowFolder(folder: string, p: string): boolean {
+  if (isNormalAbsolute(folder) && isNormalAbsolute(p)) return startsBelow(folder, p)
   const relative = path.relative(folder, p)
   return relative !== '' && isDescending(relative)
+}
+
+/**
+ * A POSIX absolute path `path.resolve` leaves as it is (no empty, `.` or `..` segment, no
+ * trailing `/`): for two such paths "inside" is a string prefix ending at a `/`, which skips
+ * `path.relative`'s two resolves (the confined reads check every file they open: issue #17).
+ */
+const NORMAL_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/
+
+function isNormalAbsolute(p: string): boolean {
+  return path.sep === '/' && (p === '/' || NORMAL_ABSOLUTE.test(p))
+}
+
+function startsBelow(folder: string, p: string): boolean {
+  if (folder === '/') return p !== '/'
+  return p.length > folder.length + 1 && p.startsWith(folder) && p.charCodeAt(folder.length) === 47
 }
 
 function isDescending(relative: string): boolean {

@@ -17,7 +17,7 @@
  *   engine options that change results. `pluginVersion()` is this package's version.
  * Pure but for the file reads named above.
  */
-import { createHash } from 'node:crypto'
+import { createHash, hash as oneShotHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
@@ -30,7 +30,7 @@ export const MAX_PROGRAM_FILES = 2000
 const GENERATED_FOLDERS = new Set(['node_modules', '__pycache__', '.git', '.venv', 'venv', '.mypy_cache', '.pytest_cache', '.ruff_cache', '.tox'])
 
 export function hashText(text: string | Uint8Array): string {
-  return createHash('sha1').update(text).digest('hex')
+  return oneShotHash('sha1', text, 'hex')
 }
 
 export function fingerprintValue(value: unknown): string {
