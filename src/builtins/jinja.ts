@@ -60,6 +60,7 @@ import {
 import { toPythonJson } from '../jinja/json.js'
 import { pyStr } from '../jinja/values.js'
 import { templateNames } from './template-names.js'
+import { realPathSync } from '../documents/real-path.js'
 
 export { jinjaToJson, pythonJsonDumps } from '../values/python-json.js'
 
@@ -321,8 +322,8 @@ class InsituTemplateLoader implements TemplateLoader {
   }
 
   private realDirectoryPath(): string {
-    if (!this.rendering) return fs.realpathSync(this.directory!)
-    this.realDirectory ??= fs.realpathSync(this.directory!)
+    if (!this.rendering) return realPathSync(this.directory!)
+    this.realDirectory ??= realPathSync(this.directory!)
     return this.realDirectory
   }
 
@@ -379,7 +380,7 @@ class InsituTemplateLoader implements TemplateLoader {
     let real: string
     let stat: fs.BigIntStats
     try {
-      real = fs.realpathSync(file)
+      real = realPathSync(file)
       stat = fs.statSync(real, { bigint: true })
       if (!stat.isFile()) throw new Error('not a file')
     } catch {

@@ -21,6 +21,7 @@
 import fs from 'node:fs'
 import { isUnresolvable } from './fs-errors.js'
 import { isInsideFolder } from './project-paths.js'
+import { realPathSync } from './real-path.js'
 
 export type ConfinedFile =
   | { kind: 'file'; bytes: Buffer; stat: fs.BigIntStats }
@@ -40,7 +41,7 @@ function procLink(fd: number): string | undefined {
 
 function realPathOrUndefined(absolute: string): string | undefined {
   try {
-    return fs.realpathSync(absolute)
+    return realPathSync(absolute)
   } catch (error) {
     if (isUnresolvable(error)) return undefined
     throw error

@@ -78,6 +78,7 @@ import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } f
 import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
+import { realPathSync } from './real-path.js'
 
 export interface DocumentIndexOptions {
   /** Absolute project root. */
@@ -388,7 +389,7 @@ export class DocumentIndex {
   /** Runs a reconcile (it writes rows): the root's real path resolved once, writes allowed (read-only-sql.ts). */
   private withRealRoot<T>(run: () => T): T {
     allowWrites(this.db)
-    this.realRoot = fs.realpathSync(this.root)
+    this.realRoot = realPathSync(this.root)
     try {
       return run()
     } finally {
@@ -453,8 +454,8 @@ export class DocumentIndex {
     try {
       const lstat = fs.lstatSync(absolute)
       if (lstat.isSymbolicLink()) {
-        const real = fs.realpathSync(absolute)
-        if (!isInsideFolder(fs.realpathSync(this.root), real)) return undefined
+        const real = realPathSync(absolute)
+        if (!isInsideFolder(realPathSync(this.root), real)) return undefined
       }
       const stat = lstat.isSymbolicLink() ? fs.statSync(absolute) : lstat
       if (stat.isFile()) return 'file'
@@ -599,7 +600,7 @@ export class DocumentIndex {
    */
   private upsertDocument(relPath: string, known?: StoredStat | null): boolean {
     const readNs = BigInt(Date.now()) * 1_000_000n
-    const state = readFileState(this.realRoot ?? fs.realpathSync(this.root), path.join(this.root, relPath))
+    const state = readFileState(this.realRoot ?? realPathSync(this.root), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
     const contentHash = hashContent(state.bytes)
     const select = this.statement(

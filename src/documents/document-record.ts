@@ -24,7 +24,6 @@
  * - `sameProjection(a, b)`: equal in everything queries can see (path, title, body, front matter).
  */
 import { hash as oneShotHash } from 'node:crypto'
-import fs from 'node:fs'
 import path from 'node:path'
 import { isPlainObject } from '../protocol/object-guards.js'
 import { isPythonFloat } from '../values/python-float.js'
@@ -33,6 +32,7 @@ import { pythonStr } from '../values/python-str.js'
 import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
 import { readConfinedFile } from './confined-files.js'
 import { blankRegionBodies } from './regions.js'
+import { realPathSync } from './real-path.js'
 
 export interface PathColumns {
   path: string
@@ -187,7 +187,7 @@ export function parseDocument(
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {
-  const state = readFileState(fs.realpathSync(root), path.join(root, relPath))
+  const state = readFileState(realPathSync(root), path.join(root, relPath))
   return state ? buildDocumentRecord(relPath, state) : null
 }
 

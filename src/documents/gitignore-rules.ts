@@ -19,6 +19,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { realPathSync } from './real-path.js'
 
 /** The rules of one ignore file, for project paths below `base` (`""` or `dir/`). */
 export interface GitignoreLayer {
@@ -51,7 +52,7 @@ export interface WorkTree {
 export function findWorkTree(root: string): WorkTree | undefined {
   let folder: string
   try {
-    folder = fs.realpathSync(root)
+    folder = realPathSync(root)
   } catch {
     return undefined
   }
@@ -72,7 +73,7 @@ export function findWorkTree(root: string): WorkTree | undefined {
 export function rootLayers(root: string): GitignoreLayer[] | undefined {
   const tree = findWorkTree(root)
   if (!tree) return undefined
-  const realRoot = fs.realpathSync(root)
+  const realRoot = realPathSync(root)
   const fromTop = path.relative(tree.top, realRoot).split(path.sep).filter((segment) => segment !== '')
   const layers: GitignoreLayer[] = []
   const infoExclude = readRulesFile(path.join(tree.gitDir, 'info', 'exclude'))

@@ -27,6 +27,7 @@ import path from 'node:path'
 import { listConfinedFolder } from './confined-files.js'
 import { createIgnore, folderLayer, type GitignoreLayer, isGitignored, rootLayers } from './gitignore-rules.js'
 import { isInsideFolder, isWriteBackTemporaryName, normalizePosixRelPath } from './project-paths.js'
+import { realPathSync } from './real-path.js'
 
 export interface ProjectFilesOptions {
   /** gitignore-style patterns relative to the project root (`sources.exclude`). */
@@ -156,7 +157,7 @@ function entryKind(walk: Walk, absolute: string, dirent: fs.Dirent): { kind: 'fi
   let realPath: string
   let stat: fs.Stats
   try {
-    realPath = fs.realpathSync(absolute)
+    realPath = realPathSync(absolute)
     stat = fs.statSync(realPath)
   } catch {
     return undefined
@@ -214,7 +215,7 @@ function byPath(a: ProjectEntry, b: ProjectEntry): number {
  */
 export function listProjectEntries(root: string, options: ProjectFilesOptions, under = ''): ProjectEntry[] {
   const absoluteRoot = path.resolve(root)
-  const walk = newWalk(absoluteRoot, fs.realpathSync(absoluteRoot), options)
+  const walk = newWalk(absoluteRoot, realPathSync(absoluteRoot), options)
   const start = normalizePosixRelPath(under)
   let layers = gitLayers(walk, absoluteRoot)
   let realStart = walk.realRoot
@@ -233,7 +234,7 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
       }
     }
     try {
-      realStart = fs.realpathSync(path.join(absoluteRoot, start))
+      realStart = realPathSync(path.join(absoluteRoot, start))
       if (!fs.statSync(realStart).isDirectory() || !isInsideFolder(walk.realRoot, realStart)) return []
     } catch {
       return []

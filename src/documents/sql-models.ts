@@ -48,6 +48,7 @@ import { assertSelectOrWith } from './read-only-sql.js'
 import { chainQuery, sqlModelErrorSite, type SqlModelPart } from './sql-model-errors.js'
 import { withPosition } from './error-positions.js'
 import { didYouMean } from '../values/did-you-mean.js'
+import { realPathSync } from './real-path.js'
 
 export interface CompiledSqlModel {
   sql: string
@@ -237,7 +238,7 @@ function listModelNames(absoluteDir: string): string[] {
     let dirents: fs.Dirent[]
     let real: string
     try {
-      real = fs.realpathSync(path.join(absoluteDir, relDir))
+      real = realPathSync(path.join(absoluteDir, relDir))
       if (active.has(real)) return // a symlinked folder that is one of its own ancestors
       dirents = fs.readdirSync(real, { withFileTypes: true })
     } catch {

@@ -22,6 +22,7 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { realPathSync } from '../documents/real-path.js'
 
 export interface Checkout {
   /** Absolute folder holding the extension's files. */
@@ -57,7 +58,7 @@ export function dependencySource(checkout: string, source: string): string {
 export async function checkoutSource(source: string, cwd: string): Promise<Checkout> {
   const local = path.resolve(cwd, expandUser(source))
   if (source !== '' && fs.existsSync(local)) {
-    return { dir: fs.realpathSync.native(local), cloned: false, release() {} }
+    return { dir: realPathSync(local), cloned: false, release() {} }
   }
   const { url, revision } = gitSource(source)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-extension-'))
@@ -69,7 +70,7 @@ export async function checkoutSource(source: string, cwd: string): Promise<Check
     release()
     throw error
   }
-  return { dir: fs.realpathSync.native(dir), cloned: true, release }
+  return { dir: realPathSync(dir), cloned: true, release }
 }
 
 export async function gitRevision(dir: string): Promise<string | null> {

@@ -24,7 +24,6 @@
  * - `abortInFlight(reason)` fails every pending extension request with `reason` at once, and
  *   every later invocation. `close()` stops every extension (SPEC §3.6); idempotent.
  */
-import fs from 'node:fs'
 import { type InstalledExtensions, inspectInstalledExtensions, LockError, lockMissingMessage } from './lock-check.js'
 import {
   type CapabilityKind,
@@ -42,6 +41,7 @@ import type { ProjectConfig } from './config.js'
 import { type DiscoveredExtension, type DiscoveryOptions, discoverExtensions, type Manifest, resolveCommand, resolveExtensionCwd } from './manifest.js'
 import { ExtensionProcess, type HostLogger, untilAborted } from './process.js'
 import { BUILTIN_OWNER, type CapabilityProvider, CapabilityRegistry, extensionStartOrder } from './registry.js'
+import { realPathSync } from '../documents/real-path.js'
 
 /** What `HostOptions.resolve` is: resolves every scheme except `resource:` (which the host serves itself). */
 export type { ResolveResource as ResourceResolver }
@@ -462,7 +462,7 @@ function lockProblems(extensions: readonly DiscoveredExtension[], state: Install
 
 function realFolder(dir: string): string {
   try {
-    return fs.realpathSync.native(dir)
+    return realPathSync(dir)
   } catch {
     return dir
   }

@@ -38,6 +38,7 @@ import {
 } from './config.js'
 import { tomlKeyPosition, type TomlPosition } from './toml-positions.js'
 import { extensionSlug, type LockedExtension, readLockFile } from './lock-file.js'
+import { realPathSync } from '../documents/real-path.js'
 
 export const MANIFEST_FILE = 'insitu-extension.toml'
 
@@ -186,7 +187,7 @@ function installedExtensions(root: string): Installed[] {
     } catch {
       continue
     }
-    found.push({ folder, realDir: fs.realpathSync.native(dir), manifest: loadManifest(dir) })
+    found.push({ folder, realDir: realPathSync(dir), manifest: loadManifest(dir) })
   }
   return found
 }
@@ -258,7 +259,7 @@ export function discoverExtensions(config: ProjectConfig, options: DiscoveryOpti
       let realDir: string
       try {
         if (!fs.statSync(dir).isDirectory()) throw new Error('not a folder')
-        realDir = fs.realpathSync.native(dir)
+        realDir = realPathSync(dir)
       } catch {
         if (!entry.enabled) continue
         return fail(`extension path not found: ${entry.path}`, ['extensions', index, 'path'])

@@ -25,6 +25,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { isUnresolvable } from '../documents/fs-errors.js'
 import { isInsideFolder } from '../documents/project-paths.js'
+import { realPathSync } from '../documents/real-path.js'
 
 export { toPosixRelative } from '../documents/project-paths.js'
 
@@ -61,7 +62,7 @@ function lstatOrUndefined(p: string): fs.Stats | undefined {
  */
 export function physicalPath(p: string): string {
   try {
-    return fs.realpathSync(p)
+    return realPathSync(p)
   } catch (error) {
     if (!isUnresolvable(error)) throw error
   }

@@ -38,6 +38,7 @@ import { listProjectEntries, listProjectFiles, type ProjectEntry } from '../docu
 import { readConfinedFile } from '../documents/confined-files.js'
 import { assertPathDepth, resolveInsideRoot, toPosixRelative } from './confine.js'
 import { stripQuery } from './identifiers.js'
+import { realPathSync } from '../documents/real-path.js'
 
 export interface FsResolveContext {
   /** Absolute project root. */
@@ -83,7 +84,7 @@ export function resolveFsFile(identifier: string, ctx: FsResolveContext): FsRead
   const raw = body.length > rel.length && new URLSearchParams(body.slice(rel.length + 1)).has('raw')
   const absolute = resolveInsideRoot(ctx.root, rel, identifier)
   // Read what was checked: the opened descriptor is verified, a symlink swapped in is refused.
-  const read = readConfinedFile(fs.realpathSync(ctx.root), absolute)
+  const read = readConfinedFile(realPathSync(ctx.root), absolute)
   if (read.kind === 'outside') throw new Error(`resource escapes project root: ${identifier}`)
   if (read.kind === 'missing') throw new Error(`file not found: ${rel}`)
   if (read.kind !== 'file') throw new Error(`not a file: ${rel}`)
