@@ -15,7 +15,7 @@
  *   Compatibility notes).
  * Pure: no I/O.
  */
-import { createHash } from 'node:crypto'
+import { hash as oneShotHash } from 'node:crypto'
 import { isObject } from '../protocol/object-guards.js'
 import { compareCodePoints } from '../values/code-point-order.js'
 import { PythonFloat } from '../values/python-float.js'
@@ -35,7 +35,7 @@ export function defaultRegionIds(regions: readonly RegionHeader[]): string[] {
   const seen = new Map<string, number>()
   return regions.map((region) => {
     const said = region.options === null ? `\u0000${region.header}` : canonicalText(region.options)
-    const base = `${region.kind}-${createHash('sha1').update(said).digest('hex').slice(0, HASH_LENGTH)}`
+    const base = `${region.kind}-${oneShotHash('sha1', said, 'hex').slice(0, HASH_LENGTH)}`
     const count = (seen.get(base) ?? 0) + 1
     seen.set(base, count)
     return count === 1 ? base : `${base}-${count}`

@@ -315,7 +315,8 @@ function parseHeader(
   line: number,
   headerLine: number,
 ): { options: Record<string, unknown> } | { problem: RegionProblem } {
-  let table: Record<string, unknown>
+  let table = parsedHeaders.get(header)
+  if (table) return { options: jsonSafe(table) as Record<string, unknown> }
   try {
     // Every integer as a bigint, so that `n = 2` and `f = 2.0` stay apart and `9007199254740993`
     // stays exact, as Python's tomllib reads them (issue #15); jsonSafe narrows them again.
@@ -328,8 +329,18 @@ function parseHeader(
     const message = `invalid TOML in Insitu region at line ${line}: ${reason} (line ${at.line}, column ${at.column})${hint}`
     return { problem: { message, ...at } }
   }
+  if (parsedHeaders.size >= KEPT_HEADERS) parsedHeaders.clear()
+  parsedHeaders.set(header, table)
   return { options: jsonSafe(table) as Record<string, unknown> }
 }
+
+/**
+ * Headers parsed lately, by text: a project's many folder indexes repeat the same region headers,
+ * and a render parses every header of its document (issue #17). Only tables that parsed are
+ * kept, never handed out: each caller gets its own `jsonSafe` copy.
+ */
+const parsedHeaders = new Map<string, Record<string, unknown>>()
+const KEPT_HEADERS = 512
 
 /** `key = value` with a TOML key and whatever follows `=` (a `#` comment after a space taken off). */
 const ASSIGNMENT = /^\s*((?:[A-Za-z0-9_-]+|"[^"\\]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"\\]*"|'[^']*'))*)\s*=\s*(.*?)\s*(?:\s#.*)?$/

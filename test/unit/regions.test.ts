@@ -66,6 +66,17 @@ describe('parseRegions', () => {
     ])
   })
 
+  it('gives every parse of a repeated header options of its own, equal to the first', () => {
+    const text = '<!-- insitu:begin sql\nmodel = "m"\nlimits = { rows = 2, when = 1979-05-27 }\ntags = ["a"]\n-->\n<!-- insitu:end -->\n'
+    const first = parseRegions(text)[0]!.options as { limits: { rows: unknown }; tags: string[] }
+    const expected = { model: 'm', limits: { rows: 2, when: '1979-05-27' }, tags: ['a'] }
+    expect(first).toEqual(expected)
+    first.limits.rows = 99
+    first.tags.push('b')
+    expect(parseRegions(text)[0]!.options).toEqual(expected)
+    expect(parseRegions(`notes\n${text}`)[0]!.options).toEqual(expected)
+  })
+
   it('reports offsets of the directives and the body', () => {
     const [first, second] = parseRegions(BASIC)
     expect(BASIC.slice(first!.start, first!.bodyStart)).toBe('<!-- insitu:begin include\npath = "notes.txt"\nstart = 2\n-->')
