@@ -65,10 +65,11 @@ export function isBelowFolder(folder: string, p: string): boolean {
 
 /**
  * A POSIX absolute path `path.resolve` leaves as it is (no empty, `.` or `..` segment, no
- * trailing `/`): for two such paths "inside" is a string prefix ending at a `/`, which skips
+ * trailing `/`) and without `\` (`..\x` leaves a folder, see the header): for two such paths
+ * "inside" is a string prefix ending at a `/`, which skips
  * `path.relative`'s two resolves (the confined reads check every file they open: issue #17).
  */
-const NORMAL_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/
+const NORMAL_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/\\]+)+$/
 
 function isNormalAbsolute(p: string): boolean {
   return path.sep === '/' && (p === '/' || NORMAL_ABSOLUTE.test(p))

@@ -88,7 +88,29 @@ export function physicalPath(p: string): string {
     }
     resolved = candidate
   }
-  return resolved
+  return spelledAsResolved(resolved)
+}
+
+/**
+ * `p` (symlinks already resolved) with its deepest existing folder spelled as `realPathSync`
+ * spells it, the missing rest appended: on a case-insensitive volume `realpath(3)` gives the
+ * on-disk case, so a missing file below a root given in another case must get the root's
+ * spelling too, or it would not compare as inside the root (`resolveInsideRoot`).
+ */
+function spelledAsResolved(p: string): string {
+  const missing: string[] = []
+  for (let at = p; ; ) {
+    try {
+      const real = realPathSync(at)
+      return missing.length === 0 ? real : path.join(real, ...missing.reverse())
+    } catch (error) {
+      if (!isUnresolvable(error)) throw error
+    }
+    const parent = path.dirname(at)
+    if (parent === at) return p
+    missing.push(path.basename(at))
+    at = parent
+  }
 }
 
 /** Absolute path of `relPath` inside `root`; throws when it would leave the root or is too deep. */

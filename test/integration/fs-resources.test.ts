@@ -311,6 +311,12 @@ describe('resolveInsideRoot', () => {
     expect(() => resolveInsideRoot(root, '..', 'R')).toThrow('resource escapes project root: R')
   })
 
+  it('rejects ..\\ as a way up even where a file of that name exists (project paths read \\ as a separator)', () => {
+    const root = makeFolder({ '..\\x': 'a file named with a backslash' })
+    expect(fs.existsSync(path.join(root, '..\\x'))).toBe(true)
+    expect(() => resolveInsideRoot(root, '..\\x', 'fs:file:..\\x')).toThrow('resource escapes project root: fs:file:..\\x')
+  })
+
   it('rejects symlinks in any component that point outside, including dangling ones', () => {
     const outside = makeFolder({ 'secret.md': 'secret' })
     const root = makeFolder({ 'docs/a.md': '' })

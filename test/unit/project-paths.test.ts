@@ -36,7 +36,7 @@ describe('isInsideFolder / isBelowFolder', () => {
     const descending = !/^\.\.(?:[\\/]|$)/.test(relative) && !path.isAbsolute(relative)
     return { inside: relative === '' || descending, below: relative !== '' && descending }
   }
-  const segment = fc.constantFrom('a', 'b', 'ab', '.', '..', '', '...', '.x', 'a b', '..a')
+  const segment = fc.constantFrom('a', 'b', 'ab', '.', '..', '', '...', '.x', 'a b', '..a', '..\\b', 'a\\b', '\\', '.\\')
   const somePath = fc.tuple(fc.boolean(), fc.array(segment, { maxLength: 5 })).map(([absolute, parts]) => (absolute ? '/' : '') + parts.join('/'))
 
   it('agree with path.relative for every pair of paths, normal or not', () => {
@@ -46,7 +46,7 @@ describe('isInsideFolder / isBelowFolder', () => {
       }),
       { numRuns: 5000 },
     )
-    for (const [folder, p] of [['/', '/'], ['/', '/a'], ['/a', '/ab'], ['/a', '/a/b'], ['/a/b', '/a'], ['/a', '/a/'], ['/a/', '/a/b']]) {
+    for (const [folder, p] of [['/', '/'], ['/', '/a'], ['/a', '/ab'], ['/a', '/a/b'], ['/a/b', '/a'], ['/a', '/a/'], ['/a/', '/a/b'], ['/a', '/a/..\\b'], ['/', '/..\\b']]) {
       expect({ inside: isInsideFolder(folder!, p!), below: isBelowFolder(folder!, p!) }, `${folder} ${p}`).toEqual(relativeTo(folder!, p!))
     }
   })
