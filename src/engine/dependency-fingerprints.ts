@@ -20,6 +20,7 @@
 import { createHash, hash as oneShotHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import v8 from 'node:v8'
 import type { DiscoveredExtension } from '../host/manifest.js'
 import { isInsideFolder } from '../documents/project-paths.js'
@@ -132,14 +133,24 @@ export function configFingerprint(parts: ConfigParts): string {
 
 let version: string | undefined
 
-/** This package's version (package.json beside `src/` and `dist/`). */
+/**
+ * This package's version: the nearest package.json above this module named
+ * `vite-plugin-insitu` (src/engine/ when run from source, dist/chunks/ in the published bundle).
+ */
 export function pluginVersion(): string {
   if (version === undefined) {
-    try {
-      const manifest = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-      version = typeof manifest.version === 'string' ? manifest.version : 'unknown'
-    } catch {
-      version = 'unknown'
+    version = 'unknown'
+    for (let folder = path.dirname(fileURLToPath(import.meta.url)); ; folder = path.dirname(folder)) {
+      try {
+        const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown }
+        if (manifest.name === 'vite-plugin-insitu') {
+          if (typeof manifest.version === 'string') version = manifest.version
+          break
+        }
+      } catch {
+        // no package.json here (or an unreadable one): look further up
+      }
+      if (path.dirname(folder) === folder) break
     }
   }
   return version

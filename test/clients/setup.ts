@@ -71,12 +71,13 @@ function install(fixture: string): void {
   }
 }
 
-/** Test files outside test/clients that run the built command line (`dist/cli/bin.js`). */
+/** Test files outside test/clients that run the built package (`dist/`: the command line, the bundles). */
 const BUILT_BIN_TESTS = [
   '../integration/cli.test.ts',
   '../integration/cli-toolchain.test.ts',
   '../integration/cli-watch.test.ts',
   '../integration/parity-cli.test.ts',
+  '../integration/published-bundle.test.ts',
 ].map((file) =>
   path.join(HERE, file),
 )

@@ -1,0 +1,108 @@
+/**
+ * The published JavaScript of the package (`npm run build`, after `tsc` has written the type
+ * declarations to dist/): two bundles of src/ made with Rolldown.
+ *
+ * Contract:
+ * - The plugin bundle: `dist/index.js` and `dist/cli/bin.js` (shared code in `dist/chunks/`),
+ *   with every runtime dependency inlined except `better-sqlite3` (a native addon) and Vite.
+ *   Node loads a few files instead of about 170 of ours and 230 of our dependencies' (zod,
+ *   yaml and semver alone are 214): importing the plugin took ≈ 400 ms on the benchmark
+ *   machine, Vite itself ≈ 230 ms (bench/README.md, "Loading the plugin").
+ * - The extension SDK bundle: `dist/sdk/index.js`, with `zod` left external, so that the `z`
+ *   it re-exports is the `zod` package extension authors install beside it (their schemas and
+ *   ours are one library).
+ * - The dependencies stay in package.json's `dependencies`: the declarations name their types,
+ *   and the SDK imports `zod`.
+ * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
+ *   inlined into a bundle.
+ * - Source maps beside each file (`node --enable-source-maps` shows src/ positions).
+ */
+import fs from 'node:fs'
+import { builtinModules } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { rolldown } from 'rolldown'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const DIST = path.join(ROOT, 'dist')
+
+const builtins = new Set(builtinModules)
+const isBuiltin = (id) => id.startsWith('node:') || builtins.has(id) || builtins.has(id.split('/')[0])
+const isPackage = (id, names) => names.some((name) => id === name || id.startsWith(`${name}/`))
+
+const BUNDLES = [
+  {
+    input: { index: 'src/index.ts', 'cli/bin': 'src/cli/bin.ts' },
+    external: ['better-sqlite3', 'vite'],
+  },
+  {
+    input: { 'sdk/index': 'src/sdk/index.ts' },
+    external: ['zod'],
+  },
+]
+
+/** Absolute module ids inlined from node_modules, over every bundle. */
+const inlined = new Set()
+
+for (const { input, external } of BUNDLES) {
+  const bundle = await rolldown({
+    cwd: ROOT,
+    input,
+    platform: 'node',
+    external: (id) => isBuiltin(id) || isPackage(id, external),
+    // A bundle that cannot resolve a module is broken: fail the build instead of warning.
+    onwarn(warning, warn) {
+      if (warning.code === 'UNRESOLVED_IMPORT' || warning.code === 'MISSING_EXPORT') throw new Error(warning.message)
+      warn(warning)
+    },
+  })
+  const { output } = await bundle.write({
+    dir: DIST,
+    format: 'esm',
+    sourcemap: true,
+    entryFileNames: '[name].js',
+    chunkFileNames: 'chunks/shared-[hash].js',
+  })
+  await bundle.close()
+  for (const chunk of output) {
+    if (chunk.type !== 'chunk') continue
+    for (const id of chunk.moduleIds) if (id.includes(`${path.sep}node_modules${path.sep}`)) inlined.add(id)
+  }
+}
+
+fs.writeFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.md'), licenseNotice(inlined))
+
+/** The package folder holding a module id under node_modules (the innermost one). */
+function packageFolderOf(id) {
+  for (let folder = path.dirname(id); folder !== path.dirname(folder); folder = path.dirname(folder)) {
+    const manifest = path.join(folder, 'package.json')
+    if (!fs.existsSync(manifest)) continue
+    const parsed = JSON.parse(fs.readFileSync(manifest, 'utf8'))
+    // Nested package.json files that only set `type` (zod's, yaml's dist folders) name no package.
+    if (typeof parsed.name === 'string' && typeof parsed.version === 'string') return folder
+  }
+  throw new Error(`no package.json names the package of ${id}`)
+}
+
+function licenseNotice(ids) {
+  const folders = [...new Set([...ids].map(packageFolderOf))]
+  const entries = folders
+    .map((folder) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'))
+      const file = fs.readdirSync(folder).find((name) => /^(licen[cs]e|copying)([.-]|$)/i.test(name))
+      if (!file) throw new Error(`${manifest.name} has no license file to ship with the bundle`)
+      const text = fs.readFileSync(path.join(folder, file), 'utf8').trim()
+      return { name: manifest.name, version: manifest.version, license: manifest.license ?? 'see text', text }
+    })
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const lines = [
+    '# Third-party licenses',
+    '',
+    'The bundles in this folder include code of the following packages, under their licenses.',
+    '',
+  ]
+  for (const entry of entries) {
+    lines.push(`## ${entry.name} ${entry.version} (${entry.license})`, '', '```text', entry.text, '```', '')
+  }
+  return lines.join('\n')
+}

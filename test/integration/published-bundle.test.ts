@@ -1,0 +1,81 @@
+/**
+ * The published JavaScript (scripts/bundle.mjs, run by `npm run build`; the client tests'
+ * global setup builds it before this file runs): what Node loads when a user's config imports
+ * the plugin, the SDK's `z`, and the license notice of the inlined packages.
+ */
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const REPO = path.resolve(import.meta.dirname, '../..')
+const DIST = path.join(REPO, 'dist')
+
+/** Every module file a fresh Node process loads running `code` (an ES module), ES and CommonJS alike. */
+function filesLoadedBy(code: string): { files: string[]; stdout: string } {
+  const hook = [
+    'const seen = new Set()',
+    'export async function load(url, context, next) {',
+    "  if (!seen.has(url)) { seen.add(url); process.stderr.write('LOADED ' + url + '\\n') }",
+    '  return next(url, context)',
+    '}',
+  ].join('\n')
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)})`
+  // CommonJS files required by CommonJS files bypass the hook: the require cache lists them.
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(register)}`,
+      '--input-type=module',
+      '-e',
+      `${code}\nconst { createRequire } = await import('node:module')\nfor (const file of Object.keys(createRequire(import.meta.url).cache)) process.stderr.write('LOADED ' + file + '\\n')`,
+    ],
+    { cwd: REPO, encoding: 'utf8' },
+  )
+  if (child.status !== 0) throw new Error(`node exited with ${child.status}: ${child.stderr}`)
+  const files = child.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('LOADED '))
+    .map((line) => line.slice('LOADED '.length))
+    .filter((file) => !file.startsWith('node:') && !file.startsWith('data:'))
+    .map((file) => (file.startsWith('file:') ? new URL(file).pathname : file))
+  return { files: [...new Set(files)], stdout: child.stdout }
+}
+
+/** The package a loaded file belongs to (`zod`, `@scope/name`), or undefined outside node_modules. */
+function packageOf(file: string): string | undefined {
+  const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)
+  return match?.[1]
+}
+
+describe('the published bundle', () => {
+  it('loads a few files of its own and, of its dependencies, only better-sqlite3 (the rest is inlined)', () => {
+    const { files } = filesLoadedBy(`const plugin = await import(${JSON.stringify(pathToFileURL(path.join(DIST, 'index.js')).href)})\nif (typeof plugin.default !== 'function') throw new Error('no default export')`)
+    const ours = files.filter((file) => file.startsWith(`${DIST}/`))
+    expect(ours).toContain(path.join(DIST, 'index.js'))
+    expect(ours.length).toBeLessThanOrEqual(3)
+    const packages = new Set(files.map(packageOf).filter((name) => name !== undefined))
+    // better-sqlite3 is a native addon; `bindings` and `file-uri-to-path` are how it finds it.
+    expect([...packages].sort()).toEqual([...packages].filter((name) => ['better-sqlite3', 'bindings', 'file-uri-to-path'].includes(name)).sort())
+    expect(packages.has('better-sqlite3')).toBe(true)
+  })
+
+  it("the SDK's z is the zod package installed beside it", () => {
+    const sdk = JSON.stringify(pathToFileURL(path.join(DIST, 'sdk', 'index.js')).href)
+    const { stdout, files } = filesLoadedBy(`const { z } = await import(${sdk})\nconst zod = await import('zod')\nconsole.log(String(z === zod.z))`)
+    expect(stdout.trim()).toBe('true')
+    expect(files.some((file) => packageOf(file) === 'zod')).toBe(true)
+  })
+
+  it('ships the license of every package it inlines', () => {
+    const notice = fs.readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.md'), 'utf8')
+    for (const name of ['zod', 'yaml', 'semver', 'smol-toml', 'ignore', 'chokidar', 'magic-string', 'signal-exit']) {
+      const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string; license: string }
+      expect(notice).toContain(`## ${name} ${manifest.version} (${manifest.license})`)
+    }
+    const bundles = ['index.js', 'cli/bin.js'].map((file) => fs.readFileSync(path.join(DIST, file), 'utf8'))
+    expect(bundles[1]!.startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+})
