@@ -10,7 +10,9 @@
  *   machine, Vite itself ≈ 230 ms (bench/README.md, "Loading the plugin").
  * - The extension SDK bundle: `dist/sdk/index.js`, with `zod` left external, so that the `z`
  *   it re-exports is the `zod` package extension authors install beside it (their schemas and
- *   ours are one library).
+ *   ours are one library). It holds its own copy of src/protocol (an extension process loads
+ *   one small file, not the plugin's shared chunk): the classes the two entry points export are
+ *   distinct (`instanceof` across them is false; README §In Node, with the SDK).
  * - The dependencies stay in package.json's `dependencies`: the declarations name their types,
  *   and the SDK imports `zod`.
  * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
