@@ -14,6 +14,7 @@
  *   first sees `window.__expect` in the element `window.__expectIn` (`out`, `task` or `snippet`)), and
  *   `all-documents.js` (imports every `*.md?raw` with an eager `import.meta.glob`: the build entry).
  * `regionDocuments` lists the documents with regions; `remove()` deletes the temp folder.
+ * `removePluginState(root)` deletes what the plugin persisted there (the next build is cold).
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -141,4 +142,9 @@ export function firstOpenTask(root: string, tasks: readonly string[]): string {
   const task = tasks.find((rel) => /^status: open$/m.test(fs.readFileSync(path.join(root, rel), 'utf8')))
   if (!task) throw new Error(`the generated project ${root} has no open task`)
   return task
+}
+
+/** Removes what the plugin persisted in `root` (its state folder, Vite's dependency cache): the next build is cold. */
+export function removePluginState(root: string): void {
+  for (const state of ['.insitu', 'node_modules/.vite']) fs.rmSync(path.join(root, state), { recursive: true, force: true })
 }

@@ -15,9 +15,9 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { type BenchProjects, type ProjectLayout, prepareProjects } from './bench-projects.js'
+import { type BenchProjects, type ProjectLayout, prepareProjects, removePluginState } from './bench-projects.js'
 import { measureInChild } from './child-measurement.js'
-import { cell, formatSize, machineLine, median, ratioCell } from './measurements.js'
+import { cell, formatSize, inAlternateOrder, machineLine, median, ratioCell } from './measurements.js'
 import { runSizes } from './results-file.js'
 
 interface BuildTimes {
@@ -33,10 +33,6 @@ interface BuildTime {
 
 function timeBuild(root: string, outDir: string, plugin: boolean): Promise<BuildTime> {
   return measureInChild<BuildTime>('./build-child.ts', { root, outDir, plugin })
-}
-
-function removeState(root: string): void {
-  for (const state of ['.insitu', 'node_modules/.vite']) fs.rmSync(path.join(root, state), { recursive: true, force: true })
 }
 
 /** Every output file's text, by path relative to `dir`. */
@@ -70,17 +66,11 @@ async function benchSize(documents: number, runs: number, keep: boolean, layout:
       const round: Partial<Record<keyof BuildTimes, BuildTime>> = {}
       const plain = async () => (round.plain = await timeBuild(projects.plain, plainOut, false))
       const withPlugin = async () => {
-        removeState(projects.plugin)
+        removePluginState(projects.plugin)
         round.cold = await timeBuild(projects.plugin, pluginOut, true)
         round.warm = await timeBuild(projects.plugin, pluginOut, true)
       }
-      if (run % 2 === 0) {
-        await plain()
-        await withPlugin()
-      } else {
-        await withPlugin()
-        await plain()
-      }
+      await inAlternateOrder(run, plain, withPlugin)
       if (run < 0) {
         checkSameOutput(plainOut, pluginOut)
         continue

@@ -100,3 +100,17 @@ export function machineLine(): string {
 export function wallClockMs(): number {
   return performance.timeOrigin + performance.now()
 }
+
+/**
+ * `first` then `second` on even runs, `second` then `first` on odd ones (the warm-up round, run
+ * -1, is odd): neither side of a side-by-side benchmark always goes first.
+ */
+export async function inAlternateOrder(run: number, first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<void> {
+  if (run % 2 === 0) {
+    await first()
+    await second()
+  } else {
+    await second()
+    await first()
+  }
+}

@@ -19,8 +19,8 @@ import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { type ProjectLayout, prepareProjects } from './bench-projects.js'
-import { benchArgs, cell, formatSize, machineLine, ratioCell } from './measurements.js'
+import { type ProjectLayout, prepareProjects, removePluginState } from './bench-projects.js'
+import { benchArgs, cell, formatSize, inAlternateOrder, machineLine, ratioCell } from './measurements.js'
 import { runSizes, writeSection } from './results-file.js'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
@@ -104,7 +104,7 @@ async function benchCommandLine(documents: number, runs: number, keep: boolean, 
         if (run >= 0) times.plain.push(ms)
       }
       const withPlugin = async () => {
-        for (const state of ['.insitu', 'node_modules/.vite']) fs.rmSync(path.join(projects.plugin, state), { recursive: true, force: true })
+        removePluginState(projects.plugin)
         const cold = await viteBuild(projects.plugin)
         const warm = await viteBuild(projects.plugin)
         if (run >= 0) {
@@ -112,13 +112,7 @@ async function benchCommandLine(documents: number, runs: number, keep: boolean, 
           times.warm.push(warm)
         }
       }
-      if (run % 2 === 0) {
-        await plain()
-        await withPlugin()
-      } else {
-        await withPlugin()
-        await plain()
-      }
+      await inAlternateOrder(run, plain, withPlugin)
     }
     return [
       `### ${formatSize(documents)} documents, ${layout} layout`,
