@@ -10,12 +10,13 @@
  *   which every Node extension process loads); median (min–max) of `--runs`, each in turn.
  * - Per layout and size (`startup@<size>`, `startup-nested@<size>`): the `vite build` command
  *   line as a user runs it, the whole process from spawn to exit (Node's start, Vite's, the
- *   config file, the plugin's import and the build; `bench:build` times `build()` alone):
- *   Vite alone on `plain/` (documents already regenerated), the plugin cold (state folder and
- *   `node_modules/.vite` removed) and warm (the next build) on `plugin/`; which side goes
- *   first alternates; one unmeasured round first.
+ *   config file, the plugin's import and the build; `bench:build` times `build()` alone); and a
+ *   dev server's start, from its process's start to the first response of `README.md?raw`
+ *   (bench/dev-start-child.mjs). Vite alone on `plain/` (documents already regenerated), the
+ *   plugin cold (state folder and `node_modules/.vite` removed) and warm (the next start) on
+ *   `plugin/`; which side goes first alternates; one unmeasured round first.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -26,6 +27,7 @@ import { runSizes, writeSection } from './results-file.js'
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const VITE_BIN = path.join(REPO, 'node_modules', 'vite', 'bin', 'vite.js')
 const CONFIG_FILE = 'vite.config.startup-bench.mjs'
+const DEV_START_CHILD = fileURLToPath(new URL('./dev-start-child.mjs', import.meta.url))
 
 /** Wall-clock milliseconds of one `node <args>` process, from spawn to exit; rejects on a non-zero exit. */
 function timeProcess(args: readonly string[], cwd: string): Promise<number> {
@@ -39,6 +41,16 @@ function timeProcess(args: readonly string[], cwd: string): Promise<number> {
       const ms = performance.now() - started
       if (code === 0) resolve(ms)
       else reject(new Error(`node ${args.join(' ')} failed in ${cwd} (${code ?? signal}): ${stderr.trim()}`))
+    })
+  })
+}
+
+/** Milliseconds from a dev server process's start to its first response of README.md?raw (bench/dev-start-child.mjs). */
+function timeDevStart(root: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [DEV_START_CHILD, root, CONFIG_FILE], { cwd: root }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`dev-start-child.mjs failed in ${root}: ${stderr.trim() || error.message}`))
+      resolve((JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { ms: number }).ms)
     })
   })
 }
@@ -91,6 +103,8 @@ async function benchCommandLine(documents: number, runs: number, keep: boolean, 
   console.error(`startup: ${layout} layout, ${formatSize(documents)} documents: generating…`)
   const projects = await prepareProjects(documents, layout)
   const times = { plain: [] as number[], cold: [] as number[], warm: [] as number[] }
+  const dev = { plain: [] as number[], cold: [] as number[], warm: [] as number[] }
+  const devStart = (root: string) => timeDevStart(root)
   // `--configLoader native`: Node imports the config as is. The default loader bundles a config
   // with its imports that are not in a node_modules folder, which would inline dist/ here,
   // while a user's `import insitu from 'vite-plugin-insitu'` stays external.
@@ -101,15 +115,24 @@ async function benchCommandLine(documents: number, runs: number, keep: boolean, 
     for (let run = -1; run < runs; run++) {
       const plain = async () => {
         const ms = await viteBuild(projects.plain)
-        if (run >= 0) times.plain.push(ms)
+        const devMs = await devStart(projects.plain)
+        if (run >= 0) {
+          times.plain.push(ms)
+          dev.plain.push(devMs)
+        }
       }
       const withPlugin = async () => {
         removePluginState(projects.plugin)
         const cold = await viteBuild(projects.plugin)
         const warm = await viteBuild(projects.plugin)
+        removePluginState(projects.plugin)
+        const devCold = await devStart(projects.plugin)
+        const devWarm = await devStart(projects.plugin)
         if (run >= 0) {
           times.cold.push(cold)
           times.warm.push(warm)
+          dev.cold.push(devCold)
+          dev.warm.push(devWarm)
         }
       }
       await inAlternateOrder(run, plain, withPlugin)
@@ -123,6 +146,13 @@ async function benchCommandLine(documents: number, runs: number, keep: boolean, 
       '| --- | --- | --- | --- |',
       `| cold (no state folder) | ${cell(times.cold, 'ms')} | ${cell(times.plain, 'ms')} | ${ratioCell(times.cold, times.plain)} |`,
       `| warm (the next build) | ${cell(times.warm, 'ms')} | ${cell(times.plain, 'ms')} | ${ratioCell(times.warm, times.plain)} |`,
+      '',
+      `A dev server with the same config (bench/dev-start-child.mjs): from its process's start to the first response of \`README.md?raw\`; median of ${runs} runs (min–max).`,
+      '',
+      '| dev server start | with the plugin | Vite alone | plugin / Vite |',
+      '| --- | --- | --- | --- |',
+      `| cold (no state folder) | ${cell(dev.cold, 'ms')} | ${cell(dev.plain, 'ms')} | ${ratioCell(dev.cold, dev.plain)} |`,
+      `| warm (the next start) | ${cell(dev.warm, 'ms')} | ${cell(dev.plain, 'ms')} | ${ratioCell(dev.warm, dev.plain)} |`,
     ].join('\n')
   } finally {
     if (keep) console.error(`  kept ${projects.tmp}`)
