@@ -397,6 +397,11 @@ export class DocumentIndex {
     }
   }
 
+  /** The root's real path: the one a reconcile resolved (`withRealRoot`), else resolved now. */
+  private realRootPath(): string {
+    return this.realRoot ?? realPathSync(this.root)
+  }
+
   /** Prepared once per SQL text (the index's own statements only). */
   private statement(sql: string): Database.Statement {
     let stmt = this.statements.get(sql)
@@ -455,7 +460,7 @@ export class DocumentIndex {
       const lstat = fs.lstatSync(absolute)
       if (lstat.isSymbolicLink()) {
         const real = realPathSync(absolute)
-        if (!isInsideFolder(realPathSync(this.root), real)) return undefined
+        if (!isInsideFolder(this.realRootPath(), real)) return undefined
       }
       const stat = lstat.isSymbolicLink() ? fs.statSync(absolute) : lstat
       if (stat.isFile()) return 'file'
@@ -600,7 +605,7 @@ export class DocumentIndex {
    */
   private upsertDocument(relPath: string, known?: StoredStat | null): boolean {
     const readNs = BigInt(Date.now()) * 1_000_000n
-    const state = readFileState(this.realRoot ?? realPathSync(this.root), path.join(this.root, relPath))
+    const state = readFileState(this.realRootPath(), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
     const contentHash = hashContent(state.bytes)
     const select = this.statement(
