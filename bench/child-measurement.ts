@@ -4,7 +4,8 @@
  *
  * Contract: `measureInChild(script, request)` resolves with the JSON object the child prints as
  * its last stdout line; a child that exits non-zero or prints no JSON rejects with its exit
- * code and stderr.
+ * code and stderr. A `.mjs` script runs in plain Node, without tsx (bench/startup.ts times
+ * what a user's process loads).
  */
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -15,7 +16,7 @@ export function measureInChild<T>(script: string, request: unknown): Promise<T> 
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url)), JSON.stringify(request)],
+      [...(script.endsWith('.mjs') ? [] : ['--import', 'tsx']), fileURLToPath(new URL(script, import.meta.url)), JSON.stringify(request)],
       { cwd: REPO, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const last = stdout.trim().split('\n').at(-1) ?? ''

@@ -1,5 +1,6 @@
 /**
- * One dev server start for bench/startup.ts: `node bench/dev-start-child.mjs <root> <config file>`.
+ * One dev server start for bench/startup.ts: `node bench/dev-start-child.mjs '<json>'` with
+ * `{ root, configFile }` (bench/child-measurement.ts).
  *
  * Contract: imports Vite, starts a dev server on `root` with that config file (loaded by Node
  * as is, `configLoader: 'native'`), fetches `/README.md?import&raw` as the bench page's import
@@ -7,7 +8,7 @@
  * response's last byte>, "bytes": <length> }`; then closes the server and exits. Plain
  * JavaScript, so that no loader (tsx) adds to the time.
  */
-const [root, configFile] = process.argv.slice(2)
+const { root, configFile } = JSON.parse(process.argv[2] ?? '')
 const { createServer } = await import('vite')
 const server = await createServer({ root, configFile, configLoader: 'native', logLevel: 'silent', server: { port: 0, strictPort: false } })
 await server.listen()

@@ -16,18 +16,18 @@
  *   plugin cold (state folder and `node_modules/.vite` removed) and warm (the next start) on
  *   `plugin/`; which side goes first alternates; one unmeasured round first.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { type ProjectLayout, prepareProjects, removePluginState } from './bench-projects.js'
+import { measureInChild } from './child-measurement.js'
 import { benchArgs, cell, formatSize, inAlternateOrder, machineLine, ratioCell } from './measurements.js'
 import { runSizes, writeSection } from './results-file.js'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const VITE_BIN = path.join(REPO, 'node_modules', 'vite', 'bin', 'vite.js')
 const CONFIG_FILE = 'vite.config.startup-bench.mjs'
-const DEV_START_CHILD = fileURLToPath(new URL('./dev-start-child.mjs', import.meta.url))
 
 /** Wall-clock milliseconds of one `node <args>` process, from spawn to exit; rejects on a non-zero exit. */
 function timeProcess(args: readonly string[], cwd: string): Promise<number> {
@@ -46,13 +46,9 @@ function timeProcess(args: readonly string[], cwd: string): Promise<number> {
 }
 
 /** Milliseconds from a dev server process's start to its first response of README.md?raw (bench/dev-start-child.mjs). */
-function timeDevStart(root: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [DEV_START_CHILD, root, CONFIG_FILE], { cwd: root }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`dev-start-child.mjs failed in ${root}: ${stderr.trim() || error.message}`))
-      resolve((JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { ms: number }).ms)
-    })
-  })
+async function timeDevStart(root: string): Promise<number> {
+  const result = await measureInChild<{ ms: number }>('./dev-start-child.mjs', { root, configFile: path.join(root, CONFIG_FILE) })
+  return result.ms
 }
 
 /** Milliseconds `await import(specifier)` takes in a fresh process (printed by the child itself). */
