@@ -21,8 +21,10 @@
  *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled;
  *   never the graph node of a file only the affected owners' modules watch and nothing ever
  *   transformed, so an early cutoff sends nothing: `noteServed` records what was) plus every
- *   module of each planned owner's file. A change of `insitu.toml`, an extension
- *   manifest or an extension's program restarts the server instead, once such events pause,
+ *   module of each planned owner's file, each of those invalidated first as a changed file's are
+ *   (a request of it in flight, which read the inputs before the change, is not kept: Vite
+ *   counts only such a plain invalidation, not its HMR update's). A change of `insitu.toml`, an
+ *   extension manifest or an extension's program restarts the server instead, once such events pause,
  *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
  *   editor's temporary file renamed over the file is not named: `ServerRestarts`).
  * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
@@ -51,11 +53,11 @@ import { isClosing, type PluginCore } from './plugin-core.js'
 import { isRestartTrigger, ServerRestarts } from '../sync/restart-triggers.js'
 import { onServerClosing } from './server-close.js'
 import { logPluginUpdates } from './update-log.js'
-import { type DevModule, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
+import { type DevModule, type DevModuleGraph, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
 
 type HandleHotUpdate = Extract<Plugin['handleHotUpdate'], (...args: never[]) => unknown>
 type HmrContext = Parameters<HandleHotUpdate>[0]
-type HotUpdateEnvironment = { moduleGraph: { getModulesByFile(file: string): Set<DevModule> | undefined } }
+type HotUpdateEnvironment = { moduleGraph: Pick<DevModuleGraph, 'getModulesByFile' | 'invalidateModule'> }
 
 export class DevServerSession {
   private server: ViteDevServer | undefined
@@ -187,7 +189,7 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
-    return this.modulesToUpdate<DevModule>(update.modules, plan, (file) => environment.moduleGraph.getModulesByFile(file))
+    return this.modulesToUpdate<DevModule>(update.modules, plan, environment.moduleGraph)
   }
 
   /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
@@ -196,8 +198,12 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
+    type Module = HmrContext['modules'][number]
     const graph = devModuleGraphs(context.server)[0]!
-    return this.modulesToUpdate(context.modules, plan, (file) => graph.getModulesByFile(file) as Set<HmrContext['modules'][number]> | undefined)
+    return this.modulesToUpdate<Module>(context.modules, plan, {
+      getModulesByFile: (file) => graph.getModulesByFile(file) as Set<Module> | undefined,
+      invalidateModule: (module) => graph.invalidateModule(module),
+    })
   }
 
   /** Once per started engine, before anything is served (see the contract). */
@@ -259,7 +265,8 @@ export class DevServerSession {
 
   /**
    * Changes that arrive outside `hotUpdate`: reload the owners' modules in every environment
-   * (without HMR: invalidate them, so the next request gets them fresh).
+   * (invalidated first, see `modulesToUpdate`; without HMR that is all: the next request gets
+   * them fresh).
    */
   private async reloadOwners(dev: ViteDevServer, owners: readonly string[]): Promise<void> {
     const engine = this.core.lifecycle.current
@@ -270,10 +277,11 @@ export class DevServerSession {
       for (const file of files) {
         const modules = [...(graph.getModulesByFile(file) ?? [])]
         for (const module of modules) {
-          if (!hot) graph.invalidateModule(module)
+          graph.invalidateModule(module)
+          if (!hot) continue
           // A module another module of the same file imports (`docs/a.md`, the watch file of
           // `docs/a.md?raw`) is reloaded through that one: reloading both sends two updates.
-          else if (![...(module.importers ?? [])].some((importer) => modules.includes(importer))) await graph.reloadModule(module)
+          if (![...(module.importers ?? [])].some((importer) => modules.includes(importer))) await graph.reloadModule(module)
         }
       }
     }
@@ -316,16 +324,24 @@ export class DevServerSession {
   private modulesToUpdate<M extends DevModule>(
     own: readonly M[],
     plan: ChangePlan,
-    getModulesByFile: (file: string) => Set<M> | undefined,
+    graph: { getModulesByFile(file: string): Set<M> | undefined; invalidateModule(module: M): void },
   ): M[] | undefined {
     const engine = this.core.lifecycle.current
     if (!engine) return undefined
-    const modulesOf = (owner: string) => getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
+    const modulesOf = (owner: string) => graph.getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
     const ownerModules = plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? []
     const kept = plan.suppressOwn ? [] : withoutWatchNodes(own, ownerModules, this.servedIds)
     if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
     const modules = new Set(kept)
-    for (const owner of plan.owners) for (const module of modulesOf(owner)) modules.add(module)
+    for (const owner of plan.owners) {
+      for (const module of modulesOf(owner)) {
+        // A request of it in flight now read the inputs before this change: Vite keeps such a
+        // result only when no plain invalidation came meanwhile, and the one its HMR update
+        // makes does not count (Vite's own files get theirs from the watcher, before any hook).
+        graph.invalidateModule(module)
+        modules.add(module)
+      }
+    }
     return [...modules]
   }
 
