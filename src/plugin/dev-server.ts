@@ -17,16 +17,19 @@
  *   to the browser; the git metadata watcher is ready (a commit right after the first page load
  *   is seen); in write mode every stale document is written back, in the background.
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
- *   event, shared by every environment; the modules to update are Vite's own (none when the
- *   plan says `suppressOwn`: the echo of the plugin's own write, or a save already handled;
- *   never the graph node of a file only the affected owners' modules watch and nothing ever
- *   transformed, so an early cutoff sends nothing: `noteServed` records what was) plus every
- *   module of each planned owner's file, each of those invalidated first as a changed file's are
- *   (a request of it in flight, which read the inputs before the change, is not kept: Vite
- *   counts only such a plain invalidation, not its HMR update's). A change of `insitu.toml`, an
- *   extension manifest or an extension's program restarts the server instead, once such events pause,
- *   naming the files that really changed (`insitu: <file> changed, restarting server`; an
- *   editor's temporary file renamed over the file is not named: `ServerRestarts`).
+ *   event, shared by every environment. The hook is ordered `post` (plugin.ts): it sees what Vite
+ *   and the other plugins' hooks gave (VitePress 2 adds a page's own module on each event of its
+ *   file), and only hooks ordered `post` themselves (Astro's `astro:hmr-reload`) see what it
+ *   returns. The modules to update are those (none of the event's own file when the plan says
+ *   `suppressOwn`: the echo of the plugin's own write, or a save already handled; never the
+ *   graph node of a file only the affected owners' modules watch and nothing ever transformed,
+ *   so an early cutoff sends nothing: `noteServed` records what was) plus every module of each
+ *   planned owner's file, each of those invalidated first as a changed file's are (a request of
+ *   it in flight, which read the inputs before the change, is not kept: Vite counts only such a
+ *   plain invalidation, not its HMR update's). A change of `insitu.toml`, an extension manifest
+ *   or an extension's program restarts the server instead, once such events pause, naming the
+ *   files that really changed (`insitu: <file> changed, restarting server`; an editor's
+ *   temporary file renamed over the file is not named: `ServerRestarts`).
  * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
  *   dropped-changes.ts, closed with that server), or a racing save the live sync put back into
  *   place, is emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
@@ -189,7 +192,7 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
-    return this.modulesToUpdate<DevModule>(update.modules, plan, environment.moduleGraph)
+    return this.modulesToUpdate<DevModule>(update.file, update.modules, plan, environment.moduleGraph)
   }
 
   /** Vite 5 only (Vite 6+ calls `hotUpdate` instead): updates; creates and deletes come from the watcher. */
@@ -200,7 +203,7 @@ export class DevServerSession {
     if (!plan) return
     type Module = HmrContext['modules'][number]
     const graph = devModuleGraphs(context.server)[0]!
-    return this.modulesToUpdate<Module>(context.modules, plan, {
+    return this.modulesToUpdate<Module>(context.file, context.modules, plan, {
       getModulesByFile: (file) => graph.getModulesByFile(file) as Set<Module> | undefined,
       invalidateModule: (module) => graph.invalidateModule(module),
     })
@@ -322,6 +325,7 @@ export class DevServerSession {
    * untouched) when the plan changes nothing.
    */
   private modulesToUpdate<M extends DevModule>(
+    file: string,
     own: readonly M[],
     plan: ChangePlan,
     graph: { getModulesByFile(file: string): Set<M> | undefined; invalidateModule(module: M): void },
@@ -330,7 +334,10 @@ export class DevServerSession {
     if (!engine) return undefined
     const modulesOf = (owner: string) => graph.getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
     const ownerModules = plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? []
-    const kept = plan.suppressOwn ? [] : withoutWatchNodes(own, ownerModules, this.servedIds)
+    // Suppressed: none of the file's own modules, whichever plugin added them (the hook runs
+    // last); what other plugins added for other files (VitePress's importers of an included
+    // page) is theirs to update.
+    const kept = plan.suppressOwn ? own.filter((module) => module.file !== file) : withoutWatchNodes(own, ownerModules, this.servedIds)
     if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
     const modules = new Set(kept)
     for (const owner of plan.owners) {

@@ -89,13 +89,22 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       },
     },
 
-    hotUpdate(update) {
-      return dev.hotUpdate(this.environment, update) as ReturnType<Extract<Plugin['hotUpdate'], (...args: never[]) => unknown>>
+    hotUpdate: {
+      // After the other plugins' hooks (but those ordered `post` too): the modules they add for
+      // a file (VitePress 2 adds a page's own module on each event of its file) are decided by
+      // the plan too, so the echo of a write-back sends nothing, whoever added the page.
+      order: 'post',
+      handler(update) {
+        return dev.hotUpdate(this.environment, update) as ReturnType<Extract<Plugin['hotUpdate'], { handler: unknown }>['handler']>
+      },
     },
 
     /** Vite 5 only (Vite 6+ calls `hotUpdate` instead). */
-    handleHotUpdate(context) {
-      return dev.handleHotUpdate(context)
+    handleHotUpdate: {
+      order: 'post',
+      handler(context) {
+        return dev.handleHotUpdate(context)
+      },
     },
 
     watchChange(id, change) {

@@ -4,4 +4,4 @@
  */
 import { describeVitePress } from './vitepress-site.js'
 
-describeVitePress('vitepress1', { devSearchFollowsFiles: false, updatesOnEcho: false })
+describeVitePress('vitepress1', { devSearchFollowsFiles: false })

@@ -4,4 +4,4 @@
  */
 import { describeVitePress } from './vitepress-site.js'
 
-describeVitePress('vitepress2', { devSearchFollowsFiles: true, updatesOnEcho: true })
+describeVitePress('vitepress2', { devSearchFollowsFiles: true })
