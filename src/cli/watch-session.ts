@@ -315,13 +315,13 @@ export class WatchSession {
     this.printDiagnostics(document.path, shown)
   }
 
-  /** Files a document reads in an excluded folder are watched too (`fs:file:dist/version.txt`). */
+  /** Files a document reads in an excluded folder are watched too (`fs:file:dist/version.txt`), existing or not. */
   private watchDependencies(watcher: ProjectWatcher, dependencies: readonly string[]): void {
     for (const dependency of dependencies) {
       const relPath = dependency.startsWith(FILE) ? fsPathOf(dependency.slice(FILE.length)) : null
       if (!relPath) continue
       const file = path.join(this.root, relPath)
-      if (!watcher.covers(file) && fs.existsSync(file)) watcher.alsoWatchFile(file)
+      if (!watcher.covers(file)) watcher.alsoWatchFile(file) // one that does not exist yet too
     }
   }
 

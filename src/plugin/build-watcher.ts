@@ -20,7 +20,7 @@ import path from 'node:path'
 import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { onProcessEnd } from '../host/process-end.js'
-import { isInsideFolder } from '../documents/project-paths.js'
+import { trackMissingFiles } from '../sync/missing-files.js'
 import { projectWatchIgnore } from '../sync/project-watcher.js'
 import { isWriteBackTemporary } from '../sync/write-back.js'
 
@@ -57,15 +57,11 @@ export interface BuildWatcher {
   /**
    * Report the creation of this missing file although it lies under the exclusions (a document
    * reads it by name: `sources.exclude` does not apply to reads): the folders on its way are
-   * watched, nothing else under the exclusions; the file is looked for again 0.3 s and 1.5 s
-   * later (one created before chokidar set the watch up is reported by no event).
+   * watched, nothing else under the exclusions (src/sync/missing-files.ts).
    */
   watchMissing(file: string): void
   close(): Promise<void>
 }
-
-/** When `watchMissing` looks for its file again, in case it appeared before the watch was set up. */
-const MISSING_RECHECK_MS = [300, 1500]
 
 /** The least time between a change and its report to `onChange`. */
 const REPORT_DELAY_MS = 150
@@ -85,11 +81,11 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const isIgnoredDir = (absolute: string) => ignoredDirs.some((dir) => absolute === dir || absolute.startsWith(dir + path.sep))
   // The same exclusions as the command line's `watch` (reads `ignoredDirs` live: `ignore()` adds to it).
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
-  const missing = new Set<string>()
-  const onTheWay = (absolute: string) => [...missing].some((file) => file === absolute || file.startsWith(absolute + path.sep))
+  // Created before the watcher: chokidar may ask `ignored` about the root at once.
+  const missing = trackMissingFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
   const ignored = (file: string, stats?: fs.Stats) => {
     if (isWriteBackTemporary(file)) return true
-    if (missing.size > 0 && onTheWay(path.resolve(file))) return false
+    if (missing.onTheWay(path.resolve(file))) return false
     return excluded(file, stats)
   }
   const watcher = watch(root, { ignoreInitial: true, ignored })
@@ -117,12 +113,9 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
     }
     if (rebuild) wake()
   }
-  /** Missing files `watchMissing` looks for that no event has reported yet, and the timers looking again. */
-  const unreported = new Set<string>()
-  const lookAgain = new Set<NodeJS.Timeout>()
   const record = (type: FileEventType, directory: boolean) => (file: string) => {
     const absolute = path.resolve(file)
-    unreported.delete(absolute)
+    missing.reported(absolute)
     if (isIgnoredDir(absolute)) return
     pending.push({ type, path: absolute, directory })
     if (timer) clearTimeout(timer)
@@ -152,28 +145,11 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
       if (absolute !== root && !ignoredDirs.includes(absolute)) ignoredDirs.push(absolute)
     },
     watchMissing(file) {
-      const absolute = path.resolve(file)
-      if (missing.has(absolute) || !isInsideFolder(root, absolute) || absolute === root) return
-      missing.add(absolute)
-      // chokidar skipped the excluded folders at its scan: add the nearest existing one again.
-      let folder = path.dirname(absolute)
-      while (folder !== root && !fs.existsSync(folder)) folder = path.dirname(folder)
-      watcher.add(folder)
-      // chokidar sets the new watch up in the background: a file created before it is ready is
-      // reported by no event. Look again once it surely is.
-      unreported.add(absolute)
-      for (const delay of MISSING_RECHECK_MS) {
-        const timer = setTimeout(() => {
-          lookAgain.delete(timer)
-          if (unreported.has(absolute) && fs.existsSync(absolute)) record('create', false)(absolute)
-        }, delay)
-        timer.unref()
-        lookAgain.add(timer)
-      }
+      missing.add(file)
     },
     async close() {
       if (timer) clearTimeout(timer)
-      for (const pendingLook of lookAgain) clearTimeout(pendingLook)
+      missing.close()
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       removeFolder()

@@ -10,7 +10,8 @@
  *   backups (`isWriteBackTemporary`) are never reported. `alsoWatch(folder)` adds a folder
  *   whatever the exclusions (an extension's folder outside the root or in an excluded part of
  *   it: its edits restart the watch), without the folders its runtime writes (`RUNTIME_FOLDERS`);
- *   `alsoWatchFile(file)` adds one file whatever the exclusions (a document reads it).
+ *   `alsoWatchFile(file)` adds one file whatever the exclusions (a document reads it); one that
+ *   does not exist yet is reported once it appears (src/sync/missing-files.ts).
  *   `covers(file)`: whether the root watch itself covers a path (inside the root, not ignored).
  * - Every event `{ type, path, directory }` (`path` absolute) goes to `onEvent`. The events of
  *   one path are handed on one at a time, in the order they came: the next waits until the
@@ -31,6 +32,7 @@ import { type ChokidarOptions, type FSWatcher, watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { guardDroppedChanges } from './dropped-changes.js'
+import { trackMissingFiles } from './missing-files.js'
 import { isWriteBackTemporary } from './write-back.js'
 
 export interface ProjectWatchEvent {
@@ -97,10 +99,12 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
   const extraFolders: string[] = []
   const extraFiles = new Set<string>()
+  // Created before the watcher: chokidar may ask `ignored` about the root at once.
+  const missing = trackMissingFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
   const ignored = (file: string, stats?: fs.Stats): boolean => {
     const absolute = path.resolve(file)
     if (isWriteBackTemporary(absolute)) return true
-    if (extraFiles.has(absolute)) return false
+    if (extraFiles.has(absolute) || missing.onTheWay(absolute)) return false
     const extra = extraFolders.find((folder) => isInsideFolder(folder, absolute))
     if (extra !== undefined) {
       return path.relative(extra, absolute).split(path.sep).some((segment) => RUNTIME_FOLDERS.has(segment))
@@ -129,11 +133,16 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
       if (queues.get(key) === run) queues.delete(key)
     })
   }
-  const record = (type: FileEventType, directory: boolean) => (file: string) => dispatch({ type, path: path.resolve(file), directory })
+  const record = (type: FileEventType, directory: boolean) => (file: string) => {
+    const absolute = path.resolve(file)
+    missing.reported(absolute)
+    dispatch({ type, path: absolute, directory })
+  }
   // A change chokidar drops inside its throttle window is reported all the same (dropped-changes.ts).
   const dropped = guardDroppedChanges((file) => dispatch({ type: 'update', path: file, directory: false }), { pollIntervalMs: options.pollMs })
   const changed = (file: string, stats?: fs.Stats) => {
     const absolute = path.resolve(file)
+    missing.reported(absolute)
     dispatch({ type: 'update', path: absolute, directory: false })
     dropped.reported(absolute, stats)
   }
@@ -167,12 +176,15 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
     alsoWatchFile(file) {
       const absolute = path.resolve(file)
       if (closed || extraFiles.has(absolute) || !excluded(absolute)) return
+      // Not there yet: the folders on its way are watched until it appears (missing-files.ts).
+      if (!fs.existsSync(absolute)) return missing.add(absolute)
       extraFiles.add(absolute)
       watcher.add(absolute)
     },
     async close() {
       closed = true
       dropped.close()
+      missing.close()
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       while (queues.size > 0) await Promise.all(queues.values())

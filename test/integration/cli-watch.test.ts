@@ -228,6 +228,26 @@ describe('vite-plugin-insitu watch', () => {
     await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n1.0.10\n')
   })
 
+  it('sees a file an excluded folder does not hold yet appear, when a document reads it', { timeout: 60_000 }, async () => {
+    const root = copyProject()
+    fs.mkdirSync(path.join(root, 'dist'))
+    writeFile(root, 'docs/version.md', '# Version\n\n<!-- insitu:begin include\npath = "../dist/later.txt"\nraw = true\n-->\n<!-- insitu:end -->\n')
+    const watch = new WatchProcess([], root)
+    await watch.printed(`watching ${root}`)
+    expect(watch.stdout).toContain('docs/version.md:3: error:')
+    // Created a moment after the watch started (chokidar may not have set up the new watch of dist/ yet), then edited.
+    writeFile(root, 'dist/later.txt', '2.0.0')
+    await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n2.0.0\n')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    writeFile(root, 'dist/later.txt', '2.0.10')
+    await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n2.0.10\n')
+    // A file beside it in the excluded folder is still not watched.
+    const mark = watch.stdout.length
+    writeFile(root, 'dist/other.txt', 'x')
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS))
+    expect(watch.stdout.slice(mark)).toBe('')
+  })
+
   it('restarts when insitu.toml or an extension program changes; a broken insitu.toml is reported and waits for its next edit', { timeout: 90_000 }, async () => {
     const root = copyProject()
     const watch = new WatchProcess([], root)
