@@ -53,7 +53,7 @@ export async function runProjectCommand(command: 'check' | 'sync', options: Proj
     }
     const config = readProjectConfig(resolved.root, resolved.searchParents)
     root = config.root
-    engine = await InsituEngine.create({ root: resolved.root, config, logger, cache: options.cache })
+    engine = await InsituEngine.create({ root: resolved.root, config, logger, cache: options.cache, gitMetadata: false }) // hears no file events
   } catch (error) {
     const exitCode = error instanceof ConfigError ? EXIT_USAGE : EXIT_STALE_OR_FAILED
     io.stderr.write(`${error instanceof ConfigError ? error.message : `${CLI_NAME}: ${messageOf(error)}`}\n`)

@@ -94,6 +94,13 @@ export interface EngineOptions {
   signal?: AbortSignal
   /** Told of every document the index reads and parses (`DocumentIndexOptions.onDocumentRead`). */
   onDocumentRead?: DocumentIndexOptions['onDocumentRead']
+  /**
+   * Locate the repository's metadata files at start (`gitPaths`: `HEAD`, refs, the index), which
+   * `isGitMetadata` and the git watcher need. A one-shot build hears no file events and skips it
+   * (`gitPaths` is then null): one `git` process less, whose spawn blocks the thread for a few ms.
+   * @default true
+   */
+  gitMetadata?: boolean
   python?: string
   timeoutMs?: number
   logger?: HostLogger
@@ -228,7 +235,7 @@ export class InsituEngine {
           onExtensionInvoke: (name) => memo?.recordExtension(name),
           signal: options.signal,
         }),
-        gitMetadataPaths(root).catch(() => null),
+        options.gitMetadata === false ? null : gitMetadataPaths(root).catch(() => null),
       ])
       memo = createJobMemo({
         config: effective,

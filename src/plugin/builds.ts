@@ -57,6 +57,7 @@ export class BuildSession {
     const { core } = this
     const project = core.projectScope()
     if (project.error) return context.error(engineStartError(project.error))
+    core.oneShotBuild = !context.meta.watchMode
     if (core.disk === 'none' && !context.meta.watchMode) {
       core.keepIndexedReads() // load serves the documents the index reads now (plugin-core.ts)
       this.backgroundStart = core.lifecycle.start().then(

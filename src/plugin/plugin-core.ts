@@ -20,6 +20,8 @@
  *   (its `buildEnd`): the documents the engine's index reads while it starts are kept, text and
  *   job-free verdict, and `indexedRead(file)` hands them to `load` (issue #17: a cold build read
  *   and parsed every document twice). A build serves the text its index was built from.
+ * - `oneShotBuild` (set by a build's `buildStart`: it does not watch): its engine locates no git
+ *   metadata (`EngineOptions.gitMetadata`: nothing hears file events there).
  */
 import path from 'node:path'
 import type { ResolvedConfig } from 'vite'
@@ -45,6 +47,8 @@ export class PluginCore {
   private viteRoot: string | undefined
   /** Project-relative path → a document the starting engine's index read (`keepIndexedReads`). */
   private indexedReads: Map<string, IndexedRead> | undefined
+  /** The build starting now does not watch (builds.ts sets it at `buildStart`; a dev server never does). */
+  oneShotBuild = false
 
   constructor(readonly options: ResolvedOptions) {
     this.disk = diskMode(options)
@@ -121,6 +125,8 @@ export class PluginCore {
         signal,
         // Only for a plain build that keeps them: the index then reads every document (see the option).
         onDocumentRead: this.indexedReads && ((relPath, read) => this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })),
+        // A build that does not watch hears no file events: no git metadata.
+        gitMetadata: this.serving || !this.oneShotBuild,
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))

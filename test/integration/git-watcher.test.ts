@@ -2,11 +2,13 @@
  * The git metadata watcher (src/sync/git-watcher.ts) on real repositories: a commit is seen in a
  * plain repository and in a linked worktree (`git worktree add`), whose HEAD and index live under
  * `.git/worktrees/<name>/` (a folder the watcher must not take for the skipped `worktrees/`).
+ * And the engine locates those files at start only when something will hear file events.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { InsituEngine } from '../../src/engine/engine.js'
 import { gitMetadataPaths, isGitMetadataPath } from '../../src/resources/git.js'
 import { type GitWatcher, watchGitMetadata } from '../../src/sync/git-watcher.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
@@ -58,5 +60,25 @@ describe('watchGitMetadata', () => {
     const afterCommit = bursts()
     git(linked, 'checkout', '-q', '--detach')
     await expect.poll(bursts, { timeout: 10_000 }).toBeGreaterThan(afterCommit)
+  })
+})
+
+describe('the engine’s git metadata (EngineOptions.gitMetadata)', () => {
+  it('is located at start by default, and not at all for an engine that hears no file events', async () => {
+    const root = tempDir()
+    git(root, 'init', '-q')
+    fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n')
+    const watching = await InsituEngine.create({ root, cache: false })
+    const oneShot = await InsituEngine.create({ root, cache: false, gitMetadata: false })
+    try {
+      const head = path.join(fs.realpathSync(root), '.git', 'HEAD')
+      expect(watching.gitPaths).not.toBeNull()
+      expect(watching.isGitMetadata(head)).toBe(true)
+      expect(oneShot.gitPaths).toBeNull()
+      expect(oneShot.isGitMetadata(head)).toBe(false)
+    } finally {
+      await watching.close()
+      await oneShot.close()
+    }
   })
 })
