@@ -371,10 +371,11 @@ export class DevServerSession {
 }
 
 /**
- * `own` without the nodes that only stand for a watched file: a dependency the plugin watches
- * (`addWatchFile`) enters Vite's graph as a node imported by the modules that watch it, which
- * Vite would update through, whatever the plan decided (an included file's edit that leaves
- * the document's output as it was, or a second report of one save, issue #17). Such a node's id
+ * `own` without the nodes that only stand for a watched file: a file handed to `addWatchFile`
+ * (in a dev server only a `?raw` document's own file, by `load`, as Vite's own `?raw` loader
+ * does; serve-document.ts) enters Vite's graph as a node imported by the modules that watch it,
+ * which Vite would update through, whatever the plan decided (an edit that leaves the
+ * document's output as it was, or a second report of one save, issue #17). Such a node's id
  * is its file (no query, not a dependency's), no module of that id was ever transformed
  * (`served`: Vite clears transform results before the hooks run, so only this plugin's own
  * record tells), and every module importing it is one of `ownerModules` (the affected owners'),

@@ -21,9 +21,14 @@
  *   (the index read those bytes); otherwise (and always in a dev server) the file is read and compared. A module matched by a module rule runs its transform capability
  *   (errors fail the module at line 1). Modules that are neither are rejected before the
  *   engine (and its extensions' handshakes) is awaited.
- * - Every result's dependencies become watch files (watch-targets.ts, only where something
- *   watches: a dev server or build watch; never a missing path); diagnostics are reported
- *   (errors fail the module with file:line, warnings `this.warn`).
+ * - In build watch, every result's dependencies become watch files (watch-targets.ts; never a
+ *   missing path). A dev server gets none: its watcher covers the whole project (dev-server.ts
+ *   `watchServer`) and the plan of each file event names the modules to update, so a watch
+ *   file only added a graph node that Vite resolved through every plugin's `resolveId` on each
+ *   request of the module (issue #17) and that `hotUpdate` had to drop again. A `?raw`
+ *   document's own file is still handed to `addWatchFile` in `load`, as Vite's own `?raw`
+ *   loader does. Diagnostics are reported (errors fail the module with file:line, warnings
+ *   `this.warn`).
  * - `hooks.transformed(id)` is told of every module transformed (build watch clears its stale
  *   mark); `hooks.replacedText(file, code)` answers for the dev server's write-backs.
  */
@@ -160,13 +165,13 @@ export class DocumentServer {
     return this.core.serving || context.meta?.watchMode === true
   }
 
+  /** Build watch only (see the contract: a dev server's plan decides its updates). */
   private recordWatchFiles(context: ServeContext, engine: InsituEngine, dependencies: readonly string[]): void {
-    if (!this.watching(context)) return
-    const buildWatch = !this.core.serving
+    if (this.core.serving || context.meta?.watchMode !== true) return
     for (const dependency of dependencies) {
-      const targets = watchTargets(engine, dependency, buildWatch)
+      const targets = watchTargets(engine, dependency)
       for (const file of targets) if (fs.existsSync(file)) context.addWatchFile(file)
-      if (buildWatch && targets.length === 0 && dependency.startsWith('fs:file:')) {
+      if (targets.length === 0 && dependency.startsWith('fs:file:')) {
         const relative = fsPathOf(dependency.slice('fs:file:'.length))
         if (relative) this.hooks.missingFile(path.resolve(engine.root, relative))
       }
