@@ -1,15 +1,18 @@
 /**
  * Files a watcher must report although they lie where it does not look (an excluded folder, say
- * `dist/`) and do not exist yet: a document reads `dist/version.txt` before any build wrote it.
- * Shared by build watch (src/plugin/build-watcher.ts) and the command line's `watch`
- * (project-watcher.ts).
+ * `dist/`), whether they exist yet or not: a document reads `dist/version.txt`, which a build
+ * writes, a clean deletes with its folder, and the next build writes again. Shared by build
+ * watch (src/plugin/build-watcher.ts) and the command line's `watch` (project-watcher.ts).
  *
  * Contract: `trackMissingFiles(root, watcher, onFound)` returns a tracker.
  * - `add(file)` (absolute, inside `root`, not `root` itself; else ignored; once per file): the
  *   nearest folder of it that exists is added to the chokidar `watcher` (its scan skipped the
- *   excluded folders), and the file is looked for again `MISSING_RECHECK_MS` later: chokidar
- *   sets a new watch up in the background, so a file created before it is ready is reported by
- *   no event. Found then and reported by no event meanwhile: `onFound(file)`.
+ *   excluded folders). From then on the file and the folders on its way are let through
+ *   (`onTheWay`), so it is reported when it appears, changes, goes, and appears again (a folder
+ *   on its way created again is seen from the watched folder above it). A file missing when
+ *   added is looked for again `MISSING_RECHECK_MS` later: chokidar sets a new watch up in the
+ *   background, so a file created before it is ready is reported by no event. Found then and
+ *   reported by no event meanwhile: `onFound(file)`.
  * - `onTheWay(path)`: whether `path` is such a file or a folder on the way to one (the watcher's
  *   `ignored` must let those through, and only those, under its exclusions).
  * - `reported(path)`: the watcher reported an event of `path` (it is not looked for again).
@@ -42,6 +45,7 @@ export function trackMissingFiles(root: string, watcher: { add(path: string): un
       let folder = path.dirname(absolute)
       while (folder !== root && !fs.existsSync(folder)) folder = path.dirname(folder)
       watcher.add(folder)
+      if (fs.existsSync(absolute)) return // its changes and deletion are reported as they come
       unreported.add(absolute)
       for (const delay of MISSING_RECHECK_MS) {
         const look = setTimeout(() => {

@@ -10,8 +10,8 @@
  *   backups (`isWriteBackTemporary`) are never reported. `alsoWatch(folder)` adds a folder
  *   whatever the exclusions (an extension's folder outside the root or in an excluded part of
  *   it: its edits restart the watch), without the folders its runtime writes (`RUNTIME_FOLDERS`);
- *   `alsoWatchFile(file)` adds one file whatever the exclusions (a document reads it); one that
- *   does not exist yet is reported once it appears (src/sync/missing-files.ts).
+ *   `alsoWatchFile(file)` adds one file whatever the exclusions (a document reads it), existing
+ *   or not, followed through its deletion and re-creation (src/sync/missing-files.ts).
  *   `covers(file)`: whether the root watch itself covers a path (inside the root, not ignored).
  * - Every event `{ type, path, directory }` (`path` absolute) goes to `onEvent`. The events of
  *   one path are handed on one at a time, in the order they came: the next waits until the
@@ -98,13 +98,12 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
   const ignoredDirs = options.ignoredFolders.map((folder) => path.resolve(folder)).filter((folder) => folder !== root)
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
   const extraFolders: string[] = []
-  const extraFiles = new Set<string>()
   // Created before the watcher: chokidar may ask `ignored` about the root at once.
   const missing = trackMissingFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
   const ignored = (file: string, stats?: fs.Stats): boolean => {
     const absolute = path.resolve(file)
     if (isWriteBackTemporary(absolute)) return true
-    if (extraFiles.has(absolute) || missing.onTheWay(absolute)) return false
+    if (missing.onTheWay(absolute)) return false
     const extra = extraFolders.find((folder) => isInsideFolder(folder, absolute))
     if (extra !== undefined) {
       return path.relative(extra, absolute).split(path.sep).some((segment) => RUNTIME_FOLDERS.has(segment))
@@ -175,11 +174,8 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
     },
     alsoWatchFile(file) {
       const absolute = path.resolve(file)
-      if (closed || extraFiles.has(absolute) || !excluded(absolute)) return
-      // Not there yet: the folders on its way are watched until it appears (missing-files.ts).
-      if (!fs.existsSync(absolute)) return missing.add(absolute)
-      extraFiles.add(absolute)
-      watcher.add(absolute)
+      // There or not yet: the folders on its way are watched for it (missing-files.ts).
+      if (!closed && excluded(absolute)) missing.add(absolute)
     },
     async close() {
       closed = true

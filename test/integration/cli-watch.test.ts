@@ -226,6 +226,12 @@ describe('vite-plugin-insitu watch', () => {
 
     writeFile(root, 'dist/version.txt', '1.0.10')
     await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n1.0.10\n')
+
+    // The excluded folder removed (a clean before a build) and written again: still followed.
+    fs.rmSync(path.join(root, 'dist'), { recursive: true })
+    await expect.poll(() => watch.stdout, WAIT).toContain('docs/version.md:3: error:')
+    writeFile(root, 'dist/version.txt', '1.1.0')
+    await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n1.1.0\n')
   })
 
   it('sees a file an excluded folder does not hold yet appear, when a document reads it', { timeout: 60_000 }, async () => {
