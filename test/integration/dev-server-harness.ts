@@ -1,8 +1,9 @@
 /**
  * Pieces shared by the dev-server tests (plugin-dev, plugin-write): a Vite logger that records
- * instead of printing, the text a `?raw` module exports, and the documents HMR updates name.
+ * instead of printing, the text a `?raw` module exports, the documents HMR updates name, and a
+ * plugin that holds one transform (as a slow downstream plugin would).
  */
-import type { DevEnvironment, HotPayload, Logger } from 'vite'
+import type { DevEnvironment, HotPayload, Logger, Plugin } from 'vite'
 
 export interface LogEntry {
   level: 'info' | 'warn' | 'error'
@@ -50,4 +51,27 @@ export async function loadRaw(environment: DevEnvironment, url: string): Promise
  */
 export function acceptedPaths(payloads: readonly HotPayload[]): string[] {
   return payloads.flatMap((p) => (p.type === 'update' ? [...new Set(p.updates.map((u) => u.acceptedPath))] : [])).sort()
+}
+
+/** Holds the next transform of `url` once `arm()` is called, until `release()`. */
+export function transformGate(url: string) {
+  let armed = false
+  let reached = false
+  let release: () => void = () => {}
+  const plugin: Plugin = {
+    name: 'test:transform-gate',
+    enforce: 'post',
+    async transform(_code, id) {
+      if (!armed || !id.endsWith(url)) return
+      armed = false
+      reached = true
+      await new Promise<void>((resolve) => (release = resolve))
+    },
+  }
+  return {
+    plugin,
+    arm: () => (armed = true),
+    reached: () => reached,
+    release: () => release(),
+  }
 }

@@ -2,6 +2,8 @@
  * A request of a document in flight while the plugin sends that document an update, in a real
  * dev server on a copy of test/fixtures/plugin-project.
  *
+ * (test/integration/vite-majors.test.ts runs the first case on every Vite major.)
+ *
  * Vite caches a module's transform result unless the module was invalidated while it was being
  * processed, and only a plain `invalidateModule` counts for that: the one an HMR update makes
  * records an HMR timestamp instead. Vite's own files get the plain one from their watcher event
@@ -18,7 +20,7 @@ import path from 'node:path'
 import { createServer, type HotPayload, type Plugin, type ViteDevServer } from 'vite'
 import { afterEach, describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
-import { acceptedPaths, loadRaw, recordPayloads } from './dev-server-harness.js'
+import { acceptedPaths, loadRaw, recordPayloads, transformGate } from './dev-server-harness.js'
 import { copyProject, editFile, removeProjects, SNIPPET_DOC, TASKS_DOC } from './plugin-project.js'
 
 const WAIT = { timeout: 10_000 }
@@ -29,29 +31,6 @@ afterEach(async () => {
   server = undefined
   removeProjects()
 })
-
-/** Holds the next transform of `url` once `arm()` is called, until `release()`. */
-function transformGate(url: string) {
-  let armed = false
-  let reached = false
-  let release: () => void = () => {}
-  const plugin: Plugin = {
-    name: 'test:transform-gate',
-    enforce: 'post',
-    async transform(_code, id) {
-      if (!armed || !id.endsWith(url)) return
-      armed = false
-      reached = true
-      await new Promise<void>((resolve) => (release = resolve))
-    },
-  }
-  return {
-    plugin,
-    arm: () => (armed = true),
-    reached: () => reached,
-    release: () => release(),
-  }
-}
 
 async function start(root: string, gate: Plugin) {
   const payloads: HotPayload[] = []

@@ -4,7 +4,8 @@
  * a front-matter edit feeding a SQL region, a new file a glob reads, and an included file's
  * edit; closing it leaves no extension process; `vite build` ships regenerated documents.
  * Also on each: a `load` plugin that compiles the Markdown itself (as Astro does) gets its code
- * untouched, and the `?raw` module of the same file keeps its own dependency record.
+ * untouched, the `?raw` module of the same file keeps its own dependency record, and a request
+ * of a document in flight while its update goes out is not kept as its text.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -23,6 +24,7 @@ import {
   SNIPPET_DOC,
   TASKS_DOC,
 } from './plugin-project.js'
+import { transformGate } from './dev-server-harness.js'
 
 interface AnyPayload {
   type: string
@@ -87,12 +89,12 @@ const readsMarkdownFromDisk = {
   },
 }
 
-async function startDev(vite: ViteModule, root: string, options: { write?: boolean; nativeWatcher?: boolean } = {}) {
+async function startDev(vite: ViteModule, root: string, options: { write?: boolean; nativeWatcher?: boolean; plugins?: object[] } = {}) {
   const server = (await vite.createServer({
     root,
     configFile: false,
     logLevel: 'silent',
-    plugins: [insitu({ write: options.write ?? false }), options.write ? readsMarkdownFromDisk : compilesMarkdown],
+    plugins: [insitu({ write: options.write ?? false }), options.write ? readsMarkdownFromDisk : compilesMarkdown, ...(options.plugins ?? [])],
     // Native events (as users run it) report a write's echo within a millisecond or two.
     server: { port: 0, watch: options.nativeWatcher ? {} : { usePolling: true, interval: 50 } },
   })) as AnyServer
@@ -148,6 +150,29 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
 
     await closers.pop()!()
     await expectProcessesGone(seenPids)
+  })
+
+  test('dev server: a request in flight while its document’s update goes out is not kept (in-flight-requests.test.ts)', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const gate = transformGate('/docs/tasks.md?raw')
+    const dev = await startDev(vite, root, { plugins: [gate.plugin] })
+    await dev.transform('/main.js')
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    const tasksUpdates = () => dev.payloads.filter((p) => (p.updates ?? []).some((u) => u.acceptedPath === '/docs/tasks.md?raw')).length
+    dev.payloads.length = 0
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: reviewing')
+    await expect.poll(tasksUpdates, WAIT).toBe(1)
+    gate.arm()
+    const inFlight = dev.load('/docs/tasks.md?raw')
+    await expect.poll(gate.reached, WAIT).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 150)) // a later mtime than the first edit's
+    editFile(root, 'tasks/alpha.md', 'status: reviewing', 'status: blocked')
+    await expect.poll(tasksUpdates, WAIT).toBe(2)
+    gate.release()
+    expect(await inFlight).toBe(TASKS_DOC('reviewing', 'done'))
+    expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+    expect(dev.payloads.filter((p) => p.type === 'full-reload')).toEqual([])
   })
 
   test("dev server: another plugin's compiled Markdown is left untouched and does not erase the ?raw module's record", async () => {
