@@ -245,9 +245,12 @@ describe('vite-plugin-insitu watch', () => {
     writeFile(root, 'dist/later.txt', '2.0.0')
     await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n2.0.0\n')
     await new Promise((resolve) => setTimeout(resolve, 100))
+    const writes = () => watch.stdout.split('\n').filter((line) => line === 'wrote docs/version.md').length
+    const written = writes()
     writeFile(root, 'dist/later.txt', '2.0.10')
     await expect.poll(() => readFile(root, 'docs/version.md'), WAIT).toContain('\n2.0.10\n')
-    // A file beside it in the excluded folder is still not watched.
+    // A file beside it in the excluded folder is still not watched (once the last write is printed).
+    await expect.poll(writes, WAIT).toBe(written + 1)
     const mark = watch.stdout.length
     writeFile(root, 'dist/other.txt', 'x')
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS))
