@@ -20,10 +20,11 @@
  *   event, shared by every environment. The hook is ordered `post` (plugin.ts): it sees what Vite
  *   and the other plugins' hooks gave (VitePress 2 adds a page's own module on each event of its
  *   file), and only hooks ordered `post` themselves (Astro's `astro:hmr-reload`) see what it
- *   returns. The modules to update are those (none of the event's own file when the plan says
- *   `suppressOwn`: the echo of the plugin's own write, or a save already handled; never the
- *   graph node of a file only the affected owners' modules watch and nothing ever transformed,
- *   so an early cutoff sends nothing: `noteServed` records what was) plus every module of each
+ *   returns. The modules to update are those (none of the event's own file, nor their
+ *   importers, when the plan says `suppressOwn`: the echo of the plugin's own write, or a save
+ *   already handled, `withoutEchoedFile`; never the graph node of a file only the affected
+ *   owners' modules watch and nothing ever transformed, so an early cutoff sends nothing:
+ *   `noteServed` records what was) plus every module of each
  *   planned owner's file, each of those invalidated first as a changed file's are (a request of
  *   it in flight, which read the inputs before the change, is not kept: Vite counts only such a
  *   plain invalidation, not its HMR update's). A change of `insitu.toml`, an extension manifest
@@ -334,10 +335,7 @@ export class DevServerSession {
     if (!engine) return undefined
     const modulesOf = (owner: string) => graph.getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
     const ownerModules = plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? []
-    // Suppressed: none of the file's own modules, whichever plugin added them (the hook runs
-    // last); what other plugins added for other files (VitePress's importers of an included
-    // page) is theirs to update.
-    const kept = plan.suppressOwn ? own.filter((module) => module.file !== file) : withoutWatchNodes(own, ownerModules, this.servedIds)
+    const kept = plan.suppressOwn ? withoutEchoedFile(own, file, graph.getModulesByFile(file)) : withoutWatchNodes(own, ownerModules, this.servedIds)
     if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
     const modules = new Set(kept)
     for (const owner of plan.owners) {
@@ -368,6 +366,20 @@ export class DevServerSession {
     this.restarts?.note(type, file)
     return true
   }
+}
+
+/**
+ * A suppressed event (the echo of the plugin's own write, or a second report of one save): `own`
+ * without the file's own modules and their importers, whichever plugin added them (the hook runs
+ * last). The change that caused the write (or the first report) updated those modules already,
+ * and Vite's propagation their importers: VitePress's pages that `@include` the file import its
+ * watch node, and its `vitepress:hmr-fix` adds them again on every event of the file. What other
+ * plugins added for anything else stays theirs to update.
+ */
+function withoutEchoedFile<M extends DevModule>(own: readonly M[], file: string, fileModules: Set<M> | undefined): M[] {
+  const importers = new Set<DevModule>()
+  for (const module of fileModules ?? []) for (const importer of module.importers ?? []) importers.add(importer)
+  return own.filter((module) => module.file !== file && !importers.has(module))
 }
 
 /**

@@ -150,7 +150,7 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
     })
 
-    it('sends one update per task edit (issue #14.2)', { timeout: TIMEOUT }, async () => {
+    it('sends one update per change: a task edit, and a task file created and deleted (the @include’d partial’s count too)', { timeout: TIMEOUT }, async () => {
       // What the browser receives: Vite's HMR payloads on the page's WebSocket, from a fresh load.
       const payloads: { type: string; updates?: { path: string; acceptedPath: string }[] }[] = []
       dev.page.on('websocket', (socket) =>
@@ -162,11 +162,23 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
       await firstTableShown(dev)
       await new Promise((resolve) => setTimeout(resolve, 1000))
       payloads.length = 0
-      const file = path.join(dev.site, 'tasks/review.md')
-      for (const [from, to] of [['doing', 'blocked'], ['blocked', 'doing']] as const) {
+      const read = (rel: string) => fs.readFileSync(path.join(dev.site, rel), 'utf8')
+      const review = path.join(dev.site, 'tasks/review.md')
+      const extra = path.join(dev.site, 'tasks/zeta.md')
+      const edit = (from: string, to: string) => () => fs.writeFileSync(review, read('tasks/review.md').replace(`status: ${from}`, `status: ${to}`))
+      const changes: { change: () => void; written: () => unknown }[] = [
+        { change: edit('doing', 'blocked'), written: () => read('index.md').includes('| Review the plugin | blocked |') },
+        { change: edit('blocked', 'doing'), written: () => read('index.md').includes('| Review the plugin | doing |') },
+        // The partial parts/summary.md counts the tasks and index.md @includes it: insitu writes
+        // both, and the echo of the partial's write (VitePress adds its includer) sends nothing.
+        { change: () => fs.writeFileSync(extra, '---\ntitle: Zeta\nstatus: done\n---\nZeta.\n'), written: () => read('parts/summary.md').includes('| 4 |') },
+        { change: () => fs.rmSync(extra), written: () => read('parts/summary.md').includes('| 3 |') },
+      ]
+      expect(read('parts/summary.md')).toContain('| 3 |')
+      for (const { change, written } of changes) {
         const before = payloads.length
-        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(`status: ${from}`, `status: ${to}`))
-        await expect.poll(() => fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8'), { timeout: POLL }).toContain(`| Review the plugin | ${to} |`)
+        change()
+        await expect.poll(written, { timeout: POLL }).toBe(true)
         await expect.poll(() => payloads.length, { timeout: POLL }).toBeGreaterThan(before)
         await new Promise((resolve) => setTimeout(resolve, 1500)) // a second update would come now
         // VitePress 2 also re-sends its local search index module on every page's change: not the page's update.
