@@ -1,9 +1,11 @@
 /**
  * Pieces shared by the dev-server tests (plugin-dev, plugin-write): a Vite logger that records
  * instead of printing, the text a `?raw` module exports, the documents HMR updates name, and a
- * plugin that holds one transform (as a slow downstream plugin would).
+ * plugin that holds one transform (as a slow downstream plugin would), and one dev server per
+ * test, closed after it.
  */
-import type { DevEnvironment, HotPayload, Logger, Plugin } from 'vite'
+import type { DevEnvironment, HotPayload, Logger, Plugin, ViteDevServer } from 'vite'
+import { afterEach } from 'vitest'
 
 export interface LogEntry {
   level: 'info' | 'warn' | 'error'
@@ -73,5 +75,18 @@ export function transformGate(url: string) {
     arm: () => (armed = true),
     reached: () => reached,
     release: () => release(),
+  }
+}
+
+/** One dev server per test: `keep(server)` it, and it is closed after the test, then `cleanup()` runs. */
+export function serverPerTest(cleanup: () => void): (server: ViteDevServer) => void {
+  let current: ViteDevServer | undefined
+  afterEach(async () => {
+    await current?.close()
+    current = undefined
+    cleanup()
+  })
+  return (server) => {
+    current = server
   }
 }

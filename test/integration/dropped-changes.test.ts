@@ -9,25 +9,19 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createServer, type HotPayload, type ViteDevServer } from 'vite'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
-import { acceptedPaths, loadRaw, recordPayloads } from './dev-server-harness.js'
+import { acceptedPaths, loadRaw, recordPayloads, serverPerTest } from './dev-server-harness.js'
 import { copyProject, removeProjects, SNIPPET_DOC } from './plugin-project.js'
 
 const WAIT = { timeout: 10_000 }
-let server: ViteDevServer | undefined
-
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-  removeProjects()
-})
+const keepServer = serverPerTest(removeProjects)
 
 async function start(root: string, watch: { usePolling?: boolean; interval?: number } = {}) {
   const payloads: HotPayload[] = []
   const plugin = insitu()
   const dev = await createServer({ root, configFile: false, logLevel: 'silent', plugins: [plugin], server: { port: 0, watch } })
-  server = dev
+  keepServer(dev)
   recordPayloads(dev.environments.client, () => payloads)
   await dev.environments.client.transformRequest('/main.js')
   await loadRaw(dev.environments.client, '/docs/snippet.md?raw')

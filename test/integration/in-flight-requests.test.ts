@@ -17,20 +17,14 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { createServer, type HotPayload, type Plugin, type ViteDevServer } from 'vite'
-import { afterEach, describe, expect, it } from 'vitest'
+import { createServer, type HotPayload, type Plugin } from 'vite'
+import { describe, expect, it } from 'vitest'
 import insitu from '../../src/index.js'
-import { acceptedPaths, loadRaw, recordPayloads, transformGate } from './dev-server-harness.js'
+import { acceptedPaths, loadRaw, recordPayloads, serverPerTest, transformGate } from './dev-server-harness.js'
 import { copyProject, editFile, removeProjects, SNIPPET_DOC, TASKS_DOC } from './plugin-project.js'
 
 const WAIT = { timeout: 10_000 }
-let server: ViteDevServer | undefined
-
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-  removeProjects()
-})
+const keepServer = serverPerTest(removeProjects)
 
 async function start(root: string, gate: Plugin) {
   const payloads: HotPayload[] = []
@@ -42,7 +36,7 @@ async function start(root: string, gate: Plugin) {
     plugins: [insitu(), gate],
     server: { port: 0, watch: { usePolling: true, interval: 50 } },
   })
-  server = dev
+  keepServer(dev)
   recordPayloads(dev.environments.client, () => payloads)
   await dev.environments.client.transformRequest('/main.js')
   return { dev, payloads }
