@@ -313,7 +313,11 @@ export class DevServerSession {
     return plan
   }
 
-  /** A change that could not be planned: logged, and Vite's own update goes ahead. */
+  /**
+   * A change that could not be planned: logged, and Vite's own update goes ahead (for a file that
+   * only documents read, Vite has no module: nothing updates until the next change; see the
+   * README's closing note on this).
+   */
   private failedPlan(file: string, error: unknown): undefined {
     if (!this.core.lifecycle.isStopping) this.core.logger.error(`${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`)
     return undefined
@@ -335,7 +339,9 @@ export class DevServerSession {
     if (!engine) return undefined
     const modulesOf = (owner: string) => graph.getModulesByFile(moduleFile(engine.root, ownerFile(owner))) ?? []
     const ownerModules = plan.affected?.owners.flatMap((owner) => [...modulesOf(owner)]) ?? []
-    const kept = plan.suppressOwn ? withoutEchoedFile(own, file, graph.getModulesByFile(file)) : withoutWatchNodes(own, ownerModules, this.servedIds)
+    const kept = plan.suppressOwn
+      ? withoutEchoedFile(own, file, plan.announced === true ? graph.getModulesByFile(file) : undefined)
+      : withoutWatchNodes(own, ownerModules, this.servedIds)
     if (plan.owners.length === 0 && !plan.suppressOwn && kept.length === own.length) return undefined
     const modules = new Set(kept)
     for (const owner of plan.owners) {
@@ -370,15 +376,17 @@ export class DevServerSession {
 
 /**
  * A suppressed event (the echo of the plugin's own write, or a second report of one save): `own`
- * without the file's own modules and their importers, whichever plugin added them (the hook runs
- * last). The change that caused the write (or the first report) updated those modules already,
- * and Vite's propagation their importers: VitePress's pages that `@include` the file import its
- * watch node, and its `vitepress:hmr-fix` adds them again on every event of the file. What other
- * plugins added for anything else stays theirs to update.
+ * without the file's own modules, whichever plugin added them (the hook runs last), and, when
+ * `announcedModules` (the file's modules) are given because an update reached them before (the
+ * change that caused the write, or the first report; `ChangePlan.announced`), without their
+ * importers too: Vite's propagation took that update to them. VitePress's pages that `@include`
+ * the file import its watch node, and its `vitepress:hmr-fix` adds them again on every event of
+ * the file. The echo of a start-up write keeps them: nothing updated them, and they may show
+ * the stale text. What other plugins added for anything else stays theirs to update.
  */
-function withoutEchoedFile<M extends DevModule>(own: readonly M[], file: string, fileModules: Set<M> | undefined): M[] {
+function withoutEchoedFile<M extends DevModule>(own: readonly M[], file: string, announcedModules: Set<M> | undefined): M[] {
   const importers = new Set<DevModule>()
-  for (const module of fileModules ?? []) for (const importer of module.importers ?? []) importers.add(importer)
+  for (const module of announcedModules ?? []) for (const importer of module.importers ?? []) importers.add(importer)
   return own.filter((module) => module.file !== file && !importers.has(module))
 }
 

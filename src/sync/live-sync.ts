@@ -13,7 +13,8 @@
  *   - write mode, a document: its state now (mtime, size, bytes) is classified by the ledger
  *     (self-writes.ts): the ECHO of this process's own write has its own owners neither
  *     invalidated nor re-run, and `suppressOwn` (the change that caused the write sent the
- *     update already); a state already handled (a second report of one save) is dropped whole;
+ *     update already; `announced` false for the echo of a start-up write, which nothing
+ *     announced); a state already handled (a second report of one save) is dropped whole;
  *   - anything else goes through `engine.affected()`, then `updatesFor()` below.
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render failed: its modules update;
@@ -61,6 +62,12 @@ export interface ChangePlan {
   owners: string[]
   /** Send no update for the event's own file: the echo of this process's own write, or a save already handled. */
   suppressOwn: boolean
+  /**
+   * With `suppressOwn`: the update that the change before sent (the change that caused the write,
+   * or the first report of the save) reached the file's modules, and Vite took it on to their
+   * importers. False for the echo of a start-up write (`syncAll`): nothing announced that one.
+   */
+  announced?: boolean
   affected: AffectedResult | null
 }
 
@@ -97,13 +104,15 @@ export const MAX_WRITE_CHAIN = 4
 export const RECHECK_MS = 150
 
 const NOTHING: ChangePlan = { owners: [], suppressOwn: false, affected: null }
-const DUPLICATE: ChangePlan = { owners: [], suppressOwn: true, affected: null }
+const DUPLICATE: ChangePlan = { owners: [], suppressOwn: true, announced: true, affected: null }
 
 export class LiveSync {
   private readonly ledger = new SelfWrites()
   /** Writes whose replaced inode is still held, per file (settled at the re-check or before the next write). */
   private readonly held = new Map<string, WrittenFile>()
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
+  /** Files the start-up sync wrote whose echo has not come yet (no update announced those writes). */
+  private readonly startupWrites = new Set<string>()
   /** The sync in progress per file: writes of one document never overlap. */
   private readonly chains = new Map<string, Promise<unknown>>()
   private closed = false
@@ -123,7 +132,10 @@ export class LiveSync {
       write: true,
       selfWrites: this.ledger,
       settle: 'later',
-      onDocument: (document) => this.afterSync(document),
+      onDocument: (document) => {
+        if (document.written) this.startupWrites.add(toPosixPath(path.resolve(this.engine.root, document.path)))
+        this.afterSync(document)
+      },
       // One chain per file with the changes' syncs: a write in flight is settled before the next.
       around: (relPath, sync) => {
         const file = toPosixPath(path.resolve(this.engine.root, relPath))
@@ -153,7 +165,8 @@ export class LiveSync {
       if (seen.kind === 'echo') {
         const relPath = this.engine.relativePath(absolute)
         const affected = this.engine.affected([{ type, path: absolute }], (owner) => ownerFile(owner) === relPath)
-        return { ...(await this.updatesFor(affected, { file: null, depth: seen.depth + 1 })), suppressOwn: true }
+        const announced = !this.startupWrites.delete(absolute)
+        return { ...(await this.updatesFor(affected, { file: null, depth: seen.depth + 1 })), suppressOwn: true, announced }
       }
     }
     const affected = this.engine.affected([{ type, path: absolute }])
@@ -262,6 +275,8 @@ export class LiveSync {
         settle: 'later',
       })
       if (!sync) return 'missing'
+      // Written for a change, whose update announces it (a start-up write's echo may never have come).
+      if (sync.written) this.startupWrites.delete(file)
       this.afterSync(sync)
       if (sync.failed && !sync.written) return 'failed'
       return { hash: hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text), written: sync.written }

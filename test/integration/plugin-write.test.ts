@@ -25,6 +25,7 @@ import {
   readFile,
   removeProjects,
   runTypeScript,
+  INITIAL_SNIPPET,
   SNIPPET_DOC,
   TASKS_DOC,
   addExtension,
@@ -153,6 +154,31 @@ describe('write mode: dev server', () => {
     await idle(IDLE_MS)
     expect(payloads.filter((p) => p.type === 'update' || p.type === 'full-reload')).toEqual([])
     expect(readFile(root, names[0]!)).toContain('included line one')
+  })
+
+  test('a page that read a document before its start-up write is updated by the echo (as VitePress adds an @include’s reader)', async () => {
+    // A plugin shaped like VitePress's @include and `vitepress:hmr-fix`: page.js reads
+    // docs/snippet.md from disk and watches it, and each event of that file adds its readers.
+    const snippet = path.join(root, 'docs/snippet.md')
+    fs.writeFileSync(path.join(root, 'page.js'), '// reads docs/snippet.md\n')
+    const includer: Plugin = {
+      name: 'test:includer',
+      transform(_code, id) {
+        if (!id.endsWith('/page.js')) return
+        this.addWatchFile(snippet)
+        return `export default ${JSON.stringify(fs.readFileSync(snippet, 'utf8'))}\nif (import.meta.hot) import.meta.hot.accept()\n`
+      },
+      hotUpdate({ file, modules }) {
+        if (file === snippet) return [...modules, ...modules.flatMap((module) => [...module.importers])]
+      },
+    }
+    await startServer({ write: true }, [includer])
+    // Served at once (not insitu's), before the start-up sync writes docs/snippet.md: the stale text.
+    expect((await client().transformRequest('/page.js'))?.code).not.toContain('included line one')
+    await expect.poll(() => readFile(root, 'docs/snippet.md'), WAIT).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    // No update announced that write: its echo must not drop the reader the other plugin adds.
+    await expect.poll(() => acceptedPaths(payloads), WAIT).toEqual(['/page.js'])
+    expect((await client().transformRequest('/page.js'))?.code).toContain('included line one')
   })
 
   test('a module Vite read just before the start-up write of its file is still regenerated', async () => {
