@@ -315,8 +315,7 @@ export class DevServerSession {
 
   /**
    * A change that could not be planned: logged, and Vite's own update goes ahead (for a file that
-   * only documents read, Vite has no module: nothing updates until the next change; see the
-   * README's closing note on this).
+   * only documents read, Vite has no module: nothing updates until the next change).
    */
   private failedPlan(file: string, error: unknown): undefined {
     if (!this.core.lifecycle.isStopping) this.core.logger.error(`${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`)
