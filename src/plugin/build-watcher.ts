@@ -20,7 +20,7 @@ import path from 'node:path'
 import { watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { onProcessEnd } from '../host/process-end.js'
-import { trackMissingFiles } from '../sync/missing-files.js'
+import { trackUnwatchedFiles } from '../sync/unwatched-files.js'
 import { projectWatchIgnore } from '../sync/project-watcher.js'
 import { isWriteBackTemporary } from '../sync/write-back.js'
 
@@ -57,7 +57,7 @@ export interface BuildWatcher {
   /**
    * Report the creation of this missing file although it lies under the exclusions (a document
    * reads it by name: `sources.exclude` does not apply to reads): the folders on its way are
-   * watched, nothing else under the exclusions (src/sync/missing-files.ts).
+   * watched, nothing else under the exclusions (src/sync/unwatched-files.ts).
    */
   watchMissing(file: string): void
   close(): Promise<void>
@@ -82,10 +82,10 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   // The same exclusions as the command line's `watch` (reads `ignoredDirs` live: `ignore()` adds to it).
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
   // Created before the watcher: chokidar may ask `ignored` about the root at once.
-  const missing = trackMissingFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
+  const unwatched = trackUnwatchedFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
   const ignored = (file: string, stats?: fs.Stats) => {
     if (isWriteBackTemporary(file)) return true
-    if (missing.onTheWay(path.resolve(file))) return false
+    if (unwatched.onTheWay(path.resolve(file))) return false
     return excluded(file, stats)
   }
   const watcher = watch(root, { ignoreInitial: true, ignored })
@@ -115,7 +115,7 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   }
   const record = (type: FileEventType, directory: boolean) => (file: string) => {
     const absolute = path.resolve(file)
-    missing.reported(absolute)
+    unwatched.reported(absolute)
     if (isIgnoredDir(absolute)) return
     pending.push({ type, path: absolute, directory })
     if (timer) clearTimeout(timer)
@@ -145,11 +145,11 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
       if (absolute !== root && !ignoredDirs.includes(absolute)) ignoredDirs.push(absolute)
     },
     watchMissing(file) {
-      missing.add(file)
+      unwatched.add(file)
     },
     async close() {
       if (timer) clearTimeout(timer)
-      missing.close()
+      unwatched.close()
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       removeFolder()

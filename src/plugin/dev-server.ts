@@ -24,13 +24,13 @@
  *   importers, when the plan says `suppressOwn`: the echo of the plugin's own write, or a save
  *   already handled, `withoutEchoedFile`; never the graph node of a file only the affected
  *   owners' modules watch and nothing ever transformed, so an early cutoff sends nothing:
- *   `noteServed` records what was) plus every module of each
- *   planned owner's file, each of those invalidated first as a changed file's are (a request of
- *   it in flight, which read the inputs before the change, is not kept: Vite counts only such a
- *   plain invalidation, not its HMR update's). A change of `insitu.toml`, an extension manifest
- *   or an extension's program restarts the server instead, once such events pause, naming the
- *   files that really changed (`insitu: <file> changed, restarting server`; an editor's
- *   temporary file renamed over the file is not named: `ServerRestarts`).
+ *   `noteServed` records what was) plus every module of each planned owner's file, each of those
+ *   invalidated first as a changed file's are (a request of it in flight, which read the inputs
+ *   before the change, is not kept: Vite counts only such a plain invalidation, not its HMR
+ *   update's). A change of `insitu.toml`, an extension manifest or an extension's program
+ *   restarts the server instead, once such events pause, naming the files that really changed
+ *   (`insitu: <file> changed, restarting server`; an editor's temporary file renamed over the
+ *   file is not named: `ServerRestarts`).
  * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
  *   dropped-changes.ts, closed with that server), or a racing save the live sync put back into
  *   place, is emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.

@@ -11,7 +11,7 @@
  *   whatever the exclusions (an extension's folder outside the root or in an excluded part of
  *   it: its edits restart the watch), without the folders its runtime writes (`RUNTIME_FOLDERS`);
  *   `alsoWatchFile(file)` adds one file whatever the exclusions (a document reads it), existing
- *   or not, followed through its deletion and re-creation (src/sync/missing-files.ts).
+ *   or not, followed through its deletion and re-creation (src/sync/unwatched-files.ts).
  *   `covers(file)`: whether the root watch itself covers a path (inside the root, not ignored).
  * - Every event `{ type, path, directory }` (`path` absolute) goes to `onEvent`. The events of
  *   one path are handed on one at a time, in the order they came: the next waits until the
@@ -32,7 +32,7 @@ import { type ChokidarOptions, type FSWatcher, watch } from 'chokidar'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { guardDroppedChanges } from './dropped-changes.js'
-import { trackMissingFiles } from './missing-files.js'
+import { trackUnwatchedFiles } from './unwatched-files.js'
 import { isWriteBackTemporary } from './write-back.js'
 
 export interface ProjectWatchEvent {
@@ -99,11 +99,11 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
   const excluded = projectWatchIgnore({ root, isExcluded: options.isExcluded, ignoredDirs })
   const extraFolders: string[] = []
   // Created before the watcher: chokidar may ask `ignored` about the root at once.
-  const missing = trackMissingFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
+  const unwatched = trackUnwatchedFiles(root, { add: (folder) => watcher.add(folder) }, (file) => record('create', false)(file))
   const ignored = (file: string, stats?: fs.Stats): boolean => {
     const absolute = path.resolve(file)
     if (isWriteBackTemporary(absolute)) return true
-    if (missing.onTheWay(absolute)) return false
+    if (unwatched.onTheWay(absolute)) return false
     const extra = extraFolders.find((folder) => isInsideFolder(folder, absolute))
     if (extra !== undefined) {
       return path.relative(extra, absolute).split(path.sep).some((segment) => RUNTIME_FOLDERS.has(segment))
@@ -134,14 +134,14 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
   }
   const record = (type: FileEventType, directory: boolean) => (file: string) => {
     const absolute = path.resolve(file)
-    missing.reported(absolute)
+    unwatched.reported(absolute)
     dispatch({ type, path: absolute, directory })
   }
   // A change chokidar drops inside its throttle window is reported all the same (dropped-changes.ts).
   const dropped = guardDroppedChanges((file) => dispatch({ type: 'update', path: file, directory: false }), { pollIntervalMs: options.pollMs })
   const changed = (file: string, stats?: fs.Stats) => {
     const absolute = path.resolve(file)
-    missing.reported(absolute)
+    unwatched.reported(absolute)
     dispatch({ type: 'update', path: absolute, directory: false })
     dropped.reported(absolute, stats)
   }
@@ -174,13 +174,13 @@ export function watchProject(options: ProjectWatcherOptions): ProjectWatcher {
     },
     alsoWatchFile(file) {
       const absolute = path.resolve(file)
-      // There or not yet: the folders on its way are watched for it (missing-files.ts).
-      if (!closed && excluded(absolute)) missing.add(absolute)
+      // There or not yet: the folders on its way are watched for it (unwatched-files.ts).
+      if (!closed && excluded(absolute)) unwatched.add(absolute)
     },
     async close() {
       closed = true
       dropped.close()
-      missing.close()
+      unwatched.close()
       settleReady() // chokidar drops its listeners on close: nobody may wait for ever
       await watcher.close()
       while (queues.size > 0) await Promise.all(queues.values())

@@ -4,7 +4,7 @@
  * writes, a clean deletes with its folder, and the next build writes again. Shared by build
  * watch (src/plugin/build-watcher.ts) and the command line's `watch` (project-watcher.ts).
  *
- * Contract: `trackMissingFiles(root, watcher, onFound)` returns a tracker.
+ * Contract: `trackUnwatchedFiles(root, watcher, onFound)` returns a tracker.
  * - `add(file)` (absolute, inside `root`, not `root` itself; else ignored; once per file): the
  *   nearest folder of it that exists is added to the chokidar `watcher` (its scan skipped the
  *   excluded folders). From then on the file and the folders on its way are let through
@@ -25,23 +25,23 @@ import { isInsideFolder } from '../documents/project-paths.js'
 /** When a missing file is looked for again, in case it appeared before the watch was set up. */
 export const MISSING_RECHECK_MS = [300, 1500]
 
-export interface MissingFiles {
+export interface UnwatchedFiles {
   add(file: string): void
   onTheWay(absolute: string): boolean
   reported(absolute: string): void
   close(): void
 }
 
-export function trackMissingFiles(root: string, watcher: { add(path: string): unknown }, onFound: (file: string) => void): MissingFiles {
-  const missing = new Set<string>()
+export function trackUnwatchedFiles(root: string, watcher: { add(path: string): unknown }, onFound: (file: string) => void): UnwatchedFiles {
+  const tracked = new Set<string>()
   const unreported = new Set<string>()
   const looks = new Set<NodeJS.Timeout>()
   let closed = false
   return {
     add(file) {
       const absolute = path.resolve(file)
-      if (closed || missing.has(absolute) || !isInsideFolder(root, absolute) || absolute === root) return
-      missing.add(absolute)
+      if (closed || tracked.has(absolute) || !isInsideFolder(root, absolute) || absolute === root) return
+      tracked.add(absolute)
       let folder = path.dirname(absolute)
       while (folder !== root && !fs.existsSync(folder)) folder = path.dirname(folder)
       watcher.add(folder)
@@ -60,8 +60,8 @@ export function trackMissingFiles(root: string, watcher: { add(path: string): un
       }
     },
     onTheWay(absolute) {
-      if (missing.size === 0) return false
-      for (const file of missing) if (file === absolute || file.startsWith(absolute + path.sep)) return true
+      if (tracked.size === 0) return false
+      for (const file of tracked) if (file === absolute || file.startsWith(absolute + path.sep)) return true
       return false
     },
     reported(absolute) {
