@@ -1,7 +1,8 @@
 /**
  * The published JavaScript (scripts/bundle.mjs, run by `npm run build`; the client tests'
  * global setup builds it before this file runs): what Node loads when a user's config imports
- * the plugin, the SDK's `z`, and the license notice of the inlined packages.
+ * the plugin, the SDK's `z`, the license notice of the inlined packages, and maps that name
+ * only files the package ships (or whose text they embed).
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -77,5 +78,23 @@ describe('the published bundle', () => {
     }
     const bundles = ['index.js', 'cli/bin.js'].map((file) => fs.readFileSync(path.join(DIST, file), 'utf8'))
     expect(bundles[1]!.startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+
+  it('ships no source or declaration map that points at a file the package does not contain', () => {
+    // package.json `files`: what `npm pack` puts in the tarball (src/ is not in it).
+    const shipped = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { files: string[] }).files.map((entry) => path.join(REPO, entry))
+    const inPackage = (file: string) => shipped.some((entry) => file === entry || file.startsWith(`${entry}${path.sep}`))
+    const maps = fs.readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.map'))
+    expect(maps.length).toBeGreaterThan(0)
+    const outside = maps.flatMap((map) => {
+      const parsed = JSON.parse(fs.readFileSync(path.join(DIST, map), 'utf8')) as { sources?: string[]; sourceRoot?: string; sourcesContent?: (string | null)[] }
+      const { sources = [], sourceRoot = '', sourcesContent = [] } = parsed
+      // A source whose text the map embeds needs no file (the bundles' maps embed every source).
+      return sources
+        .filter((_source, i) => typeof sourcesContent[i] !== 'string')
+        .map((source) => path.resolve(path.dirname(path.join(DIST, map)), sourceRoot, source))
+        .filter((source) => !inPackage(source) || !fs.existsSync(source))
+    })
+    expect(outside.map((file) => path.relative(REPO, file))).toEqual([])
   })
 })
