@@ -35,6 +35,9 @@
  *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff: the
  *   hash of the text the owner was last rendered to, or last sent an update for
  *   (`noteOutputSent`), whichever came later.
+ * - `mayBeAffected(events)`: the fallback when handling an event failed (a dev server's plan,
+ *   dev-server.ts): the same marking and return without refreshing the index, every reader of
+ *   the index taken as affected (whether its rows changed is unknown).
  * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
  *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
  *   cache, and why `affected()` selected it: the file events or the git change.
@@ -45,7 +48,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
-import { DocumentIndex, type DocumentIndexOptions } from '../documents/document-index.js'
+import { DocumentIndex, type DocumentIndexOptions, type ProjectionChange } from '../documents/document-index.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
 import { pluginStateFiles, removeOldPluginCaches } from '../documents/state-folder.js'
@@ -127,6 +130,9 @@ export interface AffectedResult {
   projectionChanged: boolean
   gitChanged: boolean
 }
+
+/** What the index makes of no project event (none, or git metadata only). */
+const INDEX_UNCHANGED: ProjectionChange = { projectionChanged: false, documentsChanged: false, entriesChanged: false, changedColumns: undefined }
 
 /** Changes seen while one job runs (see `runTracked`). */
 interface ChangeLog {
@@ -442,6 +448,30 @@ export class InsituEngine {
     events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[],
     except?: (owner: string) => boolean,
   ): AffectedResult {
+    const { projectEvents, gitChanged } = this.classifyEvents(events)
+    const changes = projectEvents.length > 0 ? this.index.refresh(projectEvents) : INDEX_UNCHANGED
+    return this.select(projectEvents, gitChanged, changes, except)
+  }
+
+  /**
+   * The fallback of `affected()` when a file event could not be handled (the index refresh, or
+   * what the caller did next, threw): every owner that may depend on the events' paths, from
+   * the dependency graph alone. The document index is not refreshed, and whether its rows
+   * changed is unknown, so every reader of the index (`index:documents`, `index:entries`,
+   * `sql:model:*`) is taken as affected too. Each owner is invalidated, and the jobs the events
+   * touch made suspect, as `affected()` does: their next render reads their inputs again.
+   */
+  mayBeAffected(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): AffectedResult {
+    const { projectEvents, gitChanged } = this.classifyEvents(events)
+    const unknown: ProjectionChange = { projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined }
+    return this.select(projectEvents, gitChanged, projectEvents.length > 0 ? unknown : INDEX_UNCHANGED)
+  }
+
+  /** The events on project files (the job store's and the index snapshot's own files left out), and whether git metadata changed. */
+  private classifyEvents(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): {
+    projectEvents: FileEvent[]
+    gitChanged: boolean
+  } {
     const projectEvents: FileEvent[] = []
     let gitChanged = false
     for (const event of events) {
@@ -454,10 +484,16 @@ export class InsituEngine {
       const relPath = this.relativePath(absolute)
       if (relPath !== null) projectEvents.push({ type: event.type, path: relPath, directory: event.directory })
     }
-    const { projectionChanged, documentsChanged, entriesChanged, changedColumns } =
-      projectEvents.length > 0
-        ? this.index.refresh(projectEvents)
-        : { projectionChanged: false, documentsChanged: false, entriesChanged: false, changedColumns: undefined }
+    return { projectEvents, gitChanged }
+  }
+
+  /** `affected()` once the index knows the events: the owners marked, invalidated and returned. */
+  private select(
+    projectEvents: FileEvent[],
+    gitChanged: boolean,
+    { projectionChanged, documentsChanged, entriesChanged, changedColumns }: ProjectionChange,
+    except?: (owner: string) => boolean,
+  ): AffectedResult {
     for (const log of this.inFlight) {
       for (const event of projectEvents) log.events.push(event) // no spread: batches can be huge
       log.documents ||= documentsChanged

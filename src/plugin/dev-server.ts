@@ -31,6 +31,11 @@
  *   restarts the server instead, once such events pause, naming the files that really changed
  *   (`insitu: <file> changed, restarting server`; an editor's temporary file renamed over the
  *   file is not named: `ServerRestarts`).
+ * - A plan that fails (`LiveSync.changed` throws: the index refresh, say) is logged once per event
+ *   with the file, and the event still updates every owner that may read the file
+ *   (`engine.mayBeAffected`: the dependency graph alone, the index's readers included), as a
+ *   plan's owners; when even that fails, every module is invalidated and every page reloaded
+ *   (`failedPlan`). No page is left showing what the file held before, silently.
  * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
  *   dropped-changes.ts, closed with that server), or a racing save the live sync put back into
  *   place, is emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
@@ -57,11 +62,25 @@ import { isClosing, type PluginCore } from './plugin-core.js'
 import { isRestartTrigger, ServerRestarts } from '../sync/restart-triggers.js'
 import { onServerClosing } from './server-close.js'
 import { logPluginUpdates } from './update-log.js'
-import { type DevModule, type DevModuleGraph, devModuleGraphs, hasEnvironmentHotUpdate, hasHotUpdates, watchFileEvents } from './vite-compat.js'
+import {
+  type DevModule,
+  type DevModuleGraph,
+  devModuleGraphs,
+  hasEnvironmentHotUpdate,
+  hasHotUpdates,
+  reloadEveryPage,
+  watchFileEvents,
+} from './vite-compat.js'
 
 type HandleHotUpdate = Extract<Plugin['handleHotUpdate'], (...args: never[]) => unknown>
 type HmrContext = Parameters<HandleHotUpdate>[0]
 type HotUpdateEnvironment = { moduleGraph: Pick<DevModuleGraph, 'getModulesByFile' | 'invalidateModule'> }
+/**
+ * What one file event came to: its `ChangePlan` (a failed plan's fallback included, see
+ * `failedPlan`), `'reloaded'` (every page was reloaded instead: the hooks send nothing more),
+ * or undefined (the engine is not running, or stopping: Vite's own update goes ahead).
+ */
+type EventPlan = ChangePlan | 'reloaded' | undefined
 
 export class DevServerSession {
   private server: ViteDevServer | undefined
@@ -70,7 +89,7 @@ export class DevServerSession {
   /** File events seen while the engine starts (its index may have been walked before them). */
   private eventsWhileStarting: { type: FileEventType; file: string }[] = []
   /** One plan per file event, shared by the environments `hotUpdate` runs for. */
-  private readonly eventPlans = new Map<string, Promise<ChangePlan | undefined>>()
+  private readonly eventPlans = new Map<string, Promise<EventPlan>>()
   /** Announces and runs restarts once a trigger's events settle (restart-triggers.ts). */
   private restarts: ServerRestarts | undefined
   /**
@@ -146,7 +165,7 @@ export class DevServerSession {
           const plan = this.fileEvent(type, file, Date.now())
           if (plan === 'restart') return
           plan
-            .then((planned) => planned && this.reloadOwners(dev, planned.owners))
+            .then((planned) => (planned && planned !== 'reloaded' ? this.reloadOwners(dev, planned.owners) : undefined))
             .catch((error: unknown) => {
               this.core.logger.error(`${PLUGIN_NAME}: reloading modules after ${path.basename(file)} changed failed: ${messageOf(error)}`)
             })
@@ -193,6 +212,7 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
+    if (plan === 'reloaded') return []
     return this.modulesToUpdate<DevModule>(update.file, update.modules, plan, environment.moduleGraph)
   }
 
@@ -202,6 +222,7 @@ export class DevServerSession {
     if (planned === 'restart') return []
     const plan = await planned
     if (!plan) return
+    if (plan === 'reloaded') return []
     type Module = HmrContext['modules'][number]
     const graph = devModuleGraphs(context.server)[0]!
     return this.modulesToUpdate<Module>(context.file, context.modules, plan, {
@@ -296,14 +317,14 @@ export class DevServerSession {
    * `handleHotUpdate` or watcher): planned once per event. `'restart'` when the event restarts
    * the server, undefined when the engine is not running.
    */
-  private fileEvent(type: FileEventType, file: string, timestamp: number): 'restart' | Promise<ChangePlan | undefined> {
+  private fileEvent(type: FileEventType, file: string, timestamp: number): 'restart' | Promise<EventPlan> {
     if (this.server && this.restartFor(type, file)) return 'restart'
     const key = `${type}\u0000${file}\u0000${timestamp}`
     let plan = this.eventPlans.get(key)
     if (!plan) {
       const live = this.liveSync
-      // A failure is logged once per event, however many environments await the plan.
-      plan = live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(file, error)) : Promise.resolve(undefined)
+      // A failure is logged, and its fallback planned, once per event, however many environments await the plan.
+      plan = live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(type, file, error)) : Promise.resolve(undefined)
       // Not started yet: nothing is served, but the index must not miss the change.
       if (!live && this.core.lifecycle.starting) this.eventsWhileStarting.push({ type, file })
       this.eventPlans.set(key, plan)
@@ -314,12 +335,40 @@ export class DevServerSession {
   }
 
   /**
-   * A change that could not be planned: logged, and Vite's own update goes ahead (for a file that
-   * only documents read, Vite has no module: nothing updates until the next change).
+   * A change that could not be planned (`LiveSync.changed` threw: the index refresh, a write-back,
+   * anything outside a document's own diagnostics) must still reach the pages: for a file only
+   * documents read (an included file, a task a SQL model reads) Vite has no module, so Vite's own
+   * update alone sent nothing, and the documents kept what the file held before until the next
+   * change. Logged once per event, with the file and what is done instead:
+   * - the fallback plan: every owner `engine.mayBeAffected` finds (from the dependency graph
+   *   alone; every reader of the index too, since whether its rows changed is unknown),
+   *   invalidated in the engine, then updated as any plan's owners are (`modulesToUpdate`,
+   *   `reloadOwners`: invalidated first), with Vite's own modules of the event. No early cutoff
+   *   (nothing is rendered first), and in write mode nothing is written back for the event (the
+   *   next change, or the next start, writes them). An index whose refresh threw keeps its rows
+   *   from before: its readers render from those;
+   * - when even that throws: every module of every graph invalidated and every page reloaded
+   *   (`'reloaded'`: the hooks send nothing more for the event).
+   * While stopping: nothing more (Vite's own update goes ahead).
    */
-  private failedPlan(file: string, error: unknown): undefined {
-    if (!this.core.lifecycle.isStopping) this.core.logger.error(`${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`)
-    return undefined
+  private failedPlan(type: FileEventType, file: string, error: unknown): EventPlan {
+    const { lifecycle, logger } = this.core
+    if (lifecycle.isStopping) return undefined
+    const failure = `${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`
+    const engine = lifecycle.current
+    if (!engine) {
+      logger.error(failure)
+      return undefined
+    }
+    try {
+      const affected = engine.mayBeAffected([{ type, path: file }])
+      logger.error(`${failure}; updating every document that may read it`)
+      return { owners: affected.owners, suppressOwn: false, affected }
+    } catch (fallbackError) {
+      logger.error(`${failure}; reloading every page (the documents that may read it are unknown: ${messageOf(fallbackError)})`)
+      if (this.server) reloadEveryPage(this.server)
+      return 'reloaded'
+    }
   }
 
   /**

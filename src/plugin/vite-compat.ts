@@ -12,6 +12,9 @@
  *   content sync, Astro under `NODE_ENV=test`) calls no hot-update hook at all, on any major:
  *   every event comes from the watcher, and modules are invalidated (`invalidateModule`), not
  *   reloaded (Vite's `reloadModule` does nothing without HMR).
+ * - `reloadEveryPage(server)`: every module of every graph invalidated, then a full reload sent
+ *   on every environment's hot channel (Vite 5: the server's), as Vite does for a changed
+ *   `tsconfig.json`.
  * - How a server's close is noticed on each major lives in server-close.ts.
  */
 import type { ModuleNode, ViteDevServer } from 'vite'
@@ -31,8 +34,9 @@ export interface DevModuleGraph {
 }
 
 interface Vite5Server {
-  moduleGraph: { getModulesByFile(file: string): Set<ModuleNode> | undefined; invalidateModule(module: ModuleNode): void }
+  moduleGraph: { getModulesByFile(file: string): Set<ModuleNode> | undefined; invalidateModule(module: ModuleNode): void; invalidateAll(): void }
   reloadModule(module: ModuleNode): Promise<void>
+  ws: { send(payload: { type: 'full-reload'; path: string }): void }
 }
 
 export function hasEnvironmentHotUpdate(server: ViteDevServer): boolean {
@@ -56,6 +60,18 @@ export function devModuleGraphs(server: ViteDevServer): DevModuleGraph[] {
       invalidateModule: (module) => legacy.moduleGraph.invalidateModule(module as ModuleNode),
     },
   ]
+}
+
+export function reloadEveryPage(server: ViteDevServer): void {
+  if (hasEnvironmentHotUpdate(server)) {
+    const environments = Object.values(server.environments)
+    for (const environment of environments) environment.moduleGraph.invalidateAll()
+    for (const environment of environments) environment.hot.send({ type: 'full-reload', path: '*' })
+    return
+  }
+  const legacy = server as unknown as Vite5Server
+  legacy.moduleGraph.invalidateAll()
+  legacy.ws.send({ type: 'full-reload', path: '*' })
 }
 
 /** Whether the server calls hot-update hooks at all (not with `server.hmr: false`). */

@@ -16,6 +16,10 @@
  *     update already; `announced` false for the echo of a start-up write, which nothing
  *     announced); a state already handled (a second report of one save) is dropped whole;
  *   - anything else goes through `engine.affected()`, then `updatesFor()` below.
+ *   It rejects when the event cannot be handled (`engine.affected()` throws: the index refresh
+ *   of a path that has become a symlink loop, say; a written document's `affected()`): no
+ *   update was decided, and the host falls back (the dev server updates every owner
+ *   `engine.mayBeAffected()` finds: dev-server.ts `failedPlan`).
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render failed: its modules update;
  *   - a document (not the event's own file): rendered now from its text on disk; when that is

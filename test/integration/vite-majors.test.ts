@@ -4,8 +4,9 @@
  * a front-matter edit feeding a SQL region, a new file a glob reads, and an included file's
  * edit; closing it leaves no extension process; `vite build` ships regenerated documents.
  * Also on each: a `load` plugin that compiles the Markdown itself (as Astro does) gets its code
- * untouched, the `?raw` module of the same file keeps its own dependency record, and a request
- * of a document in flight while its update goes out is not kept as its text.
+ * untouched, the `?raw` module of the same file keeps its own dependency record, a request
+ * of a document in flight while its update goes out is not kept as its text, and a change whose
+ * plan fails still updates the documents that read the file (failed-plans.test.ts).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -24,7 +25,7 @@ import {
   SNIPPET_DOC,
   TASKS_DOC,
 } from './plugin-project.js'
-import { transformGate } from './dev-server-harness.js'
+import { recordingLogger, transformGate } from './dev-server-harness.js'
 
 interface AnyPayload {
   type: string
@@ -34,7 +35,7 @@ interface AnyPayload {
 /** What the tests use of a dev server, on any major. */
 interface AnyServer {
   close(): Promise<void>
-  watcher: { getWatched(): Record<string, string[]>; emit(event: 'change', file: string): boolean }
+  watcher: { getWatched(): Record<string, string[]>; emit(event: 'change' | 'unlink', file: string): boolean }
   environments?: { client: { hot: { send: (payload: AnyPayload) => void }; transformRequest(url: string): Promise<{ code: string } | null> } }
   hot?: { send: (payload: AnyPayload) => void }
   ws: { send: (payload: AnyPayload) => void }
@@ -89,14 +90,19 @@ const readsMarkdownFromDisk = {
   },
 }
 
-async function startDev(vite: ViteModule, root: string, options: { write?: boolean; nativeWatcher?: boolean; plugins?: object[] } = {}) {
+async function startDev(
+  vite: ViteModule,
+  root: string,
+  options: { write?: boolean; nativeWatcher?: boolean; plugins?: object[]; errors?: string[]; ignored?: string[] } = {},
+) {
+  const errors = options.errors
   const server = (await vite.createServer({
     root,
     configFile: false,
-    logLevel: 'silent',
+    ...(errors ? { customLogger: recordingLogger((entry) => entry.level === 'error' && errors.push(entry.message)) } : { logLevel: 'silent' }),
     plugins: [insitu({ write: options.write ?? false }), options.write ? readsMarkdownFromDisk : compilesMarkdown, ...(options.plugins ?? [])],
     // Native events (as users run it) report a write's echo within a millisecond or two.
-    server: { port: 0, watch: options.nativeWatcher ? {} : { usePolling: true, interval: 50 } },
+    server: { port: 0, watch: { ...(options.nativeWatcher ? {} : { usePolling: true, interval: 50 }), ...(options.ignored ? { ignored: options.ignored } : {}) } },
   })) as AnyServer
   closers.push(() => server.close())
   const payloads: AnyPayload[] = []
@@ -172,6 +178,35 @@ describe.each(MAJORS)('%s', (_name, importVite) => {
     gate.release()
     expect(await inFlight).toBe(TASKS_DOC('reviewing', 'done'))
     expect(await dev.load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+    expect(dev.payloads.filter((p) => p.type === 'full-reload')).toEqual([])
+  })
+
+  test('dev server: a change whose plan fails still updates the document that includes the file (failed-plans.test.ts)', async () => {
+    const vite = await importVite()
+    const root = copyProject()
+    const errors: string[] = []
+    // Vite 5–7's watcher (chokidar 3) leaves a rejection of its own unhandled when a file it
+    // watches becomes a symlink loop: it does not watch this one, and the test emits the file's
+    // events on it, as the plugin itself reports a dropped change.
+    const dev = await startDev(vite, root, { errors, ignored: ['**/snippets/x.txt'] })
+    await dev.transform('/main.js')
+    expect(await dev.load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    dev.payloads.length = 0
+    // A link to itself: the index refresh of its events throws (ELOOP).
+    const included = path.join(root, 'snippets/x.txt')
+    fs.rmSync(included)
+    fs.symlinkSync('x.txt', included)
+    const failures = () => errors.filter((message) => message.includes(`handling the change of ${included} failed: ELOOP`))
+    const snippetUpdates = () => dev.payloads.filter((p) => (p.updates ?? []).some((u) => u.acceptedPath === '/docs/snippet.md?raw')).length
+    // A delete (Vite 5: from the watcher) and an update (Vite 5: `handleHotUpdate`): one update each.
+    for (const [event, count] of [['unlink', 1], ['change', 2]] as const) {
+      dev.server.watcher.emit(event, included)
+      await expect.poll(failures, WAIT).toHaveLength(count)
+      await expect.poll(snippetUpdates, WAIT).toBe(count)
+      await expect(dev.load('/docs/snippet.md?raw')).rejects.toThrow('file not found: snippets/x.txt')
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300)) // a second update would come now
+    expect(snippetUpdates()).toBe(2)
     expect(dev.payloads.filter((p) => p.type === 'full-reload')).toEqual([])
   })
 
