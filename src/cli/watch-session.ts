@@ -14,7 +14,9 @@
  *   deleted goes through `engine.affected()`); a save the watcher dropped is reported back into
  *   the same pipeline. A written document prints `wrote <path>`; a document whose render has
  *   errors or warnings prints them as `sync` does (`<path>:<line>: error: …`), once per
- *   distinct set (a document that renders cleanly again is forgotten).
+ *   distinct set (a document that renders cleanly again is forgotten). An event whose handling
+ *   throws is printed (`handling the change of <path> failed: …`), and the documents that may
+ *   read the path are synced all the same.
  * - A change of `insitu.toml`, an extension manifest or an extension program (restart-triggers.ts)
  *   prints `<file> changed, restarting` and, RESTART_DELAY_MS after the last such change, closes
  *   the engine (its jobs aborted, its writes settled) and starts again from the config. A config
@@ -249,6 +251,22 @@ export class WatchSession {
       if (affected.owners.length > 0) await running.live.updatesFor(affected, { file: null, depth: 0 })
     } catch (error) {
       this.failed(running.engine, `the change of ${this.relative(event.path)}`, error)
+      await this.syncMayBeAffected(running, event)
+    }
+  }
+
+  /**
+   * After an event whose handling threw (the index could not refresh the path, say): the
+   * documents that may read the path are synced all the same (`engine.mayBeAffected`: the
+   * dependency graph alone, every reader of the index included), so none is left on disk as it
+   * was before the change, silently (the dev server's fallback, dev-server.ts `failedPlan`).
+   */
+  private async syncMayBeAffected(running: Running, event: ProjectWatchEvent): Promise<void> {
+    try {
+      const affected = running.engine.mayBeAffected([{ type: event.type, path: event.path, directory: event.directory }])
+      if (affected.owners.length > 0) await running.live.updatesFor(affected, { file: null, depth: 0 })
+    } catch (error) {
+      this.failed(running.engine, `the documents that may read ${this.relative(event.path)}`, error)
     }
   }
 

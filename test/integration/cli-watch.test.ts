@@ -257,6 +257,28 @@ describe('vite-plugin-insitu watch', () => {
     expect(watch.stdout.slice(mark)).toBe('')
   })
 
+  it('an event whose handling throws still syncs the documents that read the file', { timeout: 60_000 }, async () => {
+    // A real failure (test/integration/failed-plans.test.ts has the dev server's case): an included
+    // file turned into a link to itself makes the index's refresh of that path throw ELOOP.
+    const root = copyProject()
+    const watch = new WatchProcess([], root)
+    await watch.printed(`watching ${root}`)
+    expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    const mark = watch.lines().length
+    const included = path.join(root, 'snippets/x.txt')
+    fs.rmSync(included)
+    fs.symlinkSync('x.txt', included)
+    // The failure is printed (were it no failure any more, the test would prove nothing: find another real one)…
+    await expect.poll(() => watch.stderr, WAIT).toMatch(/handling the change of snippets\/x\.txt failed: ELOOP/)
+    // …and the including document is synced all the same: its include has no file to read now.
+    await expect.poll(() => since(watch, mark), WAIT).toContainEqual(expect.stringMatching(/^docs\/snippet\.md:\d+: error: .*snippets\/x\.txt/))
+    // Readable again: written as usual.
+    fs.rmSync(included)
+    fs.writeFileSync(included, 'restored line\n')
+    await expect.poll(() => readFile(root, 'docs/snippet.md'), WAIT).toBe(SNIPPET_DOC(['restored line']))
+    expect(watch.stderr.match(/failed/g)).toHaveLength(1)
+  })
+
   it('restarts when insitu.toml or an extension program changes; a broken insitu.toml is reported and waits for its next edit', { timeout: 90_000 }, async () => {
     const root = copyProject()
     const watch = new WatchProcess([], root)
