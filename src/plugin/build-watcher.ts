@@ -8,7 +8,8 @@
  * each debounced batch goes to `onChange`, and when that reports affected modules the
  * watcher rewrites `wakeFile`, which the plugin hands to `addWatchFile`, so the bundler
  * rebuilds. `wake()` does the same for changes noticed elsewhere (the git metadata watcher).
- * The wake file sits in a private `mkdtemp` folder, removed on `close()` and when the
+ * A wake is one change of the file (one `write` in place, no truncate first), so it costs one
+ * rebuild. The wake file sits in a private `mkdtemp` folder, removed on `close()` and when the
  * process ends.
  * Updates of existing files are left to the bundler (it watches every file a result read),
  * except those `reportsUpdates` names (files the bundler was told not to watch).
@@ -66,6 +67,26 @@ export interface BuildWatcher {
 /** The least time between a change and its report to `onChange`. */
 const REPORT_DELAY_MS = 150
 
+/** The wake file's text after `wakes` wakes: always the same length (it is rewritten in place). */
+function wakeText(wakes: number): string {
+  return `${String(wakes).padStart(15, '0')}\n`
+}
+
+/**
+ * Rewrite a file with one `write` at offset 0 (created when missing), never truncating it first:
+ * a truncate and a write are two changes to a watcher, and a bundler whose watcher runs on
+ * its own thread (Rolldown) can see them apart, rebuild on the first and again on the second.
+ * The text must be as long as the file's.
+ */
+function writeInPlace(file: string, text: string): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT)
+  try {
+    fs.writeSync(fd, text, 0)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const root = path.resolve(options.root)
   // A private folder per watcher (mkdtemp: unguessable, owned by this user), removed on close
@@ -75,7 +96,7 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const unregister = onProcessEnd(removeFolder)
   const wakeFile = path.join(folder, 'wake')
   let wakes = 0
-  fs.writeFileSync(wakeFile, `${wakes}\n`)
+  fs.writeFileSync(wakeFile, wakeText(wakes))
 
   const ignoredDirs = options.ignoredDirs.map((dir) => path.resolve(dir))
   const isIgnoredDir = (absolute: string) => ignoredDirs.some((dir) => absolute === dir || absolute.startsWith(dir + path.sep))
@@ -92,7 +113,7 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const wake = () => {
     try {
       fs.mkdirSync(folder, { recursive: true }) // a temp cleaner may have removed it
-      fs.writeFileSync(wakeFile, `${++wakes}\n`)
+      writeInPlace(wakeFile, wakeText(++wakes))
     } catch (error) {
       options.onError(error as Error)
     }
