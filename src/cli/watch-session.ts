@@ -257,14 +257,14 @@ export class WatchSession {
 
   /**
    * After an event whose handling threw (the index could not refresh the path, say): the
-   * documents that may read the path are synced all the same (`engine.mayBeAffected`: the
-   * dependency graph alone, every reader of the index included), so none is left on disk as it
-   * was before the change, silently (the dev server's fallback, dev-server.ts `failedPlan`).
+   * documents that may read the path are synced all the same (`LiveSync.fallback`, as the dev
+   * server's `failedPlan` does), so none is left on disk as it was before the change, silently.
+   * Not while stopping, nor for an engine a restart replaced.
    */
   private async syncMayBeAffected(running: Running, event: ProjectWatchEvent): Promise<void> {
+    if (this.stopping || this.running !== running) return
     try {
-      const affected = running.engine.mayBeAffected([{ type: event.type, path: event.path, directory: event.directory }])
-      if (affected.owners.length > 0) await running.live.updatesFor(affected, { file: null, depth: 0 })
+      await running.live.fallback(event.type, event.path, event.directory)
     } catch (error) {
       this.failed(running.engine, `the documents that may read ${this.relative(event.path)}`, error)
     }

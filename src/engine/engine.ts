@@ -35,9 +35,10 @@
  *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff: the
  *   hash of the text the owner was last rendered to, or last sent an update for
  *   (`noteOutputSent`), whichever came later.
- * - `mayBeAffected(events)`: the fallback when handling an event failed (a dev server's plan,
- *   dev-server.ts): the same marking and return without refreshing the index, every reader of
- *   the index taken as affected (whether its rows changed is unknown).
+ * - `mayBeAffected(events)`: the fallback when handling an event failed (`LiveSync.fallback`,
+ *   for the dev server and the command line's watch): the same marking and return without
+ *   refreshing the index, every reader of the index taken as affected (whether its rows changed
+ *   is unknown). It throws once the engine is closed, as `affected()` does.
  * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
  *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
  *   cache, and why `affected()` selected it: the file events or the git change.
@@ -462,6 +463,7 @@ export class InsituEngine {
    * touch made suspect, as `affected()` does: their next render reads their inputs again.
    */
   mayBeAffected(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): AffectedResult {
+    if (this.closing) throw new Error('the engine is closed')
     const { projectEvents, gitChanged } = this.classifyEvents(events)
     const unknown: ProjectionChange = { projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined }
     return this.select(projectEvents, gitChanged, projectEvents.length > 0 ? unknown : INDEX_UNCHANGED)

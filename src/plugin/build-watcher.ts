@@ -8,9 +8,10 @@
  * each debounced batch goes to `onChange`, and when that reports affected modules the
  * watcher rewrites `wakeFile`, which the plugin hands to `addWatchFile`, so the bundler
  * rebuilds. `wake()` does the same for changes noticed elsewhere (the git metadata watcher).
- * A wake is one change of the file (one `write` in place, no truncate first), so it costs one
- * rebuild. The wake file sits in a private `mkdtemp` folder, removed on `close()` and when the
- * process ends.
+ * A wake is one change of the file (one `write` in place, no truncate first; a missing file
+ * is renamed into place), so it costs one rebuild. The wake file sits in a private `mkdtemp`
+ * folder, removed on `close()` and when the process ends (a temp cleaner that removes it
+ * earlier may cost the bundler its watch of it: Rolldown's is lost).
  * Updates of existing files are left to the bundler (it watches every file a result read),
  * except those `reportsUpdates` names (files the bundler was told not to watch).
  * `close()` stops it and removes the wake file.
@@ -73,18 +74,32 @@ function wakeText(wakes: number): string {
 }
 
 /**
- * Rewrite a file with one `write` at offset 0 (created when missing), never truncating it first:
- * a truncate and a write are two changes to a watcher, and a bundler whose watcher runs on
- * its own thread (Rolldown) can see them apart, rebuild on the first and again on the second.
- * The text must be as long as the file's.
+ * Rewrite a file with one `write` at offset 0, never truncating it first: a truncate and a write
+ * are two changes to a watcher, and a bundler whose watcher runs on its own thread (Rolldown)
+ * can see them apart, rebuild on the first and again on the second. A file that is missing, or
+ * not as long as `text`, is replaced whole instead (a temporary file renamed over it: one
+ * change too; creating it and writing would be two).
  */
 function writeInPlace(file: string, text: string): void {
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT)
+  let fd: number
   try {
+    fd = fs.openSync(file, fs.constants.O_WRONLY)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    return replaceWhole(file, text)
+  }
+  try {
+    if (fs.fstatSync(fd).size !== Buffer.byteLength(text)) return replaceWhole(file, text)
     fs.writeSync(fd, text, 0)
   } finally {
     fs.closeSync(fd)
   }
+}
+
+function replaceWhole(file: string, text: string): void {
+  const temporary = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(temporary, text)
+  fs.renameSync(temporary, file)
 }
 
 export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
@@ -112,7 +127,9 @@ export function startBuildWatcher(options: BuildWatcherOptions): BuildWatcher {
   const watcher = watch(root, { ignoreInitial: true, ignored })
   const wake = () => {
     try {
-      fs.mkdirSync(folder, { recursive: true }) // a temp cleaner may have removed it
+      // A temp cleaner may have removed it (a bundler may have lost its watch of the file then:
+      // Rolldown's watcher does not see a file created again in a folder created again).
+      fs.mkdirSync(folder, { recursive: true })
       writeInPlace(wakeFile, wakeText(++wakes))
     } catch (error) {
       options.onError(error as Error)

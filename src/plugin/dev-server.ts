@@ -33,9 +33,9 @@
  *   file is not named: `ServerRestarts`).
  * - A plan that fails (`LiveSync.changed` throws: the index refresh, say) is logged once per event
  *   with the file, and the event still updates every owner that may read the file
- *   (`engine.mayBeAffected`: the dependency graph alone, the index's readers included), as a
- *   plan's owners; when even that fails, every module is invalidated and every page reloaded
- *   (`failedPlan`). No page is left showing what the file held before, silently.
+ *   (`LiveSync.fallback`: the dependency graph alone, the index's readers included, decided as
+ *   any change's owners); when even that fails, every module is invalidated and every page
+ *   reloaded (`failedPlan`). No page is left showing what the file held before, silently.
  * - A change Vite's watcher dropped inside its 50 ms throttle (one guard per server,
  *   dropped-changes.ts, closed with that server), or a racing save the live sync put back into
  *   place, is emitted on Vite's watcher as a `change`, so Vite and every plugin handle it as usual.
@@ -324,7 +324,7 @@ export class DevServerSession {
     if (!plan) {
       const live = this.liveSync
       // A failure is logged, and its fallback planned, once per event, however many environments await the plan.
-      plan = live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(type, file, error)) : Promise.resolve(undefined)
+      plan = live ? live.changed(type, file).catch((error: unknown) => this.failedPlan(live, type, file, error)) : Promise.resolve(undefined)
       // Not started yet: nothing is served, but the index must not miss the change.
       if (!live && this.core.lifecycle.starting) this.eventsWhileStarting.push({ type, file })
       this.eventPlans.set(key, plan)
@@ -340,32 +340,29 @@ export class DevServerSession {
    * documents read (an included file, a task a SQL model reads) Vite has no module, so Vite's own
    * update alone sent nothing, and the documents kept what the file held before until the next
    * change. Logged once per event, with the file and what is done instead:
-   * - the fallback plan: every owner `engine.mayBeAffected` finds (from the dependency graph
-   *   alone; every reader of the index too, since whether its rows changed is unknown),
-   *   invalidated in the engine, then updated as any plan's owners are (`modulesToUpdate`,
-   *   `reloadOwners`: invalidated first), with Vite's own modules of the event. No early cutoff
-   *   (nothing is rendered first), and in write mode nothing is written back for the event (the
-   *   next change, or the next start, writes them). An index whose refresh threw keeps its rows
-   *   from before: its readers render from those;
-   * - when even that throws: every module of every graph invalidated and every page reloaded
-   *   (`'reloaded'`: the hooks send nothing more for the event).
-   * While stopping: nothing more (Vite's own update goes ahead).
+   * - the fallback plan (`LiveSync.fallback`): every owner `engine.mayBeAffected` finds (from
+   *   the dependency graph alone; every reader of the index too, since whether its rows changed
+   *   is unknown), decided as any change's owners (rendered, written back in write mode, early
+   *   cutoff), then updated as any plan's (`modulesToUpdate`, `reloadOwners`: invalidated
+   *   first), with Vite's own modules of the event. An index whose refresh threw keeps its rows
+   *   from before: its readers render from those, and, their text unchanged, get no update;
+   * - when even that throws: every module of every graph invalidated and every page that has
+   *   Vite's client reloaded (`'reloaded'`: the hooks send nothing more for the event).
+   * While stopping, or for the live sync of an engine a restart replaced: nothing more (Vite's
+   * own update goes ahead).
    */
-  private failedPlan(type: FileEventType, file: string, error: unknown): EventPlan {
-    const { lifecycle, logger } = this.core
-    if (lifecycle.isStopping) return undefined
+  private async failedPlan(live: LiveSync, type: FileEventType, file: string, error: unknown): Promise<EventPlan> {
+    // Stopping, or the plan of a live sync a restart has replaced: nothing more.
+    const current = () => !this.core.lifecycle.isStopping && this.liveSync === live
+    if (!current()) return undefined
     const failure = `${PLUGIN_NAME}: handling the change of ${file} failed: ${messageOf(error)}`
-    const engine = lifecycle.current
-    if (!engine) {
-      logger.error(failure)
-      return undefined
-    }
     try {
-      const affected = engine.mayBeAffected([{ type, path: file }])
-      logger.error(`${failure}; updating every document that may read it`)
-      return { owners: affected.owners, suppressOwn: false, affected }
+      const plan = await live.fallback(type, file)
+      if (current()) this.core.logger.error(`${failure}; updating every document that may read it`)
+      return plan
     } catch (fallbackError) {
-      logger.error(`${failure}; reloading every page (the documents that may read it are unknown: ${messageOf(fallbackError)})`)
+      if (!current()) return undefined
+      this.core.logger.error(`${failure}; reloading every page (the documents that may read it are unknown: ${messageOf(fallbackError)})`)
       if (this.server) reloadEveryPage(this.server)
       return 'reloaded'
     }

@@ -5,7 +5,8 @@
  * - a failed result is never served from the cache (a transient failure recovers);
  * - an extension's failed read of a missing file is still a dependency;
  * - a request too large to send fails at once, naming the extension, and the process lives on;
- * - materializations sharing an id each write their own pointer.
+ * - materializations sharing an id each write their own pointer;
+ * - the fallback of a failed event (`mayBeAffected`) selects the index's readers without refreshing it.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -138,6 +139,26 @@ describe('engine regressions', () => {
     // A new document changes both.
     write('tasks/gamma.md', '---\ntitle: Gamma\nstatus: backlog\n---\n')
     expect(engine.affected([{ type: 'create', path: 'tasks/gamma.md' }]).owners).toEqual(['docs/files.md', 'docs/open.md'])
+  })
+
+  it('mayBeAffected (the fallback when an event could not be handled) selects the readers of the path and every reader of the index, without refreshing it', async () => {
+    write('b.txt', 'other\n')
+    const docs = {
+      'inc.md': region('include', 'path = "a.txt"'),
+      'other.md': region('include', 'path = "b.txt"'),
+      'sql.md': region('sql', 'model = "all_tasks"'),
+    }
+    for (const [rel, text] of Object.entries(docs)) await engine.renderDocument(rel, text)
+    expect(bodyOf((await engine.renderDocument('sql.md', docs['sql.md'])).text)).toContain('Alpha')
+    // An edit the index has not been told of: the fallback does not read it into the index…
+    fs.writeFileSync(path.join(root, 'tasks/alpha.md'), fs.readFileSync(path.join(root, 'tasks/alpha.md'), 'utf8').replace('title: Alpha', 'title: Renamed'))
+    expect(engine.mayBeAffected([{ type: 'update', path: path.join(root, 'a.txt') }]).owners.sort()).toEqual(['inc.md', 'sql.md'])
+    expect(bodyOf((await engine.renderDocument('sql.md', docs['sql.md'])).text)).toContain('Alpha')
+    // …while affected() refreshes the index with the event's path, and selects the readers of what changed.
+    expect(engine.affected([{ type: 'update', path: path.join(root, 'tasks/alpha.md') }]).owners).toEqual(['sql.md'])
+    expect(bodyOf((await engine.renderDocument('sql.md', docs['sql.md'])).text)).toContain('Renamed')
+    await engine.close()
+    expect(() => engine.mayBeAffected([{ type: 'update', path: path.join(root, 'a.txt') }])).toThrow('the engine is closed')
   })
 
   it('writes each materialization to its own pointer even when two share an id', async () => {
