@@ -150,7 +150,7 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
       await expect.poll(devSearchIndex, { timeout: POLL }).toContain('liftoff')
     })
 
-    it('sends one update per change: a task edit, and a task file created and deleted (the @include’d partial’s count too)', { timeout: TIMEOUT }, async () => {
+    it('sends one update per change: a task edit, a task file created and deleted (the @include’d partial’s count too), and an edit of the partial itself', { timeout: TIMEOUT }, async () => {
       // What the browser receives: Vite's HMR payloads on the page's WebSocket, from a fresh load.
       const payloads: { type: string; updates?: { path: string; acceptedPath: string }[] }[] = []
       dev.page.on('websocket', (socket) =>
@@ -166,6 +166,7 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
       const review = path.join(dev.site, 'tasks/review.md')
       const extra = path.join(dev.site, 'tasks/zeta.md')
       const edit = (from: string, to: string) => () => fs.writeFileSync(review, read('tasks/review.md').replace(`status: ${from}`, `status: ${to}`))
+      const partial = path.join(dev.site, 'parts/summary.md')
       const changes: { change: () => void; written: () => unknown }[] = [
         { change: edit('doing', 'blocked'), written: () => read('index.md').includes('| Review the plugin | blocked |') },
         { change: edit('blocked', 'doing'), written: () => read('index.md').includes('| Review the plugin | doing |') },
@@ -173,6 +174,8 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
         // both, and the echo of the partial's write (VitePress adds its includer) sends nothing.
         { change: () => fs.writeFileSync(extra, '---\ntitle: Zeta\nstatus: done\n---\nZeta.\n'), written: () => read('parts/summary.md').includes('| 4 |') },
         { change: () => fs.rmSync(extra), written: () => read('parts/summary.md').includes('| 3 |') },
+        // The user's own edit of the partial (its region stays current: nothing to write back).
+        { change: () => fs.writeFileSync(partial, `## Task count\n\n${read('parts/summary.md')}`), written: () => read('parts/summary.md').startsWith('## Task count\n') },
       ]
       expect(read('parts/summary.md')).toContain('| 3 |')
       for (const { change, written } of changes) {
