@@ -19,11 +19,11 @@
  *   It rejects when the event cannot be handled (`engine.affected()` throws: the index refresh
  *   of a path that has become a symlink loop, say; a written document's `affected()`): no
  *   update was decided, and the host falls back to `fallback()`.
- * - `fallback(type, file, directory?)`, after an event's handling threw (`changed()`, a folder's): `updatesFor()` (below:
- *   rendered, written back in write mode, early cutoff) of every owner
- *   `engine.mayBeAffected()` finds (the dependency graph alone, every reader of the index
- *   counted in: whether the index changed is unknown). Nothing once closed. Both hosts use it
- *   (dev-server.ts `failedPlan`, the command line's watch-session.ts).
+ * - `fallback(type, file, directory?)`, after an event's handling threw (`changed()`, or a
+ *   folder event's): `updatesFor()` (below: rendered, written back in write mode, early cutoff)
+ *   of every owner `engine.mayBeAffected()` finds (the dependency graph alone, every reader of
+ *   the index counted in: whether the index changed is unknown). Nothing once closed. Both
+ *   hosts use it (dev-server.ts `failedPlan`, the command line's watch-session.ts).
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render failed: its modules update;
  *   - a document (not the event's own file): rendered now from its text on disk; when that is
@@ -182,7 +182,7 @@ export class LiveSync {
   }
 
   /**
-   * After `changed(type, file)` rejected (see the contract): the owners that may read `file`,
+   * After an event's handling threw (see the contract): the owners that may read `file`,
    * decided as any change's. (An echo whose handling threw is not told apart: its document's own
    * modules may get a second update.)
    */
