@@ -134,6 +134,8 @@ export interface AffectedResult {
 
 /** What the index makes of no project event (none, or git metadata only). */
 const INDEX_UNCHANGED: ProjectionChange = { projectionChanged: false, documentsChanged: false, entriesChanged: false, changedColumns: undefined }
+/** What `mayBeAffected` takes of project events the index was not told of: anything may have changed. */
+const INDEX_UNKNOWN: ProjectionChange = { projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined }
 
 /** Changes seen while one job runs (see `runTracked`). */
 interface ChangeLog {
@@ -465,8 +467,7 @@ export class InsituEngine {
   mayBeAffected(events: readonly { type: FileEvent['type']; path: string; directory?: boolean }[]): AffectedResult {
     if (this.closing) throw new Error('the engine is closed')
     const { projectEvents, gitChanged } = this.classifyEvents(events)
-    const unknown: ProjectionChange = { projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined }
-    return this.select(projectEvents, gitChanged, projectEvents.length > 0 ? unknown : INDEX_UNCHANGED)
+    return this.select(projectEvents, gitChanged, projectEvents.length > 0 ? INDEX_UNKNOWN : INDEX_UNCHANGED)
   }
 
   /** The events on project files (the job store's and the index snapshot's own files left out), and whether git metadata changed. */
