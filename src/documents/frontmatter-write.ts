@@ -23,9 +23,10 @@
  *   it); a pointer outside `/generated/` throws; a value with no YAML form throws a
  *   `FrontMatterWriteError` naming the pointer.
  */
-import { isAlias, isMap, isScalar, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml'
+import { isAlias, isMap, isScalar, type Node, type Pair, type YAMLMap } from 'yaml'
 import { afterKey, blockEntry, flowEntry, flowValue, type ScalarStyle } from './yaml-emit.js'
 import { resolvePlain } from './yaml-scalars.js'
+import { WRITE_VALUES, yamlDocument } from './yaml-documents.js'
 
 const GENERATED = '/generated/'
 
@@ -66,7 +67,7 @@ export function pointerSegments(pointer: string): string[] {
 }
 
 function planEdit(yaml: string, segments: readonly string[], value: unknown): Edit {
-  const document = parseDocument(yaml, { schema: 'failsafe', resolveKnownTags: false, uniqueKeys: false })
+  const document = yamlDocument(yaml, WRITE_VALUES)
   if (document.errors.length > 0) throw new Error(`front matter cannot be written: ${document.errors[0]!.message}`)
   const root = document.contents
   if (root === null) {

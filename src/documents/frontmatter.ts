@@ -33,7 +33,7 @@
  *   line breaks removed (SPEC §8). `generatedValuesEdit` is the same change as one text edit.
  * - Indexing: the keys `insitu` and `generated` are never indexed (`indexableFrontMatter`).
  */
-import { isMap, isNode, isScalar, parseDocument, type Node, type YAMLMap } from 'yaml'
+import { isMap, isNode, isScalar, type Node, type YAMLMap } from 'yaml'
 import { isObject } from '../protocol/object-guards.js'
 import { PythonFloat } from '../values/python-float.js'
 import { FrontMatterWriteError, pointerSegments, spliceGeneratedValue } from './frontmatter-write.js'
@@ -42,6 +42,7 @@ import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 import { parseSimpleMapping } from './simple-yaml.js'
 import { readYamlMapping, YamlReadError } from './yaml-read.js'
+import { DEFAULTS, yamlDocument } from './yaml-documents.js'
 
 export interface FrontMatter {
   /** the parsed mapping; `null` when the document has no front matter */
@@ -261,7 +262,7 @@ function entryLines(text: string): { insitu: number; entries: Map<string, number
   const lines = { insitu: 1, entries: new Map<string, number>() }
   const fence = locateFrontMatter(text)
   if (fence === null) return lines
-  const document = parseDocument(fence.raw)
+  const document = yamlDocument(fence.raw, DEFAULTS)
   const lineOf = (node: unknown): number | undefined =>
     isNode(node) && node.range ? 2 + countNewlines(fence.raw, node.range[0]) : undefined
   const insitu = isMap(document.contents) ? findPair(document.contents, 'insitu') : undefined

@@ -24,8 +24,9 @@
  *   that contains itself (ruamel builds `[None]` for `a: &x [*x]`; no Python program wrote it).
  *   A root that is not a mapping throws `YamlReadError` with `notMapping` set.
  */
-import { CST, isAlias, isMap, isScalar, isSeq, Lexer, parseDocument, type Document, type Node, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml'
+import { CST, isAlias, isMap, isScalar, isSeq, Lexer, type Document, type Node, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml'
 import { pythonFloatRepr } from '../values/python-json.js'
+import { READ_VALUES, yamlDocument } from './yaml-documents.js'
 import { PythonFloat } from '../values/python-float.js'
 import {
   constructBool,
@@ -52,7 +53,7 @@ export class YamlReadError extends Error {
 const CORE = 'tag:yaml.org,2002:'
 
 export function readYamlMapping(raw: string): Record<string, unknown> | null {
-  const document = parseDocument(raw, { schema: 'failsafe', resolveKnownTags: false, uniqueKeys: false, prettyErrors: false })
+  const document = yamlDocument(raw, READ_VALUES)
   const error = document.errors[0]
   if (error !== undefined) throw new YamlReadError(error.message, error.pos[0])
   rejectBlockTabs(raw)
