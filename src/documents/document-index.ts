@@ -7,7 +7,8 @@
  * - The database always lives in memory, private to this instance (two processes never share
  *   rows, locks or change detection). With `statePath` it starts from the snapshot stored there
  *   (written by an earlier instance, any process) and writes a new snapshot after `rebuild()`
- *   and at `close()` when rows changed: the whole database, to a temporary file in the same
+ *   (unless told not to: a one-shot build writes it once its modules are loaded), by `persist()`,
+ *   and at `close()`, when rows changed: the whole database, to a temporary file in the same
  *   folder renamed over `statePath`, so a reader sees an old or a new snapshot, never a torn one
  *   (the last writer wins; any snapshot is a valid start, see reconciling below). A snapshot
  *   written with another `cacheKey` (plugin version) or schema version is ignored silently; a
@@ -233,11 +234,11 @@ export class DocumentIndex {
     return this.includes(relPath, false) && !this.excludes(relPath, false)
   }
 
-  /** Full scan: reconciles `entries` and `_documents` with the disk. */
-  rebuild(): void {
+  /** Full scan: reconciles `entries` and `_documents` with the disk, then writes the snapshot (unless `persist` is false). */
+  rebuild(options: { persist?: boolean } = {}): void {
     this.assertOpen()
     this.withRealRoot(() => this.db.transaction(() => this.reconcileAll())())
-    this.persist()
+    if (options.persist !== false) this.persist()
   }
 
   refresh(events: readonly DocumentEvent[]): ProjectionChange {

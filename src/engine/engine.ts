@@ -26,7 +26,7 @@
  *   output. `stats` counts jobs run and reused since the start. With `cache` (default) job
  *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written by
  *   `persistCache()` (a build calls it once its modules are loaded, off the path to its end) and
- *   on `close()`.
+ *   on `close()`, with the index's snapshot (written at start too, unless `snapshotAtStart` is false).
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, marks every owner whose result may change (and the jobs whose dependencies the
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
@@ -105,6 +105,12 @@ export interface EngineOptions {
    * @default true
    */
   gitMetadata?: boolean
+  /**
+   * Write the index's snapshot right after its first scan (false: at `persistCache()` or
+   * `close()`, which a build reaches once its modules are loaded: off its critical path).
+   * @default true
+   */
+  snapshotAtStart?: boolean
   python?: string
   timeoutMs?: number
   logger?: HostLogger
@@ -213,7 +219,7 @@ export class InsituEngine {
       onDocumentRead: options.onDocumentRead,
     })
     try {
-      index.rebuild()
+      index.rebuild({ persist: options.snapshotAtStart !== false })
       const models = loadSqlModels(root, config.paths.models)
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
       // Jobs read through recording views: the memo fingerprints what each job saw.
@@ -538,13 +544,16 @@ export class InsituEngine {
 
   /** Write the job results not yet in the persistent store (nothing when there is none or nothing new). */
   persistCache(): void {
-    if (!this.closing) this.memo.flush()
+    if (this.closing) return
+    // The index first: its snapshot makes the state folder with the `.gitignore` (state-folder.ts).
+    this.index.persist()
+    this.memo.flush()
   }
 
   close(): Promise<void> {
     this.closing ??= this.host.close().finally(() => {
+      this.index.close() // first, as in persistCache
       this.memo.close()
-      this.index.close()
     })
     return this.closing
   }

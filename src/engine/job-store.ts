@@ -18,7 +18,8 @@
  *   The stored entries are read in one statement when first needed; a key they miss makes the
  *   store look at the file again (another connection may have written it since) at most once a
  *   second, and its own flush makes it read them again.
- * - `put(key, entry)` / `delete(key)` are buffered and written in one transaction by `flush()`
+ * - `put(key, entry)` / `delete(key)` are buffered (entries serialized only then: `entry` must
+ *   not change after `put`) and written in one transaction by `flush()`
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
  *   every write in the project folder. A failure while reading or writing turns the store off
  *   with one warning (the memo keeps working in memory).
@@ -38,6 +39,18 @@ import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
 const FORMAT = 'insitu-jobs/1'
 
+/** A pending delete (`JobStore.delete`). */
+const DELETED = Symbol('deleted')
+
+/** `entry` as stored, or undefined when V8 cannot serialize it. */
+function serialized(entry: unknown): Buffer | undefined {
+  try {
+    return v8.serialize(toCloneable(entry))
+  } catch {
+    return undefined
+  }
+}
+
 /** How often a missing key may make the store look at the file again (see `mayHaveNewEntries`). */
 const RELOOK_MS = 1000
 
@@ -48,8 +61,8 @@ export interface JobStoreHeader {
 }
 
 export class JobStore {
-  /** Serialized entries to write (undefined: delete). */
-  private pending = new Map<string, Buffer | undefined>()
+  /** Entries to write, serialized by `flush()` (DELETED: delete). */
+  private pending = new Map<string, unknown>()
   private broken = false
 
   private constructor(
@@ -80,8 +93,10 @@ export class JobStore {
 
   get(key: string): unknown {
     if (this.pending.has(key)) {
+      // A copy, as a read of the file gives once it is flushed.
       const entry = this.pending.get(key)
-      return entry === undefined ? undefined : fromCloneable(v8.deserialize(entry))
+      const bytes = entry === DELETED ? undefined : serialized(entry)
+      return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     }
     if (this.broken || !this.db) return undefined
     try {
@@ -99,18 +114,16 @@ export class JobStore {
     }
   }
 
-  /** Store `entry` (an entry V8 cannot serialize is not stored). */
+  /**
+   * Store `entry` at the next flush (an entry V8 cannot serialize is not stored). Serialized
+   * then, off the path of the render that made it (issue #17): `entry` must not change meanwhile.
+   */
   put(key: string, entry: unknown): void {
-    if (this.broken) return
-    try {
-      this.pending.set(key, v8.serialize(toCloneable(entry)))
-    } catch {
-      this.pending.set(key, undefined)
-    }
+    if (!this.broken) this.pending.set(key, entry)
   }
 
   delete(key: string): void {
-    if (!this.broken) this.pending.set(key, undefined)
+    if (!this.broken) this.pending.set(key, DELETED)
   }
 
   isStoreFile(absolutePosix: string): boolean {
@@ -139,8 +152,9 @@ export class JobStore {
           for (const [key, value] of Object.entries(this.header)) insert.run(key, value)
         }
         for (const [key, entry] of writes) {
-          if (entry === undefined) remove.run(key)
-          else upsert.run(key, entry)
+          const bytes = entry === DELETED ? undefined : serialized(entry)
+          if (bytes === undefined) remove.run(key)
+          else upsert.run(key, bytes)
         }
       })()
       this.checked = undefined

@@ -127,6 +127,8 @@ export class PluginCore {
         onDocumentRead: this.indexedReads && ((relPath, read) => this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })),
         // A build that does not watch hears no file events: no git metadata.
         gitMetadata: this.serving || !this.oneShotBuild,
+        // Its index snapshot is written with the job results, once its modules are loaded (builds.ts).
+        snapshotAtStart: this.serving || !this.oneShotBuild,
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))

@@ -76,3 +76,21 @@ it('serves the entries it read, sees what another store wrote within a second, a
   expect(third.get('c')).toBeUndefined()
   for (const store of [first, second, other, third]) store.close()
 })
+
+it('serializes at the flush: a pending entry is read back as a copy, one V8 cannot serialize is not stored, and the others are', () => {
+  const file = path.join(folder, 'jobs.db')
+  const store = JobStore.open(file, HEADER, logger)
+  const entry = { rows: [{ n: 1 }] }
+  store.put('kept', entry)
+  store.put('unserializable', { render: () => 'x' })
+  const pending = store.get('kept') as typeof entry
+  expect(pending).toEqual(entry)
+  expect(pending).not.toBe(entry) // a copy, as a read of the file gives
+  expect(store.get('unserializable')).toBeUndefined()
+  store.flush()
+  store.close()
+  const reader = JobStore.open(file, HEADER, logger)
+  expect(reader.get('kept')).toEqual({ rows: [{ n: 1 }] })
+  expect(reader.get('unserializable')).toBeUndefined()
+  reader.close()
+})
