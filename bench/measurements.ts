@@ -11,6 +11,7 @@
  * - `summary(values)` is the median with min and max; `ratioCell(ours, theirs)` their
  *   medians' quotient as `1.84×`.
  */
+import fs from 'node:fs'
 import os from 'node:os'
 import { LAYOUTS, type ProjectLayout } from './project-generator.js'
 
@@ -93,7 +94,20 @@ export function formatSize(documents: number): string {
 export function machineLine(): string {
   const cpus = os.cpus()
   const cpu = cpus[0]?.model.trim() ?? 'unknown CPU'
-  return `Node ${process.version}, ${cpu} (${cpus.length} logical CPUs), ${os.platform()} ${os.release()}, ${new Date().toISOString()}`
+  const hugePages = transparentHugePages()
+  return `Node ${process.version}, ${cpu} (${cpus.length} logical CPUs), ${os.platform()} ${os.release()}${hugePages ? `, transparent huge pages \`${hugePages}\`` : ''}, ${new Date().toISOString()}`
+}
+
+/**
+ * Linux's transparent huge pages setting (`always`, `madvise`, `never`), or undefined. It moves
+ * build times (bench/README.md, "Noise"): Rolldown's allocator asks for huge pages.
+ */
+export function transparentHugePages(): string | undefined {
+  try {
+    return /\[(\w+)\]/.exec(fs.readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))?.[1]
+  } catch {
+    return undefined
+  }
 }
 
 /** Milliseconds on the wall clock shared with other processes (Chromium's `performance.timeOrigin + now()`). */
