@@ -4,8 +4,10 @@
  * `npm run bench:reruns [-- --sizes=10000 --runs=3]`.
  *
  * Contract:
- * - Per size: `generateProject` in a temp folder, one `InsituEngine` in this process (real
- *   files, real SQLite, no mock); every document with regions rendered once first.
+ * - Per layout and size: `generateProject` in a temp folder, one `InsituEngine` in this process
+ *   (real files, real SQLite, no mock); every document with regions rendered once first (as if
+ *   a page had loaded each: in the nested layout a task edit then re-checks every folder index
+ *   that reads the edited column).
  * - Edits: the front matter of one open task (`status: open` → `done`, then back), a prose line
  *   of README.md, a line of the included snippet. Each is written to disk, then handled as the
  *   plugin handles it: `engine.affected([{ type: 'update', path }])`, and every affected
@@ -22,7 +24,8 @@
  *   it although its model only selects tasks; the column "result changed" shows that.)
  * - Result changed: jobs that ran and whose content or value differs from the previous render.
  * - The counts are the same in every run (else the cell shows min–max); the time (affected +
- *   re-render) is the median. Rewrites the section `reruns@<size>` of bench/RESULTS.md.
+ *   re-render) is the median. Rewrites the section `reruns@<size>` (flat) or `reruns-nested@<size>`
+ *   of bench/RESULTS.md.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -32,7 +35,7 @@ import { InsituEngine, ownerFile } from '../src/engine/engine.js'
 import type { DocumentResult, JobResult } from '../src/engine/render-document.js'
 import { findRegionDocuments, firstOpenTask } from './bench-projects.js'
 import { cell, formatSize, machineLine } from './measurements.js'
-import { generateProject } from './project-generator.js'
+import { generateProject, type ProjectLayout } from './project-generator.js'
 import { runSizes } from './results-file.js'
 
 interface Edit {
@@ -123,11 +126,17 @@ function countCell(values: number[]): string {
   return min === max ? String(min) : `${min}–${max}`
 }
 
-async function benchSize(documents: number, runs: number, keep: boolean): Promise<string> {
-  console.error(`reruns: ${formatSize(documents)} documents: generating…`)
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `insitu-bench-reruns-${documents}-`)))
+/** The documents with regions, named when they are few. */
+function regionDocumentsText(documents: readonly string[]): string {
+  if (documents.length <= 5) return `${documents.length} document(s) with regions (${documents.join(', ')})`
+  return `${documents.length} documents with regions (${documents.slice(0, 3).join(', ')}, …)`
+}
+
+async function benchSize(documents: number, runs: number, keep: boolean, layout: ProjectLayout): Promise<string> {
+  console.error(`reruns: ${layout} layout, ${formatSize(documents)} documents: generating…`)
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `insitu-bench-reruns-${layout}-${documents}-`)))
   const root = path.join(tmp, 'project')
-  const generated = generateProject(root, { documents })
+  const generated = generateProject(root, { documents, layout })
   const regionDocuments = findRegionDocuments(root)
   const task = firstOpenTask(root, generated.tasks)
   const edits: Edit[] = [
@@ -171,9 +180,9 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   }
   const fromStats = [...counts.values()].flat().every((count) => count.fromStats)
   const lines = [
-    `### ${formatSize(documents)} documents`,
+    `### ${formatSize(documents)} documents, ${layout} layout`,
     '',
-    `Machine: ${machineLine()}. ${runs} runs per edit; ${regionDocuments.length} document(s) with regions (${regionDocuments.join(', ')}), ${totalJobs} jobs in all. ` +
+    `Machine: ${machineLine()}. ${runs} runs per edit; ${regionDocumentsText(regionDocuments)}, ${totalJobs} jobs in all, every one rendered first (as if a page had loaded each). ` +
       (fromStats ? 'Jobs ran: `engine.stats.jobsRun` delta.' : 'Jobs ran: counted from the re-rendered results (the engine has no `stats` yet; every job of a re-rendered document ran).'),
     '',
     '| edit | documents re-rendered | jobs ran | read the edit | spurious | result changed | reused | time (affected + re-render) |',
@@ -193,4 +202,4 @@ async function benchSize(documents: number, runs: number, keep: boolean): Promis
   return lines.join('\n')
 }
 
-await runSizes('reruns', 3, benchSize, ['flat'])
+await runSizes('reruns', 3, benchSize)

@@ -30,7 +30,11 @@
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, marks every owner whose result may change (and the jobs whose dependencies the
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
- *   project-relative file). Events on the job store's own files are ignored. Owners `except`
+ *   project-relative file). When the index's rows kept their paths and changed only some
+ *   columns, a document that would be affected only as a reader of the index, and none of whose
+ *   jobs (as of its last render) can read one of those columns (job-memo.ts, rule 2), is not
+ *   one: a prose edit does not re-check every list of titles. A document's own edit is its own
+ *   event, not an affected owner's. Events on the job store's own files are ignored. Owners `except`
  *   accepts are neither marked nor returned (a document's own owners when the event is the
  *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff: the
  *   hash of the text the owner was last rendered to, or last sent an update for
@@ -66,7 +70,7 @@ import type { HostLogger } from '../host/process.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
 import { createResourceResolver } from '../resources/resolver.js'
-import { DependencyGraph, type FileEvent } from './dependency-graph.js'
+import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
@@ -168,6 +172,8 @@ interface Cached<T> {
 export class InsituEngine {
   readonly graph = new DependencyGraph()
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
+  /** Each document owner's job keys in the job memo, as of its last render (`dropUnreadColumns`). */
+  private readonly documentJobs = new Map<string, readonly string[]>()
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
   private readonly inFlight = new Set<ChangeLog>()
   /** Hash of the text each document owner was last rendered to (kept across invalidation, for early cutoff). */
@@ -304,10 +310,13 @@ export class InsituEngine {
     // Another text of a document rendered before (written back, or no watcher told us): jobs
     // that read the document itself must not be served unchecked.
     if (cached && cached.hash !== hash) this.memo.noteChanges([{ type: 'update', path: relPath }], NO_PROJECTION_CHANGE)
+    let jobKeys: string[] = []
     const result = await this.runTracked(owner, async () => {
-      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke))
+      jobKeys = []
+      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke, jobKeys))
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
+    this.documentJobs.set(owner, jobKeys)
     let rendered = result.value
     rendered.outputHash = hashText(rendered.text)
     // Early cutoff: every job reused on the same input gives the very same result object.
@@ -443,6 +452,7 @@ export class InsituEngine {
       }
     }
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
+    for (const owner of this.documentJobs.keys()) if (ofFile(owner)) this.documentJobs.delete(owner)
     for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
     for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
   }
@@ -512,10 +522,26 @@ export class InsituEngine {
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
     this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns })
     const owners = this.graph.affected(projectEvents, changes)
+    if (documentsChanged && !entriesChanged && changedColumns) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
+  }
+
+  /**
+   * Rows that kept their paths changed only `columns`: a document affected only as a reader of
+   * the index, none of whose jobs (of its last render) can read one of them (the job memo's
+   * rule 2), renders as before: it is not affected (issue #17: a prose edit re-checked every
+   * document with a sql region a page had loaded).
+   */
+  private dropUnreadColumns(owners: Set<string>, events: readonly FileEvent[], changes: ProjectionChanges, columns: ReadonlySet<string>): void {
+    const byTheirFiles = this.graph.affected(events, { ...changes, documents: false })
+    for (const owner of owners) {
+      if (byTheirFiles.has(owner)) continue
+      const keys = this.documentJobs.get(owner)
+      if (keys !== undefined && !this.memo.mayReadColumns(keys, columns)) owners.delete(owner)
+    }
   }
 
   /** The index snapshot or one of its temporary files: insitu's own writes, never an input. */

@@ -174,9 +174,10 @@ export class JobMemo {
 
   constructor(private readonly context: JobMemoContext) {}
 
-  /** The job's result: from the memo when still valid, else by running `invoke`. */
-  async run(spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<{ outcome: JobOutcome; reused: boolean }> {
+  /** The job's result: from the memo when still valid, else by running `invoke`. `keys` is given the job's key. */
+  async run(spec: JobSpec, invoke: () => Promise<JobOutcome>, keys?: string[]): Promise<{ outcome: JobOutcome; reused: boolean }> {
     const key = hashText(canonicalJson([spec.target, spec.kind, spec.provider, spec.options, spec.location]))
+    keys?.push(key)
     const shared = this.pending.get(key)
     if (shared) {
       const { outcome } = await shared
@@ -282,6 +283,18 @@ export class JobMemo {
       entry.suspect = true
       entry.touches++
     }
+  }
+
+  /**
+   * Whether a change of these `documents` columns may change a result of the jobs `keys` name,
+   * by the rule `noteChanges` applies (rule 2): true when one of them is not in memory, is
+   * suspect already, recorded no query, or has a query that can read one of `columns`.
+   */
+  mayReadColumns(keys: readonly string[], columns: ReadonlySet<string>): boolean {
+    return keys.some((key) => {
+      const entry = this.entries.get(key)
+      return !entry || entry.suspect || mayReadColumns(entry, columns)
+    })
   }
 
   /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */

@@ -116,8 +116,9 @@ describe('job memo', () => {
     const root = settledProject()
     const engine = await start(root)
     const first = await render(engine, 'docs/tasks.md')
-    // notes/one.md is a document the query filters out: the projection changes, the rows do not.
-    editFile(root, 'notes/one.md', '# One', '# One, edited')
+    // notes/one.md is a document the query filters out: a column the query names changes in its
+    // row (status), so the document is affected, and the rows do not.
+    editFile(root, 'notes/one.md', '# One', '---\nstatus: open\n---\n# One')
     const { owners } = engine.affected([update(root, 'notes/one.md')])
     expect(owners).toContain('docs/tasks.md')
     const second = await render(engine, 'docs/tasks.md')

@@ -1,0 +1,107 @@
+/**
+ * Which documents an edit of another document affects when only some columns of the index
+ * changed (issue #17): a document whose sql jobs cannot read a changed column is not affected
+ * (a prose edit changes `body`, so a list of titles is not re-checked), one whose jobs can is,
+ * and every document renders what a fresh engine renders. Real files, real SQLite.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { InsituEngine } from '../../src/engine/engine.js'
+
+let root: string
+let engine: InsituEngine
+
+const DOCUMENTS = ['tasks/a/index.md', 'tasks/b/index.md', 'all.md', 'broken.md']
+
+function write(rel: string, text: string): void {
+  fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+  fs.writeFileSync(path.join(root, rel), text)
+}
+
+function sqlRegion(model: string): string {
+  return `# Doc\n\n<!-- insitu:begin sql\nid = "r"\nmodel = "${model}"\n-->\n<!-- insitu:end -->\n`
+}
+
+function task(title: string, body: string): string {
+  return `---\ntitle: ${title}\nstatus: open\n---\n\n${body}\n`
+}
+
+async function render(on: InsituEngine, rel: string): Promise<string> {
+  return (await on.renderDocument(path.join(root, rel), fs.readFileSync(path.join(root, rel), 'utf8'))).text
+}
+
+/** Every document as this engine serves it now, and as a fresh engine renders it. */
+async function servedAndFresh(): Promise<{ served: string[]; fresh: string[] }> {
+  const served: string[] = []
+  for (const rel of DOCUMENTS) served.push(await render(engine, rel))
+  const other = await InsituEngine.create({ root, cache: false })
+  try {
+    const fresh: string[] = []
+    for (const rel of DOCUMENTS) fresh.push(await render(other, rel))
+    return { served, fresh }
+  } finally {
+    await other.close()
+  }
+}
+
+beforeEach(async () => {
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-column-readers-')))
+  write('insitu.toml', 'version = 1\n')
+  write('insitu/models/titles.sql', "select title, path from documents where parent = :insitu_dir and name != 'index.md' order by path\n")
+  write('insitu/models/everything.sql', "select * from documents where parent = 'tasks/a' and name != 'index.md' order by path\n")
+  write('insitu/models/broken.sql', 'select title from no_such_table\n')
+  write('tasks/a/one.md', task('One', 'The first task.'))
+  write('tasks/a/two.md', task('Two', 'The second task.'))
+  write('tasks/b/three.md', task('Three', 'The third task.'))
+  write('tasks/a/index.md', sqlRegion('titles'))
+  write('tasks/b/index.md', sqlRegion('titles'))
+  write('all.md', sqlRegion('everything'))
+  write('broken.md', sqlRegion('broken'))
+  engine = await InsituEngine.create({ root, cache: false })
+  for (const rel of DOCUMENTS) await render(engine, rel)
+})
+
+afterEach(async () => {
+  await engine.close()
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+test("a body edit affects only the documents whose queries can read `body`, and a job that failed", async () => {
+  write('tasks/a/one.md', task('One', 'The first task, described at length.'))
+  const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
+  // `select *` reads every column; the failed job recorded no query (it may read anything).
+  expect(affected.owners).toEqual(['all.md', 'broken.md'])
+  const { served, fresh } = await servedAndFresh()
+  expect(served).toEqual(fresh)
+  expect(served[2]).toContain('described at length')
+})
+
+test('a title edit affects every document whose queries name `title`, whichever rows they return', async () => {
+  write('tasks/a/one.md', task('One, renamed', 'The first task.'))
+  const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
+  // tasks/b's rows do not change, but which rows a query returns is its own business: checked.
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/a/index.md', 'tasks/b/index.md'])
+  const { served, fresh } = await servedAndFresh()
+  expect(served).toEqual(fresh)
+  expect(served[0]).toContain('One, renamed')
+})
+
+test("a document's own edit renders its new text (its event is its own, not an affected reader's)", async () => {
+  write('tasks/b/index.md', sqlRegion('titles').replace('# Doc', '# Folder b'))
+  const affected = engine.affected([{ type: 'update', path: 'tasks/b/index.md' }])
+  expect(affected.owners).toEqual(['all.md', 'broken.md'])
+  const { served, fresh } = await servedAndFresh()
+  expect(served).toEqual(fresh)
+  expect(served[1]).toContain('# Folder b')
+})
+
+test('rows that appear or go affect every reader of the index, as before', async () => {
+  write('tasks/b/four.md', task('Four', 'A new task.'))
+  const affected = engine.affected([{ type: 'create', path: 'tasks/b/four.md' }])
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/a/index.md', 'tasks/b/index.md'])
+  const { served, fresh } = await servedAndFresh()
+  expect(served).toEqual(fresh)
+  expect(served[1]).toContain('Four')
+})
