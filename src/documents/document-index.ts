@@ -39,7 +39,8 @@
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
  *   or an edit inside a generated region body (bodies are blanked) update
  *   `content_hash`/`mtime_ns`/`size` but report false. `changedColumns`: which columns of
- *   `documents` changed, when every changed row kept its path (see the interface).
+ *   `documents` changed, when every changed row kept its path (see the interface), and
+ *   `changedPaths` the paths of those rows.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
@@ -125,6 +126,8 @@ export interface ProjectionChange {
    * nothing changed, or a row appeared or went, or the view's columns changed.
    */
   changedColumns: ReadonlySet<string> | undefined
+  /** With `changedColumns`: the paths of the rows that changed. */
+  changedPaths?: ReadonlySet<string>
 }
 
 interface Changes {
@@ -196,6 +199,8 @@ export class DocumentIndex {
    * kept its path; null once a row appeared or went or the view's columns changed.
    */
   private changedColumns: Set<string> | null = new Set()
+  /** Since the current refresh began: the documents whose projection changed (see `changedColumns`). */
+  private changedPaths = new Set<string>()
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -244,6 +249,7 @@ export class DocumentIndex {
   refresh(events: readonly DocumentEvent[]): ProjectionChange {
     this.assertOpen()
     this.changedColumns = new Set()
+    this.changedPaths = new Set()
     // A path leaving the root (`..`) is not the index's business.
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
@@ -263,7 +269,8 @@ export class DocumentIndex {
       return { entriesChanged: entries, documentsChanged: documents }
     })())
     const changedColumns = documentsChanged && this.changedColumns !== null ? this.changedColumns : undefined
-    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, changedColumns }
+    const changedPaths = changedColumns && this.changedPaths
+    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, changedColumns, changedPaths }
   }
 
   /** Project-relative paths of every indexed document, sorted. */
@@ -645,6 +652,7 @@ export class DocumentIndex {
     const changed = !stored || !sameProjection(stored, record)
     if (changed) {
       this.markStale(relPath)
+      this.changedPaths.add(relPath)
       const columns = this.changedColumns
       if (!stored || (columns !== null && !addChangedColumns(this.db, stored, record, columns))) this.changedColumns = null
     }

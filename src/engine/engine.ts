@@ -33,8 +33,8 @@
  *   project-relative file). When the index's rows kept their paths and changed only some
  *   columns, a document that would be affected only as a reader of the index, and none of whose
  *   jobs (as of its last render) can read one of those columns (job-memo.ts, rule 2), is not
- *   one: a prose edit does not re-check every list of titles. A document's own edit is its own
- *   event, not an affected owner's. Events on the job store's own files are ignored. Owners `except`
+ *   one (nor is a document whose own row changed, as before): a prose edit does not re-check
+ *   every list of titles. Events on the job store's own files are ignored. Owners `except`
  *   accepts are neither marked nor returned (a document's own owners when the event is the
  *   echo of its own write-back). `lastOutputHash(owner)` survives it, for early cutoff: the
  *   hash of the text the owner was last rendered to, or last sent an update for
@@ -172,8 +172,11 @@ interface Cached<T> {
 export class InsituEngine {
   readonly graph = new DependencyGraph()
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
-  /** Each document owner's job keys in the job memo, as of its last render (`dropUnreadColumns`). */
-  private readonly documentJobs = new Map<string, readonly string[]>()
+  /**
+   * Each document owner's job keys in the job memo, as of its last render (`dropUnreadColumns`);
+   * renders that overlapped leave the keys of each (which text a page shows is not known here).
+   */
+  private readonly documentJobs = new Map<string, { keys: ReadonlySet<string>; renders: number }>()
   private readonly moduleCache = new Map<string, Cached<ModuleResult>>()
   private readonly inFlight = new Set<ChangeLog>()
   /** Hash of the text each document owner was last rendered to (kept across invalidation, for early cutoff). */
@@ -311,12 +314,13 @@ export class InsituEngine {
     // that read the document itself must not be served unchecked.
     if (cached && cached.hash !== hash) this.memo.noteChanges([{ type: 'update', path: relPath }], NO_PROJECTION_CHANGE)
     let jobKeys: string[] = []
+    const rendersBefore = this.documentJobs.get(owner)?.renders ?? 0
     const result = await this.runTracked(owner, async () => {
       jobKeys = []
       const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke, jobKeys))
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
-    this.documentJobs.set(owner, jobKeys)
+    this.noteDocumentJobs(owner, jobKeys, rendersBefore)
     let rendered = result.value
     rendered.outputHash = hashText(rendered.text)
     // Early cutoff: every job reused on the same input gives the very same result object.
@@ -510,7 +514,7 @@ export class InsituEngine {
   private select(
     projectEvents: FileEvent[],
     gitChanged: boolean,
-    { projectionChanged, documentsChanged, entriesChanged, changedColumns }: ProjectionChange,
+    { projectionChanged, documentsChanged, entriesChanged, changedColumns, changedPaths }: ProjectionChange,
     except?: (owner: string) => boolean,
   ): AffectedResult {
     for (const log of this.inFlight) {
@@ -522,25 +526,41 @@ export class InsituEngine {
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
     this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns })
     const owners = this.graph.affected(projectEvents, changes)
-    if (documentsChanged && !entriesChanged && changedColumns) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns)
+    if (documentsChanged && !entriesChanged && changedColumns) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns, changedPaths)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
     return { owners: [...owners].sort(), projectionChanged, gitChanged }
   }
 
+  /** A render's job keys; another render of the owner that finished meanwhile keeps its keys too. */
+  private noteDocumentJobs(owner: string, keys: readonly string[], rendersBefore: number): void {
+    const known = this.documentJobs.get(owner)
+    const overlapped = known !== undefined && known.renders !== rendersBefore
+    const merged = overlapped ? new Set([...known.keys, ...keys]) : new Set(keys)
+    this.documentJobs.set(owner, { keys: merged, renders: (known?.renders ?? 0) + 1 })
+  }
+
   /**
    * Rows that kept their paths changed only `columns`: a document affected only as a reader of
-   * the index, none of whose jobs (of its last render) can read one of them (the job memo's
-   * rule 2), renders as before: it is not affected (issue #17: a prose edit re-checked every
-   * document with a sql region a page had loaded).
+   * the index (not through its files, and whose own row did not change), none of whose jobs (of
+   * its last render) can read one of them (the job memo's rule 2), renders as before: it is not
+   * affected (issue #17: a prose edit re-checked every document with a sql region a page had
+   * loaded).
    */
-  private dropUnreadColumns(owners: Set<string>, events: readonly FileEvent[], changes: ProjectionChanges, columns: ReadonlySet<string>): void {
+  private dropUnreadColumns(
+    owners: Set<string>,
+    events: readonly FileEvent[],
+    changes: ProjectionChanges,
+    columns: ReadonlySet<string>,
+    changedPaths: ReadonlySet<string> | undefined,
+  ): void {
+    if (changedPaths === undefined) return
     const byTheirFiles = this.graph.affected(events, { ...changes, documents: false })
     for (const owner of owners) {
-      if (byTheirFiles.has(owner)) continue
-      const keys = this.documentJobs.get(owner)
-      if (keys !== undefined && !this.memo.mayReadColumns(keys, columns)) owners.delete(owner)
+      if (byTheirFiles.has(owner) || changedPaths.has(ownerFile(owner))) continue
+      const jobs = this.documentJobs.get(owner)
+      if (jobs !== undefined && !this.memo.mayReadColumns([...jobs.keys], columns)) owners.delete(owner)
     }
   }
 

@@ -287,13 +287,16 @@ export class JobMemo {
 
   /**
    * Whether a change of these `documents` columns may change a result of the jobs `keys` name,
-   * by the rule `noteChanges` applies (rule 2): true when one of them is not in memory, is
-   * suspect already, recorded no query, or has a query that can read one of `columns`.
+   * by the rule `noteChanges` applies (rule 2) to the jobs that read the index: true when one
+   * of them is not in memory, is suspect already, or reads the index (`index:documents`,
+   * `index:entries`, `sql:model:`) and recorded no query or a query that can read one of
+   * `columns`. A job that does not read the index is not affected by its rows.
    */
   mayReadColumns(keys: readonly string[], columns: ReadonlySet<string>): boolean {
     return keys.some((key) => {
       const entry = this.entries.get(key)
-      return !entry || entry.suspect || mayReadColumns(entry, columns)
+      if (!entry || entry.suspect) return true
+      return entry.outcome.dependencies.some(readsTheIndex) && mayReadColumns(entry, columns)
     })
   }
 
@@ -531,6 +534,10 @@ export class JobMemo {
     }
     return hash
   }
+}
+
+function readsTheIndex(dependency: string): boolean {
+  return dependency === 'index:documents' || dependency === 'index:entries' || dependency.startsWith('sql:model:')
 }
 
 /**

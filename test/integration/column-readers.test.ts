@@ -13,7 +13,7 @@ import { InsituEngine } from '../../src/engine/engine.js'
 let root: string
 let engine: InsituEngine
 
-const DOCUMENTS = ['tasks/a/index.md', 'tasks/b/index.md', 'all.md', 'broken.md']
+const DOCUMENTS = ['tasks/a/index.md', 'tasks/b/index.md', 'all.md', 'broken.md', 'mixed.md']
 
 function write(rel: string, text: string): void {
   fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
@@ -59,6 +59,9 @@ beforeEach(async () => {
   write('tasks/b/index.md', sqlRegion('titles'))
   write('all.md', sqlRegion('everything'))
   write('broken.md', sqlRegion('broken'))
+  // A job that reads no index beside one that reads titles: only the second is about the index.
+  write('snippets/x.txt', 'included line\n')
+  write('mixed.md', `${sqlRegion('titles')}\n<!-- insitu:begin include\nid = "inc"\npath = "snippets/x.txt"\n-->\n<!-- insitu:end -->\n`)
   engine = await InsituEngine.create({ root, cache: false })
   for (const rel of DOCUMENTS) await render(engine, rel)
 })
@@ -71,7 +74,8 @@ afterEach(async () => {
 test("a body edit affects only the documents whose queries can read `body`, and a job that failed", async () => {
   write('tasks/a/one.md', task('One', 'The first task, described at length.'))
   const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
-  // `select *` reads every column; the failed job recorded no query (it may read anything).
+  // `select *` reads every column; a failed job is not kept in the memo (it may read anything).
+  // mixed.md's include reads no index, and its list names no `body`: not affected.
   expect(affected.owners).toEqual(['all.md', 'broken.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
@@ -82,16 +86,16 @@ test('a title edit affects every document whose queries name `title`, whichever 
   write('tasks/a/one.md', task('One, renamed', 'The first task.'))
   const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
   // tasks/b's rows do not change, but which rows a query returns is its own business: checked.
-  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/a/index.md', 'tasks/b/index.md'])
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'mixed.md', 'tasks/a/index.md', 'tasks/b/index.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
   expect(served[0]).toContain('One, renamed')
 })
 
-test("a document's own edit renders its new text (its event is its own, not an affected reader's)", async () => {
+test('a document whose own row changed is affected as a reader of the index, whatever its jobs read', async () => {
   write('tasks/b/index.md', sqlRegion('titles').replace('# Doc', '# Folder b'))
   const affected = engine.affected([{ type: 'update', path: 'tasks/b/index.md' }])
-  expect(affected.owners).toEqual(['all.md', 'broken.md'])
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/b/index.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
   expect(served[1]).toContain('# Folder b')
@@ -100,8 +104,21 @@ test("a document's own edit renders its new text (its event is its own, not an a
 test('rows that appear or go affect every reader of the index, as before', async () => {
   write('tasks/b/four.md', task('Four', 'A new task.'))
   const affected = engine.affected([{ type: 'create', path: 'tasks/b/four.md' }])
-  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/a/index.md', 'tasks/b/index.md'])
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'mixed.md', 'tasks/a/index.md', 'tasks/b/index.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
   expect(served[1]).toContain('Four')
+})
+
+test('renders of two texts that overlap leave the jobs of both: either text may be what a page shows', async () => {
+  write('insitu/models/statuses.sql', "select status, path from documents where parent = 'tasks/a' and name != 'index.md' order by path\n")
+  const file = path.join(root, 'overlap.md')
+  const readsStatus = sqlRegion('statuses')
+  const readsTitles = sqlRegion('titles')
+  write('overlap.md', readsTitles)
+  // Both in flight at once; the second (titles only) finishes last.
+  await Promise.all([engine.renderDocument(file, readsStatus), engine.renderDocument(file, readsTitles)])
+  write('tasks/a/one.md', task('One', 'The first task.').replace('status: open', 'status: done'))
+  const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
+  expect(affected.owners).toContain('overlap.md')
 })

@@ -235,7 +235,13 @@ describe('refresh', () => {
     expect(change('create', 'assets/logo.svg')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, changedColumns: undefined })
     write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: doing\n---\n# Alpha\n')
     const statusChange = new Set(['status', 'frontmatter', 'content_hash'])
-    expect(change('update', 'tasks/alpha.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: false, changedColumns: statusChange })
+    expect(change('update', 'tasks/alpha.md')).toEqual({
+      projectionChanged: true,
+      documentsChanged: true,
+      entriesChanged: false,
+      changedColumns: statusChange,
+      changedPaths: new Set(['tasks/alpha.md']),
+    })
     write('tasks/gamma.md', '# Gamma\n')
     expect(change('create', 'tasks/gamma.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined })
     fs.rmSync(path.join(root, 'assets'), { recursive: true })
