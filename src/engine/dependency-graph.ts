@@ -155,6 +155,11 @@ export class DependencyGraph {
     }
   }
 
+  /** Whether `owner` reads the `documents` view (`index:documents`, `sql:model:*`): the owners a change of its rows affects. */
+  readsDocuments(owner: string): boolean {
+    return this.indexOwners.has(owner)
+  }
+
   private linkSet(map: Map<string, Set<string>>, key: string, owner: string, delta: 1 | -1): void {
     let set = map.get(key)
     if (delta > 0) {

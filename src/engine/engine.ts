@@ -526,7 +526,7 @@ export class InsituEngine {
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
     this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns })
     const owners = this.graph.affected(projectEvents, changes)
-    if (documentsChanged && !entriesChanged && changedColumns) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns, changedPaths)
+    if (documentsChanged && !entriesChanged && changedColumns && changedPaths) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns, changedPaths)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
@@ -553,14 +553,13 @@ export class InsituEngine {
     events: readonly FileEvent[],
     changes: ProjectionChanges,
     columns: ReadonlySet<string>,
-    changedPaths: ReadonlySet<string> | undefined,
+    changedPaths: ReadonlySet<string>,
   ): void {
-    if (changedPaths === undefined) return
     const byTheirFiles = this.graph.affected(events, { ...changes, documents: false })
     for (const owner of owners) {
       if (byTheirFiles.has(owner) || changedPaths.has(ownerFile(owner))) continue
       const jobs = this.documentJobs.get(owner)
-      if (jobs !== undefined && !this.memo.mayReadColumns([...jobs.keys], columns)) owners.delete(owner)
+      if (jobs !== undefined && !this.memo.jobsMayReadColumns(jobs.keys, columns)) owners.delete(owner)
     }
   }
 

@@ -287,17 +287,17 @@ export class JobMemo {
 
   /**
    * Whether a change of these `documents` columns may change a result of the jobs `keys` name,
-   * by the rule `noteChanges` applies (rule 2) to the jobs that read the index: true when one
-   * of them is not in memory, is suspect already, or reads the index (`index:documents`,
-   * `index:entries`, `sql:model:`) and recorded no query or a query that can read one of
-   * `columns`. A job that does not read the index is not affected by its rows.
+   * by the rule `noteChanges` applies (rule 2): true when one of them is not in memory, is
+   * suspect already, or reads the `documents` view and recorded no query or a query that can
+   * read one of `columns`. A job that does not read the view is not affected by its rows.
    */
-  mayReadColumns(keys: readonly string[], columns: ReadonlySet<string>): boolean {
-    return keys.some((key) => {
+  jobsMayReadColumns(keys: Iterable<string>, columns: ReadonlySet<string>): boolean {
+    for (const key of keys) {
       const entry = this.entries.get(key)
       if (!entry || entry.suspect) return true
-      return entry.outcome.dependencies.some(readsTheIndex) && mayReadColumns(entry, columns)
-    })
+      if (this.graph.readsDocuments(key) && mayReadColumns(entry, columns)) return true
+    }
+    return false
   }
 
   /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */
@@ -534,10 +534,6 @@ export class JobMemo {
     }
     return hash
   }
-}
-
-function readsTheIndex(dependency: string): boolean {
-  return dependency === 'index:documents' || dependency === 'index:entries' || dependency.startsWith('sql:model:')
 }
 
 /**
