@@ -268,7 +268,7 @@ export class JobMemo {
     }
     // Rows that kept their paths and changed only in some columns: only jobs whose queries can
     // read one of those are suspect. Unknown, so suspect: a job with no recorded query, and one
-    // that read a `sql:model:` resource (its query may be recorded at another location).
+    // that names a `sql:model:` dependency (its query may be recorded at another location, or none).
     const columns = changes.documents ? changes.columns : undefined
     const keys = this.graph.affected(events, columns ? { ...changes, documents: false } : changes)
     if (columns) {
@@ -538,11 +538,12 @@ export class JobMemo {
 
 /**
  * Whether a change of these `documents` columns may change what the entry read: one of its
- * queries can read them, or it is unknown (no recorded query; a `sql:model:` read through the
- * resolver, whose query may be recorded at another location).
+ * queries can read them, or it is unknown (no recorded query; a `sql:model:` dependency, whose
+ * query may be recorded at another location or not at all: one the job names without reading
+ * it through the host has no fingerprint, so its dependencies are looked at, not its fingerprints).
  */
 function mayReadColumns(entry: MemoEntry, columns: ReadonlySet<string>): boolean {
-  if (entry.queries.length === 0 || entry.fingerprints.some(([dependency]) => dependency.startsWith('sql:model:'))) return true
+  if (entry.queries.length === 0 || entry.outcome.dependencies.some((dependency) => dependency.startsWith('sql:model:'))) return true
   return entry.queries.some((query) => queryMayReadColumns(query.sql, columns))
 }
 

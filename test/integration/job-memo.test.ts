@@ -263,6 +263,26 @@ describe('job memo', () => {
     expect((await render(engine, 'docs/cross.md')).text).toContain('2 tasks; other title: Alpha renamed\n')
   })
 
+  it('re-runs a job naming a SQL model it did not read through the host when a column changes', async () => {
+    const root = settledProject()
+    const extension = path.resolve('test/fixtures/cross-read-extension')
+    fs.appendFileSync(path.join(root, 'insitu.toml'), `\n[[extensions]]\npath = ${JSON.stringify(extension)}\n`)
+    fs.writeFileSync(path.join(root, 'insitu/models/title_of.sql'), 'select title from documents where path = :insitu_path\n')
+    fs.writeFileSync(path.join(root, 'insitu/models/paths.sql'), "select path from documents where path like 'tasks/%' order by path\n")
+    // The claim runs while the sql region beside it queries paths at the same location, so the
+    // claim's entry records that query (no title column) and no fingerprint for the model it names.
+    const claim = `<!-- insitu:begin claimed_title\nid = "c"\nother = "tasks/alpha.md"\nroot = ${JSON.stringify(root)}\n-->\n<!-- insitu:end -->\n`
+    const paths = '<!-- insitu:begin sql\nid = "p"\nmodel = "paths"\n-->\n<!-- insitu:end -->\n'
+    fs.writeFileSync(path.join(root, 'docs/claims.md'), `# Claims\n\n${claim}\n${paths}`)
+    const past = new Date(Date.now() - 60_000)
+    for (const rel of ['insitu.toml', 'insitu/models/title_of.sql', 'insitu/models/paths.sql', 'docs/claims.md']) fs.utimesSync(path.join(root, rel), past, past)
+    const engine = await start(root, { cache: false })
+    expect((await render(engine, 'docs/claims.md')).text).toContain('claimed title: Alpha\n')
+    editFile(root, 'tasks/alpha.md', 'title: Alpha', 'title: Alpha renamed')
+    expect(engine.affected([update(root, 'tasks/alpha.md')]).owners).toContain('docs/claims.md')
+    expect((await render(engine, 'docs/claims.md')).text).toContain('claimed title: Alpha renamed\n')
+  })
+
   it('runs a query on the clock again on a warm start over unchanged documents', async () => {
     const root = settledProject()
     addSqlDocument(root, 'docs/clock.md', { clock: "select strftime('%Y-%m-%d %H:%M:%f', 'now') as now" })
