@@ -15,7 +15,7 @@
  * - Jobs that ran: `engine.stats.jobsRun` after minus before when the engine counts jobs, else
  *   the jobs of the re-rendered documents (each re-render ran all of them: the whole document
  *   was the unit of caching). Which jobs ran: those of the re-rendered results whose `reused` is
- *   not true.
+ *   not true, none of a result that is the very object of the previous render (early cutoff).
  * - A job READ the edit when its own recorded dependencies select it for the event under the
  *   engine's rule (a fresh `DependencyGraph` holding only that job): `fs:file:`/`fs:dir:`/
  *   `fs:glob:` covering the path, or `index:documents`/`sql:model:` when the event changed a
@@ -98,7 +98,11 @@ async function measureEdit(
   }
   const ms = performance.now() - started
   const after = jobStats(engine)
-  const ranJobs = results.flatMap((result) => result.jobs.filter((job) => !(job as { reused?: boolean }).reused).map((job) => ({ document: result.path, job })))
+  // A render that reused every job on the same text returns the very same result object as
+  // before (the engine's early cutoff), whose jobs keep the flags of the render that ran them.
+  const ranJobs = results.flatMap((result) =>
+    result === previous.get(result.path) ? [] : result.jobs.filter((job) => !(job as { reused?: boolean }).reused).map((job) => ({ document: result.path, job })),
+  )
   const read = ranJobs.filter(({ job }) => readTheEdit(job, edit.file, affected.projectionChanged))
   const spurious = ranJobs.filter(({ job }) => !readTheEdit(job, edit.file, affected.projectionChanged))
   const changed = ranJobs.filter(({ document, job }) => {
