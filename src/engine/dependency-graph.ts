@@ -44,6 +44,8 @@ export interface ProjectionChanges {
    * @default undefined (any column may have changed)
    */
   columns?: ReadonlySet<string>
+  /** With `columns`: the paths of the rows that changed. @default undefined (any row may have) */
+  paths?: ReadonlySet<string>
 }
 
 interface GlobEntry {

@@ -173,7 +173,7 @@ export class InsituEngine {
   readonly graph = new DependencyGraph()
   private readonly documentCache = new Map<string, Cached<DocumentResult>>()
   /**
-   * Each document owner's job keys in the job memo, as of its last render (`dropUnreadColumns`);
+   * Each document owner's job keys in the job memo, as of its last render (`dropUnreadChanges`);
    * renders that overlapped leave the keys of each (which text a page shows is not known here).
    */
   private readonly documentJobs = new Map<string, { keys: ReadonlySet<string>; renders: number }>()
@@ -524,9 +524,9 @@ export class InsituEngine {
       log.git ||= gitChanged
     }
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
-    this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns })
+    this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns, paths: changedPaths })
     const owners = this.graph.affected(projectEvents, changes)
-    if (documentsChanged && !entriesChanged && changedColumns && changedPaths) this.dropUnreadColumns(owners, projectEvents, changes, changedColumns, changedPaths)
+    if (documentsChanged && !entriesChanged && changedColumns && changedPaths) this.dropUnreadChanges(owners, projectEvents, changes, changedColumns, changedPaths)
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
@@ -542,13 +542,15 @@ export class InsituEngine {
   }
 
   /**
-   * Rows that kept their paths changed only `columns`: a document affected only as a reader of
-   * the index (not through its files, and whose own row did not change), none of whose jobs (of
-   * its last render) can read one of them (the job memo's rule 2), renders as before: it is not
-   * affected (issue #17: a prose edit re-checked every document with a sql region a page had
-   * loaded).
+   * Rows that kept their paths (`changedPaths`) changed only `columns`: a document affected only
+   * as a reader of the index (not through its files, and whose own row did not change), none of
+   * whose jobs (of its last render) can read one of those columns of one of those rows (the job
+   * memo's rule 2: a query naming none of them, or one whose WHERE keeps none of the rows, such
+   * as a folder index's `parent = :insitu_dir`), renders as before: it is not affected (issue
+   * #17: a prose edit re-checked every document with a sql region a page had loaded, a title
+   * edit every folder index).
    */
-  private dropUnreadColumns(
+  private dropUnreadChanges(
     owners: Set<string>,
     events: readonly FileEvent[],
     changes: ProjectionChanges,
@@ -559,7 +561,7 @@ export class InsituEngine {
     for (const owner of owners) {
       if (byTheirFiles.has(owner) || changedPaths.has(ownerFile(owner))) continue
       const jobs = this.documentJobs.get(owner)
-      if (jobs !== undefined && !this.memo.jobsMayReadColumns(jobs.keys, columns)) owners.delete(owner)
+      if (jobs !== undefined && !this.memo.jobsMayReadChange(jobs.keys, columns, changedPaths)) owners.delete(owner)
     }
   }
 

@@ -21,7 +21,9 @@
  *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1). When the rows that
  *    changed kept their paths, only jobs whose recorded queries can read a column that changed
  *    (query-columns.ts; a prose edit changes `body` and `content_hash`, a title edit `title`,
- *    `frontmatter` and `content_hash`), or that recorded no query, are suspect; checking one
+ *    `frontmatter` and `content_hash`) in one of the rows that changed (query-rows.ts: a query
+ *    whose WHERE requires `parent = :insitu_dir` keeps no row of another folder), or that
+ *    recorded no query, are suspect; checking one
  *    re-runs only its queries that can read a column changed since their hashes were current
  *    (the others return the same rows), and a query found changed hands its rows to the job
  *    that runs next (`takeCheckedRows`), so a changed query runs once, not twice.
@@ -54,6 +56,7 @@ import { DependencyGraph, type FileEvent, type ProjectionChanges } from './depen
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import type { JobStore } from './job-store.js'
 import { queryMayReadColumns } from './query-columns.js'
+import { queryMayReadRows } from './query-rows.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -142,7 +145,13 @@ interface Recorder {
 const CONFLICT = 'conflict'
 const RESOURCE = 'resource'
 const QUERIES = 'queries'
-const NO_COLUMNS: ReadonlySet<string> = new Set()
+/** What changed in the index's rows: columns of rows that kept their paths, and those paths. */
+interface RowChange {
+  columns: ReadonlySet<string>
+  paths: ReadonlySet<string>
+}
+
+const NO_ROW_CHANGE: RowChange = { columns: new Set(), paths: new Set() }
 /** How many recent index changes say which columns they changed (an entry checked before those is checked in full). */
 const MAX_INDEX_CHANGES = 256
 /** A file modified this close to (or after) a job's start may differ from what the job read. */
@@ -168,9 +177,9 @@ export class JobMemo {
   private readonly checkedRows = new Map<string, { rows: unknown[]; hash: string }>()
   /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
   private generation = 0
-  /** Counts changes of the index's rows; `indexChanges` says which columns the recent ones changed (null: any). */
+  /** Counts changes of the index's rows; `indexChanges` says which columns of which rows the recent ones changed (null: any). */
   private indexGeneration = 0
-  private readonly indexChanges: { at: number; columns: ReadonlySet<string> | null }[] = []
+  private readonly indexChanges: { at: number; change: RowChange | null }[] = []
 
   constructor(private readonly context: JobMemoContext) {}
 
@@ -256,8 +265,8 @@ export class JobMemo {
     this.current.clear()
     this.checkedRows.clear()
     if (changes.documents || changes.entries) {
-      const columns = changes.documents && !changes.entries && changes.columns ? new Set(changes.columns) : null
-      this.indexChanges.push({ at: ++this.indexGeneration, columns })
+      const change = changes.documents && !changes.entries && changes.columns && changes.paths ? { columns: new Set(changes.columns), paths: new Set(changes.paths) } : null
+      this.indexChanges.push({ at: ++this.indexGeneration, change })
       if (this.indexChanges.length > MAX_INDEX_CHANGES) this.indexChanges.shift()
     }
     for (const recorder of this.running) {
@@ -266,15 +275,16 @@ export class JobMemo {
       recorder.changes.entries ||= changes.entries ?? false
       recorder.changes.git ||= changes.git
     }
-    // Rows that kept their paths and changed only in some columns: only jobs whose queries can
-    // read one of those are suspect. Unknown, so suspect: a job with no recorded query, and one
-    // that names a `sql:model:` dependency (its query may be recorded at another location, or none).
-    const columns = changes.documents ? changes.columns : undefined
-    const keys = this.graph.affected(events, columns ? { ...changes, documents: false } : changes)
-    if (columns) {
+    // Rows that kept their paths and changed only in some columns: only jobs with a query that
+    // can read one of those columns of one of those rows are suspect. Unknown, so suspect: a job
+    // with no recorded query, and one that names a `sql:model:` dependency (its query may be
+    // recorded at another location, or none).
+    const rowChange = changes.documents && changes.columns && changes.paths ? { columns: changes.columns, paths: changes.paths } : undefined
+    const keys = this.graph.affected(events, rowChange ? { ...changes, documents: false } : changes)
+    if (rowChange) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
         const entry = this.entries.get(key)
-        if (!entry || mayReadColumns(entry, columns)) keys.add(key)
+        if (!entry || mayReadChange(entry, rowChange)) keys.add(key)
       }
     }
     for (const key of keys) {
@@ -286,16 +296,17 @@ export class JobMemo {
   }
 
   /**
-   * Whether a change of these `documents` columns may change a result of the jobs `keys` name,
-   * by the rule `noteChanges` applies (rule 2): true when one of them is not in memory, is
-   * suspect already, or reads the `documents` view and recorded no query or a query that can
-   * read one of `columns`. A job that does not read the view is not affected by its rows.
+   * Whether a change of these `documents` columns in the rows of these paths (which kept their
+   * paths) may change a result of the jobs `keys` name, by the rule `noteChanges` applies (rule
+   * 2): true when one of them is not in memory, is suspect already, or reads the `documents`
+   * view and recorded no query or a query that can read one of `columns` of one of `paths`. A
+   * job that does not read the view is not affected by its rows.
    */
-  jobsMayReadColumns(keys: Iterable<string>, columns: ReadonlySet<string>): boolean {
+  jobsMayReadChange(keys: Iterable<string>, columns: ReadonlySet<string>, paths: ReadonlySet<string>): boolean {
     for (const key of keys) {
       const entry = this.entries.get(key)
       if (!entry || entry.suspect) return true
-      if (this.graph.readsDocuments(key) && mayReadColumns(entry, columns)) return true
+      if (this.graph.readsDocuments(key) && mayReadChange(entry, { columns, paths })) return true
     }
     return false
   }
@@ -474,33 +485,37 @@ export class JobMemo {
       if (fingerprint === RESOURCE || fingerprint === QUERIES) continue
       if ((await this.fingerprintNow(dependency, entry.location)) !== fingerprint) return false
     }
-    // A query that cannot read any column changed since its hash was current returns the same
-    // rows; none can when the index holds the very rows the hashes were taken at.
+    // A query that cannot read any column changed since its hash was current, or whose WHERE
+    // filters out every row changed since (query-rows.ts), returns the same rows; none can when
+    // the index holds the very rows the hashes were taken at.
     // (A query that depends on more than the rows, such as the clock, reads every column.)
     const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
-    const columns = sameRows ? NO_COLUMNS : this.columnsChangedSince(entry.indexSeen)
+    const change = sameRows ? NO_ROW_CHANGE : this.rowsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
-      if (columns !== null && !queryMayReadColumns(query.sql, columns)) continue
+      if (change !== null && !queryMayReadChange(query, change)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }
     return true
   }
 
   /**
-   * The `documents` columns the index's changes after generation `seen` changed, or null when
-   * any may have (rows appeared or went, `entries` changed, `seen` unknown or too long ago).
+   * The `documents` columns the index's changes after generation `seen` changed and the paths
+   * of the rows they changed, or null when any may have (rows appeared or went, `entries`
+   * changed, `seen` unknown or too long ago).
    */
-  private columnsChangedSince(seen: number): ReadonlySet<string> | null {
-    if (seen === this.indexGeneration) return new Set()
+  private rowsChangedSince(seen: number): RowChange | null {
+    if (seen === this.indexGeneration) return NO_ROW_CHANGE
     const oldest = this.indexChanges[0]
     if (seen < 0 || oldest === undefined || oldest.at > seen + 1) return null
     const columns = new Set<string>()
-    for (const change of this.indexChanges) {
-      if (change.at <= seen) continue
-      if (change.columns === null) return null
+    const paths = new Set<string>()
+    for (const { at, change } of this.indexChanges) {
+      if (at <= seen) continue
+      if (change === null) return null
       for (const column of change.columns) columns.add(column)
+      for (const changed of change.paths) paths.add(changed)
     }
-    return columns
+    return { columns, paths }
   }
 
   /** The dependency's fingerprint in the current state (taken once between changes). */
@@ -537,14 +552,20 @@ export class JobMemo {
 }
 
 /**
- * Whether a change of these `documents` columns may change what the entry read: one of its
- * queries can read them, or it is unknown (no recorded query; a `sql:model:` dependency, whose
- * query may be recorded at another location or not at all: one the job names without reading
- * it through the host has no fingerprint, so its dependencies are looked at, not its fingerprints).
+ * Whether a change of some `documents` columns in some rows may change what the entry read: one
+ * of its queries can read one of those columns in one of those rows, or it is unknown (no
+ * recorded query; a `sql:model:` dependency, whose query may be recorded at another location or
+ * not at all: one the job names without reading it through the host has no fingerprint, so its
+ * dependencies are looked at, not its fingerprints).
  */
-function mayReadColumns(entry: MemoEntry, columns: ReadonlySet<string>): boolean {
+function mayReadChange(entry: MemoEntry, change: RowChange): boolean {
   if (entry.queries.length === 0 || entry.outcome.dependencies.some((dependency) => dependency.startsWith('sql:model:'))) return true
-  return entry.queries.some((query) => queryMayReadColumns(query.sql, columns))
+  return entry.queries.some((query) => queryMayReadChange(query, change))
+}
+
+/** A recorded query can see the change: it can read one of the columns, and its WHERE keeps one of the rows. */
+function queryMayReadChange(query: RecordedQuery, change: RowChange): boolean {
+  return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths)
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

@@ -20,7 +20,7 @@
  * argument), names `now`, `current_date`, `current_time` or `current_timestamp`, or calls
  * `random`, `randomblob`, `changes`, `total_changes`, `last_insert_rowid` or `sqlite_version`:
  * the same rows may give another result, so its hash is always checked again (even with no
- * column changed: `queryMayReadColumns(sql, [])` is true).
+ * column changed: `queryMayReadColumns(sql, [])` is true); `queryIsVolatile(sql)` says which.
  * Each text is prepared once (folded; for the star test, its `count(*)` and wrapper removed) and
  * kept while recent.
  */
@@ -47,6 +47,11 @@ export function queryMayReadColumns(sql: string, columns: Iterable<string>): boo
   if (text.readsEverything || text.volatile) return true
   for (const column of columns) if (namesColumn(text.folded, column)) return true
   return false
+}
+
+/** Whether the text is volatile (above): the same rows may give another result. */
+export function queryIsVolatile(sql: string): boolean {
+  return preparedText(sql).volatile
 }
 
 function preparedText(sql: string): PreparedText {

@@ -82,11 +82,12 @@ test("a body edit affects only the documents whose queries can read `body`, and 
   expect(served[2]).toContain('described at length')
 })
 
-test('a title edit affects every document whose queries name `title`, whichever rows they return', async () => {
+test('a title edit affects the documents whose queries name `title` and can keep the edited row', async () => {
   write('tasks/a/one.md', task('One, renamed', 'The first task.'))
   const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
-  // tasks/b's rows do not change, but which rows a query returns is its own business: checked.
-  expect(affected.owners).toEqual(['all.md', 'broken.md', 'mixed.md', 'tasks/a/index.md', 'tasks/b/index.md'])
+  // tasks/b/index.md and mixed.md list the titles of their own folders (`parent = :insitu_dir`:
+  // tasks/b and the root), which cannot hold tasks/a/one.md: not affected.
+  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/a/index.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
   expect(served[0]).toContain('One, renamed')
@@ -95,7 +96,8 @@ test('a title edit affects every document whose queries name `title`, whichever 
 test('a document whose own row changed is affected as a reader of the index, whatever its jobs read', async () => {
   write('tasks/b/index.md', sqlRegion('titles').replace('# Doc', '# Folder b'))
   const affected = engine.affected([{ type: 'update', path: 'tasks/b/index.md' }])
-  expect(affected.owners).toEqual(['all.md', 'broken.md', 'tasks/b/index.md'])
+  // all.md reads every column, but only of the rows in tasks/a (`parent = 'tasks/a'`).
+  expect(affected.owners).toEqual(['broken.md', 'tasks/b/index.md'])
   const { served, fresh } = await servedAndFresh()
   expect(served).toEqual(fresh)
   expect(served[1]).toContain('# Folder b')

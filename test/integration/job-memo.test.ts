@@ -263,6 +263,30 @@ describe('job memo', () => {
     expect((await render(engine, 'docs/cross.md')).text).toContain('2 tasks; other title: Alpha renamed\n')
   })
 
+  it("neither re-checks nor re-runs a query whose WHERE keeps none of the rows that changed", async () => {
+    const root = settledProject()
+    addSqlDocument(root, 'docs/beta.md', { beta_title: "select title from documents where path = 'tasks/beta.md'" })
+    const engine = await start(root)
+    expect((await render(engine, 'docs/beta.md')).text).toContain('| Beta |')
+    const queries = indexQueriesOf(engine)
+    // Another task's title: the query names `title`, but only of tasks/beta.md's row.
+    editFile(root, 'tasks/alpha.md', 'title: Alpha', 'title: Alpha renamed')
+    expect(engine.affected([update(root, 'tasks/alpha.md')]).owners).not.toContain('docs/beta.md')
+    // The model file touched (same text): the job is suspect, and its check skips the query,
+    // whose rows cannot have changed since its hash was taken.
+    const now = new Date()
+    fs.utimesSync(path.join(root, 'insitu/models/beta_title.sql'), now, now)
+    expect(engine.affected([update(root, 'insitu/models/beta_title.sql')]).owners).toContain('docs/beta.md')
+    expect(await jobsRunBy(engine, () => render(engine, 'docs/beta.md'))).toBe(0)
+    expect(queries.filter((sql) => sql.includes('tasks/beta.md'))).toEqual([])
+    // Its own row's title: affected, checked, re-run.
+    editFile(root, 'tasks/beta.md', 'title: Beta', 'title: Beta renamed')
+    expect(engine.affected([update(root, 'tasks/beta.md')]).owners).toContain('docs/beta.md')
+    let text = ''
+    expect(await jobsRunBy(engine, async () => (text = (await render(engine, 'docs/beta.md')).text))).toBe(1)
+    expect(text).toContain('| Beta renamed |')
+  })
+
   it('re-runs a job naming a SQL model it did not read through the host when a column changes', async () => {
     const root = settledProject()
     const extension = path.resolve('test/fixtures/cross-read-extension')

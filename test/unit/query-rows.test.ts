@@ -1,0 +1,142 @@
+/**
+ * query-rows.ts: which recorded queries cannot see a change of some rows. Every "cannot" is
+ * checked against SQLite itself: the query's rows before and after the change are the same.
+ */
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { queryMayReadRows } from '../../src/engine/query-rows.js'
+
+const FOLDER = "select title, path from documents where parent = :insitu_dir and name != 'index.md' order by path"
+
+describe('queryMayReadRows', () => {
+  const other = new Set(['tasks/a/one.md'])
+  const own = new Set(['tasks/b/two.md'])
+  const at = { insitu_dir: 'tasks/b', insitu_path: 'tasks/b/index.md', p: 'tasks/b' }
+
+  it.each([
+    ['the folder idiom', FOLDER],
+    ['its own row', 'select title from documents where path = :insitu_path'],
+    ['a literal folder', "select * from documents where parent = 'tasks/b'"],
+    ['an alias', 'select d.title from documents d where d.parent = :p order by d.path'],
+    ['`as`, `==`, parentheses, reversed', 'select title from documents as d where (:p == d.parent) and status = \'open\''],
+    ['the table name as qualifier', 'select title from documents where documents.parent = @p'],
+    ['quoted names', 'select title from "documents" where "parent" = $p and [name] != \'x\''],
+    ['keywords inside strings and comments', "select title from documents where parent = :p and name != 'a or b' -- or select\n/* case */ order by path;"],
+    ['an aggregate over the folder', 'select count(*) as n, max(title) as t from documents where parent = :p'],
+    ['parentheses with or inside them', "select title from documents where (status = 'open' or status = 'done') and parent = :p"],
+    ['grouped and limited', 'select status, count(*) from documents where parent = :p group by status having count(*) > 0 order by status limit 3'],
+    ['a result column named like the filtered one', 'select path as parent, title from documents where parent = :p'],
+  ])('cannot see a row of another folder: %s', (_name, sql) => {
+    expect(queryMayReadRows(sql, at, other)).toBe(false)
+  })
+
+  it('sees a row of its own folder (or its own path)', () => {
+    expect(queryMayReadRows(FOLDER, at, own)).toBe(true)
+    expect(queryMayReadRows('select title from documents where path = :insitu_path', at, new Set(['tasks/b/index.md']))).toBe(true)
+    expect(queryMayReadRows(FOLDER, at, new Set(['tasks/a/one.md', 'tasks/b/two.md']))).toBe(true)
+  })
+
+  it('needs every equality to hold for a row to be seen', () => {
+    const sql = 'select title from documents where parent = :insitu_dir and path = :insitu_path'
+    expect(queryMayReadRows(sql, at, own)).toBe(false)
+    expect(queryMayReadRows(sql, at, new Set(['tasks/b/index.md']))).toBe(true)
+  })
+
+  it.each([
+    ['an or outside parentheses', "select title from documents where parent = :p or status = 'open'"],
+    ['an or before the equality', "select title from documents where status = 'open' or priority = 2 and parent = :p"],
+    ['between', 'select title from documents where priority between 1 and 3 and parent = :p'],
+    ['case', 'select title from documents where case when status = :p then 1 else 0 end and parent = :p'],
+    ['a subquery', 'select title, (select count(*) from documents) as n from documents where parent = :p'],
+    ['a compound', 'select title from documents where parent = :p union select title from documents'],
+    ['a CTE', 'with x as (select * from documents) select title from documents where parent = :p'],
+    ['a join', 'select d.title from documents d join entries e on e.path = d.path where d.parent = :p'],
+    ['a comma join', 'select d.title from documents d, entries e where d.parent = :p'],
+    ['another table', 'select path from entries where parent = :p'],
+    ['the table behind the view', 'select title from _documents where parent = :p'],
+    ['a schema-qualified table', 'select title from main.documents where parent = :p'],
+    ['indexed by', 'select title from documents indexed by x where parent = :p'],
+    ['the clock', "select title, datetime('now') as at from documents where parent = :p"],
+    ['a collation', 'select title from documents where parent = :p collate nocase'],
+    ['not', 'select title from documents where not parent = :p'],
+    ['is', 'select title from documents where parent is :p'],
+    ['like', 'select title from documents where parent like :p'],
+    ['an expression', "select title from documents where parent = :p || ''"],
+    ['a column of another qualifier', 'select title from documents d where x.parent = :p'],
+    ['a positional parameter', 'select title from documents where parent = ?'],
+    ['no where', 'select title from documents'],
+    ['an unterminated string', "select title from documents where parent = 'tasks/b"],
+  ])('may see any row: %s', (_name, sql) => {
+    expect(queryMayReadRows(sql, at, other)).toBe(true)
+  })
+
+  it('takes a parameter bound to anything but a string, or not bound, as seeing every row', () => {
+    expect(queryMayReadRows(FOLDER, { insitu_dir: 3 }, other)).toBe(true)
+    expect(queryMayReadRows(FOLDER, {}, other)).toBe(true)
+    expect(queryMayReadRows(FOLDER, { insitu_dir: null }, other)).toBe(true)
+  })
+})
+
+describe('queryMayReadRows against SQLite', () => {
+  // A table with the view's path columns: every "cannot see" must leave the rows unchanged.
+  const db = new Database(':memory:')
+  db.exec('create table documents (path text not null primary key, parent text not null, name text not null, title text, status text, priority integer)')
+  const folders = ['', 'tasks', 'tasks/a', 'tasks/b', 'Tasks/B']
+  const insert = db.prepare('insert into documents values (?, ?, ?, ?, ?, ?)')
+  let n = 0
+  for (const folder of folders) {
+    for (const name of ['index.md', 'one.md', 'two.md']) {
+      n++
+      insert.run(folder === '' ? name : `${folder}/${name}`, folder, name, `Title ${n}`, n % 2 ? 'open' : 'done', n % 3)
+    }
+  }
+  const paths = (db.prepare('select path from documents order by path').all() as { path: string }[]).map((r) => r.path)
+  const queries = [
+    FOLDER,
+    'select title from documents where path = :insitu_path',
+    "select * from documents where parent = 'tasks/b'",
+    'select d.title from documents d where d.parent = :insitu_dir order by d.path',
+    'select count(*) as n, max(title) as t, group_concat(status) as s from documents where parent = :insitu_dir',
+    'select path as parent, title from documents where parent = :insitu_dir',
+    "select title from documents where (status = 'open' or priority = 2) and parent = :insitu_dir",
+    'select title from documents where parent = :insitu_dir and path = :insitu_path',
+    "select title from documents where parent = :insitu_dir or status = 'open'",
+    // `or` binds looser than `and`: the equality is no conjunct of the whole clause.
+    "select title from documents where status = 'open' or priority = 2 and parent = :insitu_dir",
+    'select title from documents where priority between 1 and 2 and parent = :insitu_dir',
+    'select title, (select count(*) from documents where status = \'open\') as n from documents where parent = :insitu_dir',
+  ]
+
+  it('is never wrong when it says a change cannot be seen', () => {
+    let unseen = 0
+    let seen = 0
+    for (const sql of queries) {
+      const stmt = db.prepare(sql)
+      for (const location of paths) {
+        const slash = location.lastIndexOf('/')
+        const params = { insitu_path: location, insitu_dir: slash === -1 ? '' : location.slice(0, slash) }
+        const bound = sql.includes(':insitu_path') ? (sql.includes(':insitu_dir') ? params : { insitu_path: params.insitu_path }) : sql.includes(':insitu_dir') ? { insitu_dir: params.insitu_dir } : {}
+        for (const changed of paths) {
+          const before = JSON.stringify(stmt.all(bound))
+          db.prepare("update documents set title = title || ' edited', status = case status when 'open' then 'done' else 'open' end, priority = priority + 1 where path = ?").run(changed)
+          const after = JSON.stringify(stmt.all(bound))
+          db.prepare("update documents set title = substr(title, 1, length(title) - 7), status = case status when 'open' then 'done' else 'open' end, priority = priority - 1 where path = ?").run(changed)
+          if (queryMayReadRows(sql, params, new Set([changed]))) {
+            seen++
+          } else {
+            unseen++
+            expect({ sql, location, changed, after }).toEqual({ sql, location, changed, after: before })
+          }
+        }
+      }
+    }
+    // Both answers were given (the check is not vacuous).
+    expect(unseen).toBeGreaterThan(500)
+    expect(seen).toBeGreaterThan(300)
+  })
+
+  it('resolves a WHERE name against the table before a result column of that name', () => {
+    const rows = db.prepare('select path as parent from documents where parent = :p order by 1').all({ p: 'tasks/b' })
+    expect(rows).toEqual([{ parent: 'tasks/b/index.md' }, { parent: 'tasks/b/one.md' }, { parent: 'tasks/b/two.md' }])
+  })
+})
