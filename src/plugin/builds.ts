@@ -28,7 +28,7 @@ import { listProjectFiles } from '../documents/project-files.js'
 import { toPosixPath } from '../host/config.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
-import { formatSyncReport, syncProject } from '../sync/sync-project.js'
+import { formatSyncReport, syncProject, writtenSummary } from '../sync/sync-project.js'
 import { BuildWatch } from './build-watch.js'
 import { exactPathsPattern } from './exact-paths-pattern.js'
 import { engineStartError, PluginStoppedError, type ReportingContext, reportError, reportValidation } from './diagnostics.js'
@@ -79,7 +79,7 @@ export class BuildSession {
       // In build watch the writes are recorded, so that their echoes wake nothing (build-watch.ts).
       const report = await syncProject(engine, { write: true, selfWrites: context.meta.watchMode ? this.watch.selfWrites : undefined })
       if (report.failed > 0) return context.error(reportError(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`))
-      if (report.written > 0) core.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+      if (report.written > 0) core.logger.info(`insitu: ${writtenSummary(report)}`)
     }
     if (context.meta.watchMode) {
       // The bundler cannot see new files in folders it does not watch, nor git: wake it.

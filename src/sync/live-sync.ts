@@ -62,7 +62,7 @@ import type { HostLogger } from '../host/process.js'
 import type { DiskMode } from './disk-mode.js'
 import { diskState, type DiskState, SelfWrites } from './self-writes.js'
 import { type DocumentSync, renderText, syncDocument } from './sync-document.js'
-import { syncProject } from './sync-project.js'
+import { syncProject, writtenSummary } from './sync-project.js'
 import { isWriteBackTemporary, type WrittenFile } from './write-back.js'
 
 export interface ChangePlan {
@@ -154,7 +154,7 @@ export class LiveSync {
         })
       },
     })
-    if (report.written > 0 && this.options.summary !== false) this.options.logger.info(`insitu: wrote ${report.written} of ${report.documents.length} documents`)
+    if (report.written > 0 && this.options.summary !== false) this.options.logger.info(`insitu: ${writtenSummary(report)}`)
   }
 
   async changed(type: FileEventType, file: string): Promise<ChangePlan> {

@@ -20,7 +20,9 @@
  *   or `<m> documents failed` when none is current; sync `wrote <w> of <m> documents[, <f>
  *   failed]`; validator errors and warnings are listed
  *   after the documents' (`<path>:<line>: …`, `validator: …` without a path) and the summary
- *   adds `, <e> validator errors`.
+ *   adds `, <e> validator errors`. Counts of one take the singular (`1 document current`).
+ * - `writtenSummary(report)`: `wrote <w> of <m> documents` (`of 1 document`), the line the dev
+ *   server and a build log after writing documents back.
  */
 import type { InsituEngine } from '../engine/engine.js'
 import type { Diagnostic } from '../protocol/schemas.js'
@@ -125,12 +127,16 @@ export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): s
     )
   } else {
     const left = report.stale > 0 ? `, ${report.stale} not written` : ''
-    lines.push(`wrote ${report.written} of ${plural(total, 'document')}${left}${failed}`)
+    lines.push(`${writtenSummary(report)}${left}${failed}`)
   }
   return `${lines.join('\n')}\n`
 }
 
 /** `docs/a.md:5: error: transform explode failed in boom: …` (line omitted when unknown). */
+export function writtenSummary(report: ProjectSync): string {
+  return `wrote ${report.written} of ${plural(report.documents.length, 'document')}`
+}
+
 export function describeDiagnostic(documentPath: string, diagnostic: Diagnostic): string {
   const where = `${diagnostic.path ?? documentPath}${diagnostic.line !== null ? `:${diagnostic.line}` : ''}`
   return `${where}: ${diagnostic.severity}: ${diagnostic.message}`
