@@ -751,13 +751,15 @@ describe('plain Rollup 4', () => {
     fs.writeFileSync(path.join(root, 'tasks/alpha.md'), readFile(root, 'tasks/alpha.md').replace('status: open', 'status: blocked'))
     await expect.poll(output, WAIT).toContain(rawDeclaration('tasks', TASKS_DOC('blocked', 'done')))
     expect(output()).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
-    expect(transformed).toEqual(['docs/tasks.md'])
+    // Which modules were redone, not how often: one write may reach Rollup's watcher as two
+    // change events, and then Rollup rebuilds twice (seen once in a full run).
+    expect([...new Set(transformed)]).toEqual(['docs/tasks.md'])
 
     // Only the including document is redone; docs/tasks.md, just rebuilt, is no longer stale.
     transformed.length = 0
     fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'included line three\n')
     await expect.poll(output, WAIT).toContain(rawDeclaration('snippet', SNIPPET_DOC([...INITIAL_SNIPPET, 'included line three'])))
-    expect(transformed).toEqual(['docs/snippet.md'])
+    expect([...new Set(transformed)]).toEqual(['docs/snippet.md'])
 
     fs.writeFileSync(path.join(root, 'notes/three.md'), '# Three\n')
     await expect.poll(output, WAIT).toContain(rawDeclaration('notes', NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md'])))
