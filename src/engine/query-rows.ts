@@ -12,8 +12,9 @@
  *   `select <result columns> from documents [[as] <alias>] where <conjunct> and ... [group by
  *   | having | window | order by | limit ...]`
  * - one `select` in the whole text (no subquery, no compound, no CTE: a text starting with
- *   `with`, such as a model with refs, is always a yes), and not volatile (query-columns.ts:
- *   the clock may change its result with no row changed);
+ *   `with`, such as a model with refs, is always a yes), no `in` followed by anything but `(`
+ *   (`x in documents` is a subquery too), and not volatile (query-columns.ts: the clock may
+ *   change its result with no row changed);
  * - the table is `documents` itself, with no join, comma or `indexed by` after it;
  * - the WHERE clause has no `or`, `between` or `case` outside parentheses (so each `and` there
  *   separates conjuncts), and some conjunct is exactly `<column> = <value>` (or `==`, either way
@@ -22,6 +23,10 @@
  *   `@name`, `$name`) bound to a string, or a single-quoted string. Both are TEXT, compared
  *   with the column's BINARY collation: equal exactly when the strings are equal, and never
  *   NULL (`path` and `parent` are NOT NULL), so a row failing the conjunct fails the clause.
+ *   `window` can be a column: it does not end the clause (a WINDOW clause after the WHERE stays
+ *   in its last conjunct, which then is no equality). `?NNN` takes digits only, as in SQLite's
+ *   tokenizer (`?1or` is `?1` then `or`); a named parameter in a Tcl form (`$a::b`, `$a(x)`)
+ *   makes the text unread.
  *   (A result column aliased `parent` does not shadow the table's: SQLite resolves a name in
  *   WHERE against the table's columns first; test/unit/query-rows.test.ts checks it on SQLite.)
  * A path is filtered out when some conjunct's value differs from its `path` or its `parent`
@@ -80,6 +85,8 @@ function analyze(sql: string): RowFilter[] | null {
   if (tokens === null) return null
   while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
   if (!isWord(tokens[0], 'select') || tokens.filter((t) => isWord(t, 'select')).length !== 1) return null
+  // `x in <table>` is a subquery without `select`, anywhere in the text.
+  if (tokens.some((t, i) => isWord(t, 'in') && !isOther(tokens[i + 1], '('))) return null
   const from = depthZeroIndex(tokens, 1, (t) => isWord(t, 'from'))
   if (from === -1) return null
   let at = from + 1
@@ -115,7 +122,8 @@ function analyze(sql: string): RowFilter[] | null {
   return depth === 0 ? filters : null
 }
 
-const CLAUSE_AFTER_WHERE = new Set(['group', 'having', 'window', 'order', 'limit'])
+/** Words that end the WHERE clause; none can be a name (`window` can: a WINDOW clause stays in the last conjunct). */
+const CLAUSE_AFTER_WHERE = new Set(['group', 'having', 'order', 'limit'])
 
 function filterOf(conjunct: Token[], qualifiers: readonly string[]): RowFilter | null {
   let tokens = conjunct
@@ -200,11 +208,18 @@ function tokenize(sql: string): Token[] | null {
       if (close === -1) return null
       tokens.push({ kind: 'name', value: sql.slice(i + 1, close) })
       i = close + 1
-    } else if (c === ':' || c === '@' || c === '$' || c === '?') {
+    } else if (c === '?') {
+      // `?NNN` (digits only) binds by position: no name to look up (an empty value).
+      let j = i + 1
+      while (j < sql.length && /[0-9]/.test(sql[j] as string)) j++
+      tokens.push({ kind: 'param', value: '' })
+      i = j
+    } else if (c === ':' || c === '@' || c === '$') {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
-      // `?NNN` binds by position: no name to look up (an empty value).
-      tokens.push({ kind: 'param', value: c === '?' ? '' : sql.slice(i + 1, j) })
+      // SQLite's Tcl forms (`$a::b`, `$a(x)`), where a build has them: not read here.
+      if (sql[j] === '(' || sql[j] === ':') return null
+      tokens.push({ kind: 'param', value: sql.slice(i + 1, j) })
       i = j
     } else if (IDENTIFIER.test(c)) {
       let j = i + 1
