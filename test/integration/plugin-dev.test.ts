@@ -194,6 +194,63 @@ describe('vite dev server', () => {
     expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'in review'))
   })
 
+  test("a task's title edit updates its own folder's index, and the other folder's index is not even re-rendered", async () => {
+    // Folder indexes over `parent = :insitu_dir` (issue #17's nested layout).
+    fs.writeFileSync(path.join(root, 'insitu/models/folder_titles.sql'), "select title from documents where parent = :insitu_dir and name != 'index.md' order by path\n")
+    const folderIndex = '# Folder\n\n<!-- insitu:begin sql\nid = "titles"\nmodel = "folder_titles"\n-->\n<!-- insitu:end -->\n'
+    fs.mkdirSync(path.join(root, 'more'))
+    fs.writeFileSync(path.join(root, 'more/gamma.md'), '---\ntitle: Gamma\n---\n# Gamma\n')
+    fs.writeFileSync(path.join(root, 'more/index.md'), folderIndex)
+    fs.writeFileSync(path.join(root, 'tasks/index.md'), folderIndex)
+    // A page showing both folder indexes and docs/tasks.md, accepting their updates.
+    const shown = ['./tasks/index.md?raw', './more/index.md?raw', './docs/tasks.md?raw']
+    fs.writeFileSync(
+      path.join(root, 'folders.js'),
+      `${shown.map((url, i) => `import d${i} from '${url}'`).join('\n')}\nexport default [d0, d1, d2]\nimport.meta.hot?.accept(${JSON.stringify(shown)}, () => {})\n`,
+    )
+    const dev = await startServer({ listen: true })
+    await client().transformRequest('/folders.js')
+    // The engine's runs of an owner, as the inspector reports them (a render to see whether the
+    // text changed counts, even when Vite's module is kept).
+    const address = dev.httpServer?.address()
+    const port = typeof address === 'object' && address ? address.port : 0
+    const runsOf = async (owner: string): Promise<number> => {
+      const found = (await (await fetch(`http://localhost:${port}/__insitu/data.json`)).json()) as { owners: { owner: string; runs: number }[] }
+      return found.owners.find((o) => o.owner === owner)?.runs ?? 0
+    }
+    const tasksIndex = '/tasks/index.md?raw'
+    const moreIndex = '/more/index.md?raw'
+    expect(await load(tasksIndex)).toContain('| Alpha |\n| Beta |')
+    expect(await load(moreIndex)).toContain('| Gamma |')
+    await load('/docs/tasks.md?raw')
+    await watchedByVite('tasks/alpha.md')
+    await watchedByVite('more/gamma.md')
+    const transformsOf = (url: string) => transforms.get(path.join(root, url))
+    const moreBefore = transformsOf(moreIndex)
+    expect(await runsOf('more/index.md?raw')).toBe(1)
+    payloads = []
+
+    editFile(root, 'tasks/alpha.md', 'title: Alpha', 'title: Alpha renamed')
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw', tasksIndex])
+    expect(await load(tasksIndex)).toContain('| Alpha renamed |\n| Beta |')
+    expect(moduleOf(moreIndex)?.transformResult).not.toBeNull()
+    expect(transformsOf(moreIndex)).toBe(moreBefore)
+    expect(await runsOf('tasks/index.md?raw')).toBe(2)
+    expect(await runsOf('more/index.md?raw')).toBe(1)
+
+    payloads = []
+    const tasksBefore = transformsOf(tasksIndex)
+    editFile(root, 'more/gamma.md', 'title: Gamma', 'title: Gamma renamed')
+    // docs/tasks.md's `path like 'tasks/%'` is checked (its rows stay the same: no update).
+    await expect.poll(updatedDocuments, WAIT).toEqual([moreIndex])
+    expect(await load(moreIndex)).toContain('| Gamma renamed |')
+    expect(moduleOf(tasksIndex)?.transformResult).not.toBeNull()
+    expect(transformsOf(tasksIndex)).toBe(tasksBefore)
+    expect(await runsOf('tasks/index.md?raw')).toBe(2)
+    expect(await runsOf('more/index.md?raw')).toBe(2)
+    expect(await load(tasksIndex)).toContain('| Alpha renamed |\n| Beta |')
+  })
+
   test('creating and deleting a file the extension globs updates the reading document each time', async () => {
     await startServer()
     await openApp()
