@@ -56,7 +56,7 @@ import { DependencyGraph, type FileEvent, type ProjectionChanges } from './depen
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import type { JobStore } from './job-store.js'
 import { queryMayReadColumns } from './query-columns.js'
-import { queryMayReadRows } from './query-rows.js'
+import { type EvaluateSql, queryMayReadRows } from './query-rows.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -180,6 +180,11 @@ export class JobMemo {
   /** Counts changes of the index's rows; `indexChanges` says which columns of which rows the recent ones changed (null: any). */
   private indexGeneration = 0
   private readonly indexChanges: { at: number; change: RowChange | null }[] = []
+  /** LIKE and GLOB of the row rule (query-rows.ts), on the index itself (recorded for no job). */
+  private readonly evaluateSql: EvaluateSql = (sql, params) => {
+    const [row] = this.context.query(sql, params) as Record<string, unknown>[]
+    return row === undefined ? undefined : Object.values(row)[0]
+  }
 
   constructor(private readonly context: JobMemoContext) {}
 
@@ -284,7 +289,7 @@ export class JobMemo {
     if (rowChange) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
         const entry = this.entries.get(key)
-        if (!entry || mayReadChange(entry, rowChange)) keys.add(key)
+        if (!entry || mayReadChange(entry, rowChange, this.evaluateSql)) keys.add(key)
       }
     }
     for (const key of keys) {
@@ -306,7 +311,7 @@ export class JobMemo {
     for (const key of keys) {
       const entry = this.entries.get(key)
       if (!entry || entry.suspect) return true
-      if (this.graph.readsDocuments(key) && mayReadChange(entry, { columns, paths })) return true
+      if (this.graph.readsDocuments(key) && mayReadChange(entry, { columns, paths }, this.evaluateSql)) return true
     }
     return false
   }
@@ -492,7 +497,7 @@ export class JobMemo {
     const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
     const change = sameRows ? NO_ROW_CHANGE : this.rowsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
-      if (change !== null && !queryMayReadChange(query, change)) continue
+      if (change !== null && !queryMayReadChange(query, change, this.evaluateSql)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }
     return true
@@ -558,14 +563,14 @@ export class JobMemo {
  * not at all: one the job names without reading it through the host has no fingerprint, so its
  * dependencies are looked at, not its fingerprints).
  */
-function mayReadChange(entry: MemoEntry, change: RowChange): boolean {
+function mayReadChange(entry: MemoEntry, change: RowChange, evaluate: EvaluateSql): boolean {
   if (entry.queries.length === 0 || entry.outcome.dependencies.some((dependency) => dependency.startsWith('sql:model:'))) return true
-  return entry.queries.some((query) => queryMayReadChange(query, change))
+  return entry.queries.some((query) => queryMayReadChange(query, change, evaluate))
 }
 
 /** A recorded query can see the change: it can read one of the columns, and its WHERE keeps one of the rows. */
-function queryMayReadChange(query: RecordedQuery, change: RowChange): boolean {
-  return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths)
+function queryMayReadChange(query: RecordedQuery, change: RowChange, evaluate: EvaluateSql): boolean {
+  return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths, evaluate)
 }
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */

@@ -3,46 +3,61 @@
  * text and bound parameters (issue #17: a folder index, `where parent = :insitu_dir`, cannot see
  * an edit in another folder). Conservative: a yes may be needless, a no is never wrong.
  *
- * Contract: `queryMayReadRows(sql, params, paths)` is false only when every row whose path is
- * in `paths` is filtered out by the query's WHERE clause whatever its other columns hold, so
- * the rows the query reads are the same rows as before. The caller guarantees that the rows in
- * `paths` kept their paths (a column-only change: `parent`, derived from `path`, kept too).
- * That takes a text of exactly this shape (tokens, so strings, quoted names and comments are
- * never mistaken for keywords):
+ * Contract: `queryMayReadRows(sql, params, paths, evaluate?)` is false only when every row whose
+ * path is in `paths` is filtered out by the query's WHERE clause whatever its other columns hold,
+ * so the rows the query reads are the same rows as before. The caller guarantees that the rows
+ * in `paths` kept their paths (a column-only change: `parent`, `name` and `stem`, derived from
+ * `path`, kept too). That takes a text of exactly this shape (tokens, so strings, quoted names
+ * and comments are never mistaken for keywords):
  *   `select <result columns> from documents [[as] <alias>] where <conjunct> and ... [group by
- *   | having | window | order by | limit ...]`
+ *   | having | order by | limit ...]`
  * - one `select` in the whole text (no subquery, no compound, no CTE: a text starting with
  *   `with`, such as a model with refs, is always a yes), no `in` followed by anything but `(`
  *   (`x in documents` is a subquery too), and not volatile (query-columns.ts: the clock may
  *   change its result with no row changed);
  * - the table is `documents` itself, with no join, comma or `indexed by` after it;
  * - the WHERE clause has no `or`, `between` or `case` outside parentheses (so each `and` there
- *   separates conjuncts), and some conjunct is exactly `<column> = <value>` (or `==`, either way
- *   round, optionally in one pair of parentheses) with `<column>` `path` or `parent` (bare,
- *   quoted, or qualified by the alias or `documents`) and `<value>` a named parameter (`:name`,
- *   `@name`, `$name`) bound to a string, or a single-quoted string. Both are TEXT, compared
- *   with the column's BINARY collation: equal exactly when the strings are equal, and never
- *   NULL (`path` and `parent` are NOT NULL), so a row failing the conjunct fails the clause.
+ *   separates conjuncts), and some conjunct is exactly one of (optionally in one pair of
+ *   parentheses) `<column> = <value>` or `<value> = <column>` (also `==`, `!=`, `<>`),
+ *   `<column> like <value> [escape <value>]`, `<column> glob <value>`, with `<column>` one of the
+ *   TEXT columns `path`, `parent`, `name`, `stem` (bare, quoted, or qualified by the alias or
+ *   `documents`) and `<value>` a named parameter (`:name`, `@name`, `$name`) bound to a string,
+ *   or a single-quoted string. Both sides are then TEXT and compared with the column's BINARY
+ *   collation (`=` and `!=` are string (in)equality); LIKE and GLOB are asked of SQLite itself
+ *   (`evaluate`, on the index: its case and escape rules; without it they keep every row). The
+ *   columns are never NULL, so a row failing the conjunct fails the clause.
  *   `window` can be a column: it does not end the clause (a WINDOW clause after the WHERE stays
- *   in its last conjunct, which then is no equality). `?NNN` takes digits only, as in SQLite's
+ *   in its last conjunct, which then is no filter). `?NNN` takes digits only, as in SQLite's
  *   tokenizer (`?1or` is `?1` then `or`); a named parameter in a Tcl form (`$a::b`, `$a(x)`)
  *   makes the text unread.
  *   (A result column aliased `parent` does not shadow the table's: SQLite resolves a name in
  *   WHERE against the table's columns first; test/unit/query-rows.test.ts checks it on SQLite.)
- * A path is filtered out when some conjunct's value differs from its `path` or its `parent`
- * (`pathColumns`). Each text's conjuncts are found once and kept while recent.
+ * A path is filtered out when some conjunct fails for its `pathColumns`. Each text's conjuncts
+ * are found once and kept while recent.
  */
 import { pathColumns } from '../documents/document-record.js'
 import { queryIsVolatile } from './query-columns.js'
 
-type RowColumn = 'path' | 'parent'
+/** The TEXT columns of `documents` that are functions of `path` alone. */
+type RowColumn = 'path' | 'parent' | 'name' | 'stem'
 
-/** A conjunct `<column> = <value>`: the value a literal, or the name of a bound parameter. */
+/** A literal, or the name of a bound parameter. */
+type Operand = { literal: string } | { param: string }
+
+/** A conjunct `<column> <operator> <value> [escape <escape>]`. */
 interface RowFilter {
   column: RowColumn
-  literal?: string
-  param?: string
+  operator: '=' | '!=' | 'like' | 'glob'
+  value: Operand
+  escape?: Operand
 }
+
+/**
+ * Runs one `select` on the document index and returns the first column of its first row, for
+ * LIKE and GLOB (SQLite's own functions, so its case and escape rules hold). Without one, a
+ * LIKE or GLOB conjunct is taken as keeping every row.
+ */
+export type EvaluateSql = (sql: string, params: Record<string, string>) => unknown
 
 interface Token {
   kind: 'word' | 'name' | 'string' | 'param' | 'other'
@@ -53,20 +68,50 @@ interface Token {
 const MAX_PREPARED = 1000
 const prepared = new Map<string, readonly RowFilter[] | null>()
 
-export function queryMayReadRows(sql: string, params: Record<string, unknown>, paths: Iterable<string>): boolean {
+export function queryMayReadRows(sql: string, params: Record<string, unknown>, paths: Iterable<string>, evaluate?: EvaluateSql): boolean {
   const filters = rowFiltersOf(sql)
   if (filters === null) return true
-  const values: { column: RowColumn; value: string }[] = []
+  const bound: BoundFilter[] = []
   for (const filter of filters) {
-    const value = filter.param !== undefined ? params[filter.param] : filter.literal
-    if (typeof value === 'string') values.push({ column: filter.column, value })
+    const value = operandValue(filter.value, params)
+    const escape = filter.escape === undefined ? null : operandValue(filter.escape, params)
+    // A value that is no string may compare otherwise (affinity): the conjunct is not used.
+    if (value !== undefined && escape !== undefined) bound.push({ column: filter.column, operator: filter.operator, value, escape })
   }
-  if (values.length === 0) return true
+  if (bound.length === 0) return true
   for (const changed of paths) {
     const columns = pathColumns(changed)
-    if (values.every(({ column, value }) => columns[column] === value)) return true
+    if (bound.every((filter) => mayHold(filter, columns[filter.column], evaluate))) return true
   }
   return false
+}
+
+interface BoundFilter {
+  column: RowColumn
+  operator: RowFilter['operator']
+  value: string
+  escape: string | null
+}
+
+function operandValue(operand: Operand, params: Record<string, unknown>): string | undefined {
+  const value = 'param' in operand ? params[operand.param] : operand.literal
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Whether the conjunct may hold for a row whose column is `text` (TEXT, BINARY collation: `=` is string equality). */
+function mayHold(filter: BoundFilter, text: string, evaluate: EvaluateSql | undefined): boolean {
+  if (filter.operator === '=') return text === filter.value
+  if (filter.operator === '!=') return text !== filter.value
+  if (!evaluate) return true
+  const escape = filter.escape === null ? '' : ' escape :escape'
+  const sql = `select :text ${filter.operator} :pattern${escape} as holds`
+  try {
+    const params: Record<string, string> = { text, pattern: filter.value }
+    if (filter.escape !== null) params.escape = filter.escape
+    return evaluate(sql, params) !== 0
+  } catch {
+    return true
+  }
 }
 
 /** The text's `path`/`parent` equality conjuncts, or null when it is not of the recognized shape. */
@@ -125,33 +170,67 @@ function analyze(sql: string): RowFilter[] | null {
 /** Words that end the WHERE clause; none can be a name (`window` can: a WINDOW clause stays in the last conjunct). */
 const CLAUSE_AFTER_WHERE = new Set(['group', 'having', 'order', 'limit'])
 
+/**
+ * A conjunct of exactly one of the forms `<column> <op> <value>`, `<value> <op> <column>` (`=`,
+ * `==`, `!=`, `<>`), `<column> like <value> [escape <value>]`, `<column> glob <value>`, optionally
+ * in one pair of parentheses; else null.
+ */
 function filterOf(conjunct: Token[], qualifiers: readonly string[]): RowFilter | null {
   let tokens = conjunct
   if (isOther(tokens[0], '(') && isOther(tokens[tokens.length - 1], ')')) tokens = tokens.slice(1, -1)
-  const eq = tokens.findIndex((t) => isOther(t, '=') || isOther(t, '=='))
-  if (eq === -1) return null
-  const left = tokens.slice(0, eq)
-  const right = tokens.slice(eq + 1)
-  return sideFilter(left, right, qualifiers) ?? sideFilter(right, left, qualifiers)
+  const leading = columnAt(tokens, 0, qualifiers)
+  if (leading) {
+    const operator = operatorOf(tokens[leading.end])
+    const value = operandOf(tokens[leading.end + 1])
+    if (operator === null || value === null) return null
+    const rest = tokens.length - (leading.end + 2)
+    if (rest === 0) return { column: leading.column, operator, value }
+    const escape = operandOf(tokens[leading.end + 3])
+    if (operator === 'like' && rest === 2 && isWord(tokens[leading.end + 2], 'escape') && escape !== null) {
+      return { column: leading.column, operator, value, escape }
+    }
+    return null
+  }
+  // `<value> = <column>`: equality and inequality only (`x like path` would make the column the pattern).
+  const value = operandOf(tokens[0])
+  const operator = operatorOf(tokens[1])
+  const trailing = columnAt(tokens, 2, qualifiers)
+  if (value === null || (operator !== '=' && operator !== '!=') || !trailing || trailing.end !== tokens.length) return null
+  return { column: trailing.column, operator, value }
 }
 
-function sideFilter(columnSide: Token[], valueSide: Token[], qualifiers: readonly string[]): RowFilter | null {
-  const column = columnOf(columnSide, qualifiers)
-  if (column === null || valueSide.length !== 1) return null
-  const value = valueSide[0] as Token
-  if (value.kind === 'string') return { column, literal: value.value }
-  if (value.kind === 'param' && value.value !== '') return { column, param: value.value }
+function operatorOf(token: Token | undefined): RowFilter['operator'] | null {
+  if (isOther(token, '=') || isOther(token, '==')) return '='
+  if (isOther(token, '!=') || isOther(token, '<>')) return '!='
+  if (isWord(token, 'like')) return 'like'
+  if (isWord(token, 'glob')) return 'glob'
   return null
 }
 
-function columnOf(tokens: Token[], qualifiers: readonly string[]): RowColumn | null {
+function operandOf(token: Token | undefined): Operand | null {
+  if (token?.kind === 'string') return { literal: token.value }
+  if (token?.kind === 'param' && token.value !== '') return { param: token.value }
+  return null
+}
+
+/** A path column at `at` (bare, quoted, or `<qualifier>.<name>`), and the index after it. */
+function columnAt(tokens: readonly Token[], at: number, qualifiers: readonly string[]): { column: RowColumn; end: number } | null {
   let name: Token | undefined
-  if (tokens.length === 1) name = tokens[0]
-  else if (tokens.length === 3 && isOther(tokens[1], '.') && isIdentifier(tokens[0]) && qualifiers.includes((tokens[0] as Token).value.toLowerCase())) name = tokens[2]
+  let end = at + 1
+  const first = tokens[at]
+  if (isOther(tokens[at + 1], '.')) {
+    if (!isIdentifier(first) || !qualifiers.includes(first.value.toLowerCase())) return null
+    name = tokens[at + 2]
+    end = at + 3
+  } else {
+    name = first
+  }
   if (!isIdentifier(name)) return null
   const folded = name.value.toLowerCase()
-  return folded === 'path' || folded === 'parent' ? folded : null
+  return ROW_COLUMNS.has(folded) ? { column: folded as RowColumn, end } : null
 }
+
+const ROW_COLUMNS = new Set(['path', 'parent', 'name', 'stem'])
 
 function depthZeroIndex(tokens: readonly Token[], from: number, test: (token: Token) => boolean): number {
   let depth = 0

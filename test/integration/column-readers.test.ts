@@ -124,3 +124,23 @@ test('renders of two texts that overlap leave the jobs of both: either text may 
   const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
   expect(affected.owners).toContain('overlap.md')
 })
+
+test("a LIKE or GLOB on the path keeps out an edit elsewhere, asked of the index's SQLite (its ASCII case rule)", async () => {
+  write('insitu/models/b_like.sql', "select title from documents where path like 'TASKS/B/%' order by path\n")
+  write('insitu/models/a_glob.sql', "select title from documents where path glob 'tasks/a/*' and name <> 'index.md' order by path\n")
+  write('like.md', sqlRegion('b_like'))
+  write('glob.md', sqlRegion('a_glob'))
+  expect(await render(engine, 'like.md')).toContain('| Three |')
+  expect(await render(engine, 'glob.md')).toContain('| One |')
+  write('tasks/a/one.md', task('One, renamed', 'The first task.'))
+  // LIKE ignores ASCII case: `TASKS/B/%` matches tasks/b only, not tasks/a.
+  const affected = engine.affected([{ type: 'update', path: 'tasks/a/one.md' }])
+  expect(affected.owners).toContain('glob.md')
+  expect(affected.owners).not.toContain('like.md')
+  expect(await render(engine, 'glob.md')).toContain('| One, renamed |')
+  write('tasks/b/three.md', task('Three, renamed', 'The third task.'))
+  const second = engine.affected([{ type: 'update', path: 'tasks/b/three.md' }])
+  expect(second.owners).toContain('like.md')
+  expect(second.owners).not.toContain('glob.md')
+  expect(await render(engine, 'like.md')).toContain('| Three, renamed |')
+})

@@ -4,9 +4,13 @@
  */
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { queryMayReadRows } from '../../src/engine/query-rows.js'
+import { type EvaluateSql, queryMayReadRows } from '../../src/engine/query-rows.js'
 
 const FOLDER = "select title, path from documents where parent = :insitu_dir and name != 'index.md' order by path"
+
+/** LIKE and GLOB evaluated by SQLite, as the job memo does on the index. */
+const scratch = new Database(':memory:')
+const evaluate: EvaluateSql = (sql, params) => Object.values(scratch.prepare(sql).get(params) as object)[0]
 
 describe('queryMayReadRows', () => {
   const other = new Set(['tasks/a/one.md'])
@@ -26,8 +30,28 @@ describe('queryMayReadRows', () => {
     ['parentheses with or inside them', "select title from documents where (status = 'open' or status = 'done') and parent = :p"],
     ['grouped and limited', 'select status, count(*) from documents where parent = :p group by status having count(*) > 0 order by status limit 3'],
     ['a result column named like the filtered one', 'select path as parent, title from documents where parent = :p'],
+    ['a LIKE prefix', "select title from documents where path like 'tasks/b/%'"],
+    ['LIKE ignores ASCII case, as SQLite does', "select title from documents where path like 'TASKS/B/%'"],
+    ['LIKE with an escape', "select title from documents where path like 'tasks/b!_%' escape '!'"],
+    ['a GLOB prefix', "select title from documents where path glob 'tasks/b/*'"],
+    ['the name', "select title from documents where name = 'two.md'"],
+    ['the stem, reversed', "select title from documents where 'two' = stem"],
   ])('cannot see a row of another folder: %s', (_name, sql) => {
-    expect(queryMayReadRows(sql, at, other)).toBe(false)
+    expect(queryMayReadRows(sql, at, other, evaluate)).toBe(false)
+  })
+
+  it('tells LIKE, GLOB and inequality apart as SQLite does', () => {
+    const index = new Set(['tasks/b/index.md'])
+    expect(queryMayReadRows("select title from documents where name != 'index.md'", at, index, evaluate)).toBe(false)
+    expect(queryMayReadRows("select title from documents where name <> 'index.md'", at, own, evaluate)).toBe(true)
+    expect(queryMayReadRows("select title from documents where path like 'TASKS/A/%'", at, other, evaluate)).toBe(true)
+    expect(queryMayReadRows("select title from documents where path glob 'TASKS/A/*'", at, other, evaluate)).toBe(false)
+    expect(queryMayReadRows("select title from documents where path like 'tasks/_/one.md'", at, other, evaluate)).toBe(true)
+    expect(queryMayReadRows("select title from documents where path like 'tasks/!_/%' escape '!'", at, other, evaluate)).toBe(false)
+    // Without SQLite to ask, LIKE and GLOB keep every row.
+    expect(queryMayReadRows("select title from documents where path like 'tasks/b/%'", at, other)).toBe(true)
+    // `x like path` makes the column the pattern: not read.
+    expect(queryMayReadRows("select title from documents where 'tasks/b/%' like path", at, other, evaluate)).toBe(true)
   })
 
   it('sees a row of its own folder (or its own path)', () => {
@@ -60,7 +84,9 @@ describe('queryMayReadRows', () => {
     ['a collation', 'select title from documents where parent = :p collate nocase'],
     ['not', 'select title from documents where not parent = :p'],
     ['is', 'select title from documents where parent is :p'],
-    ['like', 'select title from documents where parent like :p'],
+    ['like with the column as the pattern', "select title from documents where :p like parent"],
+    ['not like', "select title from documents where parent not like 'tasks/a%'"],
+    ['an ordering comparison', "select title from documents where parent > 'tasks/b'"],
     ['an expression', "select title from documents where parent = :p || ''"],
     ['a column of another qualifier', 'select title from documents d where x.parent = :p'],
     ['a positional parameter', 'select title from documents where parent = ?'],
@@ -74,7 +100,7 @@ describe('queryMayReadRows', () => {
     ['in a table, in the result columns', "select title, ('a', 'b') in _document_columns as x from documents where parent = :p"],
     ['a Tcl parameter form', 'select title from documents where parent = $p::q'],
   ])('may see any row: %s', (_name, sql) => {
-    expect(queryMayReadRows(sql, at, other)).toBe(true)
+    expect(queryMayReadRows(sql, at, other, evaluate)).toBe(true)
   })
 
   it('takes a parameter bound to anything but a string, or not bound, as seeing every row', () => {
@@ -87,14 +113,14 @@ describe('queryMayReadRows', () => {
 describe('queryMayReadRows against SQLite', () => {
   // A table with the view's path columns: every "cannot see" must leave the rows unchanged.
   const db = new Database(':memory:')
-  db.exec('create table documents (path text not null primary key, parent text not null, name text not null, title text, status text, priority integer, window integer default 0)')
-  const folders = ['', 'tasks', 'tasks/a', 'tasks/b', 'Tasks/B']
-  const insert = db.prepare('insert into documents (path, parent, name, title, status, priority) values (?, ?, ?, ?, ?, ?)')
+  db.exec('create table documents (path text not null primary key, parent text not null, name text not null, stem text not null, title text, status text, priority integer, window integer default 0)')
+  const folders = ['', 'tasks', 'tasks/a', 'tasks/b', 'Tasks/B', 'tasks/_x']
+  const insert = db.prepare('insert into documents (path, parent, name, stem, title, status, priority) values (?, ?, ?, ?, ?, ?, ?)')
   let n = 0
   for (const folder of folders) {
     for (const name of ['index.md', 'one.md', 'two.md']) {
       n++
-      insert.run(folder === '' ? name : `${folder}/${name}`, folder, name, `Title ${n}`, n % 2 ? 'open' : 'done', n % 3)
+      insert.run(folder === '' ? name : `${folder}/${name}`, folder, name, name.replace(/\.md$/, ''), `Title ${n}`, n % 2 ? 'open' : 'done', n % 3)
     }
   }
   const paths = (db.prepare('select path from documents order by path').all() as { path: string }[]).map((r) => r.path)
@@ -112,8 +138,14 @@ describe('queryMayReadRows against SQLite', () => {
     "select title from documents where status = 'open' or priority = 2 and parent = :insitu_dir",
     'select title from documents where priority between 1 and 2 and parent = :insitu_dir',
     "select title from documents where parent = :insitu_dir and window = 0 or status = 'open' order by path",
-    "select title, path from documents where parent = :insitu_dir and ('tasks/a/one.md', 'tasks/a', 'one.md', 'Title 8 edited', 'open', 3, 0) in documents",
+    "select title, path from documents where parent = :insitu_dir and ('tasks/a/one.md', 'tasks/a', 'one.md', 'one', 'Title 8 edited', 'open', 3, 0) in documents",
     'select title from documents where parent = :insitu_dir window w as (order by path) order by path',
+    "select title from documents where path like 'tasks/a/%' order by path",
+    "select title from documents where path like 'TASKS/%' and name != 'index.md'",
+    "select title from documents where path glob 'Tasks/*' or status = 'open'",
+    "select title from documents where path glob 'Tasks/*'",
+    "select count(*) from documents where stem = 'one' and name <> 'one.md'",
+    "select title from documents where path like 'tasks/!_%' escape '!'",
     'select title, (select count(*) from documents where status = \'open\') as n from documents where parent = :insitu_dir',
   ]
 
@@ -131,7 +163,7 @@ describe('queryMayReadRows against SQLite', () => {
           db.prepare("update documents set title = title || ' edited', status = case status when 'open' then 'done' else 'open' end, priority = priority + 1 where path = ?").run(changed)
           const after = JSON.stringify(stmt.all(bound))
           db.prepare("update documents set title = substr(title, 1, length(title) - 7), status = case status when 'open' then 'done' else 'open' end, priority = priority - 1 where path = ?").run(changed)
-          if (queryMayReadRows(sql, params, new Set([changed]))) {
+          if (queryMayReadRows(sql, params, new Set([changed]), evaluate)) {
             seen++
           } else {
             unseen++
