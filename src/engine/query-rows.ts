@@ -114,7 +114,7 @@ function mayHold(filter: BoundFilter, text: string, evaluate: EvaluateSql | unde
   }
 }
 
-/** The text's `path`/`parent` equality conjuncts, or null when it is not of the recognized shape. */
+/** The text's conjuncts on path columns (`filterOf`), or null when it is not of the recognized shape. */
 function rowFiltersOf(sql: string): readonly RowFilter[] | null {
   let filters = prepared.get(sql)
   if (filters === undefined) {
@@ -263,13 +263,19 @@ function isName(token: Token | undefined, name: string): boolean {
 const IDENTIFIER = /[\w$\u0080-\uffff]/
 const OPERATORS = ['->>', '->', '==', '!=', '<>', '<=', '>=', '||', '<<', '>>']
 
-/** SQLite's tokens, roughly; null for a text this cannot read (an unterminated string or name). */
+/**
+ * SQLite's tokens, roughly; null for a text this cannot read: an unterminated string or name, or
+ * a NUL (SQLite stops reading the statement there). Whitespace is SQLite's (space, tab, line
+ * feed, form feed, carriage return); any other character from U+0080 on is part of a name, as
+ * in SQLite (a no-break space before `path` makes another name).
+ */
 function tokenize(sql: string): Token[] | null {
+  if (sql.includes('\0')) return null
   const tokens: Token[] = []
   let i = 0
   while (i < sql.length) {
     const c = sql[i] as string
-    if (/\s/.test(c)) {
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\f' || c === '\r') {
       i++
     } else if (sql.startsWith('--', i)) {
       const eol = sql.indexOf('\n', i)

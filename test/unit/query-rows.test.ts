@@ -99,6 +99,10 @@ describe('queryMayReadRows', () => {
     ['in a table', "select title from documents where parent = :p and ('a', 'b') in documents"],
     ['in a table, in the result columns', "select title, ('a', 'b') in _document_columns as x from documents where parent = :p"],
     ['a Tcl parameter form', 'select title from documents where parent = $p::q'],
+    // Found by the second review: SQLite stops at a NUL; a no-break space starts a name.
+    ['a NUL before the equality', "select title from documents where title is not null\0 and parent = 'tasks/b'"],
+    ['a NUL in a comment', "select title from documents where title is not null -- x\0\n and parent = 'tasks/b'"],
+    ['a name starting with a no-break space', "select title, 'tasks/b' as \"\u00a0parent\" from documents where \u00a0parent = 'tasks/b'"],
   ])('may see any row: %s', (_name, sql) => {
     expect(queryMayReadRows(sql, at, other, evaluate)).toBe(true)
   })
@@ -146,6 +150,8 @@ describe('queryMayReadRows against SQLite', () => {
     "select title from documents where path glob 'Tasks/*'",
     "select count(*) from documents where stem = 'one' and name <> 'one.md'",
     "select title from documents where path like 'tasks/!_%' escape '!'",
+    "select title, 'tasks/b' as \"\u00a0parent\" from documents where \u00a0parent = 'tasks/b' order by path",
+    "select title from documents where title is not null\0 and parent = 'tasks/b' order by path",
     'select title, (select count(*) from documents where status = \'open\') as n from documents where parent = :insitu_dir',
   ]
 
