@@ -103,16 +103,28 @@ function mayHold(filter: BoundFilter, text: string, evaluate: EvaluateSql | unde
   if (filter.operator === '=') return text === filter.value
   if (filter.operator === '!=') return text !== filter.value
   if (!evaluate) return true
-  const escape = filter.escape === null ? '' : ' escape :escape'
-  const sql = `select :text ${filter.operator} :pattern${escape} as holds`
-  try {
-    const params: Record<string, string> = { text, pattern: filter.value }
-    if (filter.escape !== null) params.escape = filter.escape
-    return evaluate(sql, params) !== 0
-  } catch {
-    return true
+  // LIKE and GLOB of two strings give the same answer every time (no PRAGMA can run to change
+  // LIKE's case rule: queries are read-only): each is asked once.
+  const key = `${filter.operator}\u0000${text}\u0000${filter.value}\u0000${filter.escape ?? ''}`
+  let holds = matched.get(key)
+  if (holds === undefined) {
+    const escape = filter.escape === null ? '' : ' escape :escape'
+    const sql = `select :text ${filter.operator} :pattern${escape} as holds`
+    try {
+      const params: Record<string, string> = { text, pattern: filter.value }
+      if (filter.escape !== null) params.escape = filter.escape
+      holds = evaluate(sql, params) !== 0
+    } catch {
+      holds = true
+    }
+    if (matched.size >= MAX_MATCHED) matched.clear()
+    matched.set(key, holds)
   }
+  return holds
 }
+
+const MAX_MATCHED = 10_000
+const matched = new Map<string, boolean>()
 
 /** The text's conjuncts on path columns (`filterOf`), or null when it is not of the recognized shape. */
 function rowFiltersOf(sql: string): readonly RowFilter[] | null {
@@ -261,13 +273,17 @@ function isName(token: Token | undefined, name: string): boolean {
 }
 
 const IDENTIFIER = /[\w$\u0080-\uffff]/
+/** Outside strings, quoted names and comments only ASCII is read: anything else makes the text unread. */
+const ASCII_ONLY = /^[\x20-\x7e]*$/
 const OPERATORS = ['->>', '->', '==', '!=', '<>', '<=', '>=', '||', '<<', '>>']
 
 /**
  * SQLite's tokens, roughly; null for a text this cannot read: an unterminated string or name, or
- * a NUL (SQLite stops reading the statement there). Whitespace is SQLite's (space, tab, line
- * feed, form feed, carriage return); any other character from U+0080 on is part of a name, as
- * in SQLite (a no-break space before `path` makes another name).
+ * a NUL (SQLite stops reading the statement there), or, outside strings, quoted names and
+ * comments, any character but printable ASCII and SQLite's whitespace (space, tab, line feed,
+ * form feed, carriage return): SQLite takes every character from U+0080 on as part of a name (a
+ * no-break space before `path` makes another name), and such texts are rare enough to be
+ * checked as before.
  */
 function tokenize(sql: string): Token[] | null {
   if (sql.includes('\0')) return null
@@ -303,16 +319,18 @@ function tokenize(sql: string): Token[] | null {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       // SQLite's Tcl forms (`$a::b`, `$a(x)`), where a build has them: not read here.
-      if (sql[j] === '(' || sql[j] === ':') return null
+      if (sql[j] === '(' || sql[j] === ':' || !ASCII_ONLY.test(sql.slice(i, j))) return null
       tokens.push({ kind: 'param', value: sql.slice(i + 1, j) })
       i = j
     } else if (IDENTIFIER.test(c)) {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       const word = sql.slice(i, j)
+      if (!ASCII_ONLY.test(word)) return null
       tokens.push({ kind: /^[0-9]/.test(word) ? 'other' : 'word', value: word.toLowerCase() })
       i = j
     } else {
+      if (c < ' ' || c > '~') return null
       const operator = OPERATORS.find((op) => sql.startsWith(op, i)) ?? c
       tokens.push({ kind: 'other', value: operator })
       i += operator.length
