@@ -18,7 +18,8 @@
  * Volatile: the text calls a date or time function (`date`, `time`, `datetime`,
  * `julianday`, `unixepoch`, `strftime`, `timediff`: any may read the clock, `'now'` or no
  * argument), names `now`, `current_date`, `current_time` or `current_timestamp`, or calls
- * `random`, `randomblob`, `changes`, `total_changes`, `last_insert_rowid` or `sqlite_version`:
+ * `random`, `randomblob`, `changes`, `total_changes`, `last_insert_rowid` or `sqlite_version`
+ * (also quoted, `"random"()`, or with comments before the `(`, `random/**\/()`):
  * the same rows may give another result, so its hash is always checked again (even with no
  * column changed: `queryMayReadColumns(sql, [])` is true); `queryIsVolatile(sql)` says which.
  * Each text is prepared once (folded; for the star test, its `count(*)` and wrapper removed) and
@@ -34,8 +35,12 @@ interface PreparedText {
 /** An identifier character: ASCII letter, digit, `_`, `$`, or any non-ASCII character. */
 const IDENTIFIER_EDGE = '[\\w$\\u0080-\\uffff]'
 const IDENTIFIER_CHARACTER = new RegExp(IDENTIFIER_EDGE)
+/** Between a function's name and its `(`: a closing quote of the name, whitespace, comments. */
+const BEFORE_CALL = `["\`\\]]?(?:\\s|/\\*[\\s\\S]*?(?:\\*/|$)|--[^\\n]*(?:\\n|$))*\\(`
+export const VOLATILE_FUNCTIONS = ['date', 'time', 'datetime', 'julianday', 'unixepoch', 'strftime', 'timediff', 'random', 'randomblob', 'changes', 'total_changes', 'last_insert_rowid', 'sqlite_version'] as const
+export const VOLATILE_NAMES = ['now', 'current_date', 'current_time', 'current_timestamp'] as const
 const VOLATILE = new RegExp(
-  `(?<!${IDENTIFIER_EDGE})(?:(?:date|time|datetime|julianday|unixepoch|strftime|timediff|random|randomblob|changes|total_changes|last_insert_rowid|sqlite_version)\\s*\\(|(?:now|current_date|current_time|current_timestamp)(?!${IDENTIFIER_EDGE}))`,
+  `(?<!${IDENTIFIER_EDGE})(?:(?:${VOLATILE_FUNCTIONS.join('|')})${BEFORE_CALL}|(?:${VOLATILE_NAMES.join('|')})(?!${IDENTIFIER_EDGE}))`,
 )
 const READS_EVERYTHING = new RegExp(`(?<!${IDENTIFIER_EDGE})(?:_documents|_document_columns|natural)(?!${IDENTIFIER_EDGE})`)
 

@@ -36,7 +36,7 @@
  * are found once and kept while recent.
  */
 import { pathColumns } from '../documents/document-record.js'
-import { queryIsVolatile } from './query-columns.js'
+import { queryIsVolatile, VOLATILE_FUNCTIONS, VOLATILE_NAMES } from './query-columns.js'
 
 /** The TEXT columns of `documents` that are functions of `path` alone. */
 type RowColumn = 'path' | 'parent' | 'name' | 'stem'
@@ -141,6 +141,8 @@ function analyze(sql: string): RowFilter[] | null {
   const tokens = tokenize(sql)
   if (tokens === null) return null
   while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
+  // Volatile by its tokens too (a comment or quotes between a name and its call hide it from text).
+  if (tokens.some((t, i) => isIdentifier(t) && (VOLATILE_WORDS.has(t.value.toLowerCase()) || (VOLATILE_CALLS.has(t.value.toLowerCase()) && isOther(tokens[i + 1], '('))))) return null
   if (!isWord(tokens[0], 'select') || tokens.filter((t) => isWord(t, 'select')).length !== 1) return null
   // `x in <table>` is a subquery without `select`, anywhere in the text.
   if (tokens.some((t, i) => isWord(t, 'in') && !isOther(tokens[i + 1], '('))) return null
@@ -178,6 +180,9 @@ function analyze(sql: string): RowFilter[] | null {
   }
   return depth === 0 ? filters : null
 }
+
+const VOLATILE_WORDS = new Set<string>(VOLATILE_NAMES)
+const VOLATILE_CALLS = new Set<string>(VOLATILE_FUNCTIONS)
 
 /** Words that end the WHERE clause; none can be a name (`window` can: a WINDOW clause stays in the last conjunct). */
 const CLAUSE_AFTER_WHERE = new Set(['group', 'having', 'order', 'limit'])
@@ -315,7 +320,7 @@ function tokenize(sql: string): Token[] | null {
       while (j < sql.length && /[0-9]/.test(sql[j] as string)) j++
       tokens.push({ kind: 'param', value: '' })
       i = j
-    } else if (c === ':' || c === '@' || c === '$') {
+    } else if (c === ':' || c === '@' || c === '$' || c === '#') {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       // SQLite's Tcl forms (`$a::b`, `$a(x)`), where a build has them: not read here.

@@ -50,6 +50,11 @@ describe('queryMayReadColumns', () => {
       'select current_timestamp as t',
       'select path from documents order by random()',
       "select julianday('now') - julianday(due) as late from documents",
+      // Found by review: SQLite also calls a quoted name, and allows comments before the `(`.
+      'select path, total_changes/**/() as n from documents',
+      'select path, "total_changes"() as n from documents',
+      'select path, [random]() as n from documents',
+      'select path, total_changes -- x\n() as n from documents',
     ]) {
       expect(reads(sql)).toBe(true) // even with no column changed
       expect(reads(sql, 'title')).toBe(true)

@@ -102,6 +102,11 @@ describe('queryMayReadRows', () => {
     // Found by the second review: SQLite stops at a NUL; a no-break space starts a name.
     ['a NUL before the equality', "select title from documents where title is not null\0 and parent = 'tasks/b'"],
     ['a NUL in a comment', "select title from documents where title is not null -- x\0\n and parent = 'tasks/b'"],
+    // Found by the third review: `#name` is a named parameter; a call SQLite reads past a comment.
+    ['a # parameter before an or', 'select title from documents where parent = :p and #limit or 1'],
+    ['a # parameter named like a clause keyword', "select title from documents where parent = :p and #order or title = 'x'"],
+    ['a volatile call past a comment', 'select title, total_changes/**/() as n from documents where parent = :p'],
+    ['a volatile call by a quoted name', 'select title, "total_changes"() as n from documents where parent = :p'],
     ['a name starting with a no-break space', "select title, 'tasks/b' as \"\u00a0parent\" from documents where \u00a0parent = 'tasks/b'"],
   ])('may see any row: %s', (_name, sql) => {
     expect(queryMayReadRows(sql, at, other, evaluate)).toBe(true)
@@ -152,6 +157,7 @@ describe('queryMayReadRows against SQLite', () => {
     "select title from documents where path like 'tasks/!_%' escape '!'",
     "select title, 'tasks/b' as \"\u00a0parent\" from documents where \u00a0parent = 'tasks/b' order by path",
     "select title from documents where title is not null\0 and parent = 'tasks/b' order by path",
+    "select title from documents where parent = :insitu_dir and #order or title like '%edited' order by path",
     'select title, (select count(*) from documents where status = \'open\') as n from documents where parent = :insitu_dir',
   ]
 
@@ -163,7 +169,9 @@ describe('queryMayReadRows against SQLite', () => {
       for (const location of paths) {
         const slash = location.lastIndexOf('/')
         const params = { insitu_path: location, insitu_dir: slash === -1 ? '' : location.slice(0, slash) }
-        const bound = sql.includes(':insitu_path') ? (sql.includes(':insitu_dir') ? params : { insitu_path: params.insitu_path }) : sql.includes(':insitu_dir') ? { insitu_dir: params.insitu_dir } : {}
+        // Bind exactly the named parameters the text uses (better-sqlite3 refuses others).
+        const values: Record<string, string> = { ...params, order: 'x' }
+        const bound = Object.fromEntries([...new Set([...sql.matchAll(/[:@#$]([a-z_]+)/g)].map((m) => m[1] as string))].map((name) => [name, values[name]]))
         for (const changed of paths) {
           const before = JSON.stringify(stmt.all(bound))
           db.prepare("update documents set title = title || ' edited', status = case status when 'open' then 'done' else 'open' end, priority = priority + 1 where path = ?").run(changed)
