@@ -13,15 +13,16 @@
  *   | having | order by | limit ...]`
  * - one `select` in the whole text (no subquery, no compound, no CTE: a text starting with
  *   `with`, such as a model with refs, is always a yes), no `in` followed by anything but `(`
- *   (`x in documents` is a subquery too), and not volatile (query-columns.ts: the clock may
- *   change its result with no row changed);
+ *   (`x in documents` is a subquery too), and not volatile (query-columns.ts, and by the
+ *   tokens: a volatile function's name, bare or quoted, before a `(`, or `now`/`current_*`
+ *   anywhere; the clock may change its result with no row changed);
  * - the table is `documents` itself, with no join, comma or `indexed by` after it;
  * - the WHERE clause has no `or`, `between` or `case` outside parentheses (so each `and` there
  *   separates conjuncts), and some conjunct is exactly one of (optionally in one pair of
  *   parentheses) `<column> = <value>` or `<value> = <column>` (also `==`, `!=`, `<>`),
  *   `<column> like <value> [escape <value>]`, `<column> glob <value>`, with `<column>` one of the
  *   TEXT columns `path`, `parent`, `name`, `stem` (bare, quoted, or qualified by the alias or
- *   `documents`) and `<value>` a named parameter (`:name`, `@name`, `$name`) bound to a string,
+ *   `documents`) and `<value>` a named parameter (`:name`, `@name`, `$name`, `#name`) bound to a string,
  *   or a single-quoted string. Both sides are then TEXT and compared with the column's BINARY
  *   collation (`=` and `!=` are string (in)equality); LIKE and GLOB are asked of SQLite itself
  *   (`evaluate`, on the index: its case and escape rules; without it they keep every row). The
