@@ -7,7 +7,9 @@
  *   wrapped in (sql-models.ts; the model's own text names its columns): `*` reads every column
  *   (so may `a * b`, conservatively);
  * - names `_documents` or `_document_columns` (tables behind the view, holding more than it
- *   shows) or uses `natural` (a natural join compares every column two tables share);
+ *   shows), uses `natural` (a natural join compares every column two tables share), or names
+ *   `dbstat` or a `pragma_*` table-valued function (they read the database's storage: any edit
+ *   that changes a value's length changes them);
  * - is volatile (below: its rows depend on more than the rows it reads);
  * - or names one of `columns`: compared ignoring ASCII case as SQLite compares names, with no
  *   identifier character (ASCII letter, digit, `_`, `$`, or any non-ASCII character) right
@@ -42,7 +44,7 @@ export const VOLATILE_NAMES = ['now', 'current_date', 'current_time', 'current_t
 const VOLATILE = new RegExp(
   `(?<!${IDENTIFIER_EDGE})(?:(?:${VOLATILE_FUNCTIONS.join('|')})${BEFORE_CALL}|(?:${VOLATILE_NAMES.join('|')})(?!${IDENTIFIER_EDGE}))`,
 )
-const READS_EVERYTHING = new RegExp(`(?<!${IDENTIFIER_EDGE})(?:_documents|_document_columns|natural)(?!${IDENTIFIER_EDGE})`)
+const READS_EVERYTHING = new RegExp(`(?<!${IDENTIFIER_EDGE})(?:_documents|_document_columns|natural|dbstat|pragma_[\\w$]*)(?!${IDENTIFIER_EDGE})`)
 
 const MAX_PREPARED = 1000
 const prepared = new Map<string, PreparedText>()
