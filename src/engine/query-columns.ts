@@ -83,6 +83,7 @@ function namesColumn(folded: string, column: string): boolean {
   return false
 }
 
-function foldAsciiCase(text: string): string {
+/** Lower case for ASCII letters only, as SQLite compares names. */
+export function foldAsciiCase(text: string): string {
   return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
 }

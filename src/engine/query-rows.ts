@@ -33,11 +33,12 @@
  *   makes the text unread.
  *   (A result column aliased `parent` does not shadow the table's: SQLite resolves a name in
  *   WHERE against the table's columns first; test/unit/query-rows.test.ts checks it on SQLite.)
+ * Names are compared ignoring ASCII case only, as SQLite compares them.
  * A path is filtered out when some conjunct fails for its `pathColumns`. Each text's conjuncts
  * are found once and kept while recent.
  */
 import { pathColumns } from '../documents/document-record.js'
-import { queryIsVolatile, VOLATILE_FUNCTIONS, VOLATILE_NAMES } from './query-columns.js'
+import { foldAsciiCase, queryIsVolatile, VOLATILE_FUNCTIONS, VOLATILE_NAMES } from './query-columns.js'
 
 /** The TEXT columns of `documents` that are functions of `path` alone. */
 type RowColumn = 'path' | 'parent' | 'name' | 'stem'
@@ -143,7 +144,7 @@ function analyze(sql: string): RowFilter[] | null {
   if (tokens === null) return null
   while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
   // Volatile by its tokens too (a comment or quotes between a name and its call hide it from text).
-  if (tokens.some((t, i) => isIdentifier(t) && (VOLATILE_WORDS.has(t.value.toLowerCase()) || (VOLATILE_CALLS.has(t.value.toLowerCase()) && isOther(tokens[i + 1], '('))))) return null
+  if (tokens.some((t, i) => isIdentifier(t) && (VOLATILE_WORDS.has(foldAsciiCase(t.value)) || (VOLATILE_CALLS.has(foldAsciiCase(t.value)) && isOther(tokens[i + 1], '('))))) return null
   if (!isWord(tokens[0], 'select') || tokens.filter((t) => isWord(t, 'select')).length !== 1) return null
   // `x in <table>` is a subquery without `select`, anywhere in the text.
   if (tokens.some((t, i) => isWord(t, 'in') && !isOther(tokens[i + 1], '('))) return null
@@ -156,7 +157,7 @@ function analyze(sql: string): RowFilter[] | null {
   if (isWord(tokens[at], 'as')) at++
   const alias = tokens[at]
   if (alias && (alias.kind === 'name' || (alias.kind === 'word' && alias.value !== 'where'))) {
-    qualifiers.push(alias.value.toLowerCase())
+    qualifiers.push(foldAsciiCase(alias.value))
     at++
   }
   if (!isWord(tokens[at], 'where')) return null
@@ -237,14 +238,14 @@ function columnAt(tokens: readonly Token[], at: number, qualifiers: readonly str
   let end = at + 1
   const first = tokens[at]
   if (isOther(tokens[at + 1], '.')) {
-    if (!isIdentifier(first) || !qualifiers.includes(first.value.toLowerCase())) return null
+    if (!isIdentifier(first) || !qualifiers.includes(foldAsciiCase(first.value))) return null
     name = tokens[at + 2]
     end = at + 3
   } else {
     name = first
   }
   if (!isIdentifier(name)) return null
-  const folded = name.value.toLowerCase()
+  const folded = foldAsciiCase(name.value)
   return ROW_COLUMNS.has(folded) ? { column: folded as RowColumn, end } : null
 }
 
@@ -275,7 +276,7 @@ function isIdentifier(token: Token | undefined): token is Token {
 
 /** A table name: a bare or quoted identifier equal to `name` ignoring ASCII case. */
 function isName(token: Token | undefined, name: string): boolean {
-  return isIdentifier(token) && token.value.toLowerCase() === name
+  return isIdentifier(token) && foldAsciiCase(token.value) === name
 }
 
 const IDENTIFIER = /[\w$\u0080-\uffff]/
@@ -333,7 +334,7 @@ function tokenize(sql: string): Token[] | null {
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       const word = sql.slice(i, j)
       if (!ASCII_ONLY.test(word)) return null
-      tokens.push({ kind: /^[0-9]/.test(word) ? 'other' : 'word', value: word.toLowerCase() })
+      tokens.push({ kind: /^[0-9]/.test(word) ? 'other' : 'word', value: foldAsciiCase(word) })
       i = j
     } else {
       if (c < ' ' || c > '~') return null
