@@ -7,8 +7,9 @@
  *   a FIFO never blocks), verifies that the OPENED object lies inside `realRoot` (the root's real
  *   path), and only then reads from that same descriptor. It returns `{ kind: 'file', bytes,
  *   stat }` (stat with bigint times), `{ kind: 'directory' }`, `{ kind: 'other' }` (FIFO, socket,
- *   device), `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`. Any other
- *   error is thrown.
+ *   device: a socket cannot be opened at all, so its real path is checked instead: `'outside'`
+ *   when it lies outside), `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`.
+ *   Any other error is thrown.
  * - `listConfinedFolder(realRoot, absolute)` is the same for a folder: its entries (`fs.Dirent`,
  *   only `name` and the type are meaningful), or `'missing'` (a file where a folder is expected
  *   may be reported so: ENOTDIR), `'outside'` or `'not-a-folder'`.
@@ -66,15 +67,24 @@ function checkedBeforeOpen(absolute: string, realRoot: string): string | undefin
   return real !== undefined && isInsideFolder(realRoot, real) ? real : undefined
 }
 
-function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' {
+function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' | 'unopenable' {
   try {
     return fs.openSync(absolute, flags)
   } catch (error) {
     if (isUnresolvable(error)) return 'missing'
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EISDIR') return 'is-folder'
+    // A Unix domain socket (Linux: ENXIO; macOS: EOPNOTSUPP): it exists, and holds nothing to read.
+    if (code === 'ENXIO' || code === 'EOPNOTSUPP') return 'unopenable'
     throw error
   }
+}
+
+/** A path that exists but cannot be opened as a file (a socket): `'other'` inside the root, else `'outside'`. */
+function unopenableKind(absolute: string, realRoot: string): 'other' | 'outside' | 'missing' {
+  const real = realPathOrUndefined(absolute)
+  if (real === undefined) return 'missing'
+  return isInsideFolder(realRoot, real) ? 'other' : 'outside'
 }
 
 /** The file at `absolute`, read from the very descriptor whose location was verified. */
@@ -82,6 +92,7 @@ export function readConfinedFile(realRoot: string, absolute: string): ConfinedFi
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, READ_FLAGS)
   if (fd === 'missing') return { kind: 'missing' }
+  if (fd === 'unopenable') return { kind: unopenableKind(absolute, realRoot) }
   if (fd === 'is-folder') {
     // Windows refuses to open folders as files: only the (checked) kind is reported.
     return realPathOrUndefined(absolute) === checked && checked !== undefined ? { kind: 'directory' } : { kind: 'outside' }
@@ -118,6 +129,7 @@ export function listConfinedFolder(realRoot: string, absolute: string): Confined
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, FOLDER_FLAGS)
   if (fd === 'missing') return 'missing'
+  if (fd === 'unopenable') return unopenableKind(absolute, realRoot) === 'outside' ? 'outside' : 'not-a-folder'
   if (fd === 'is-folder') {
     // Windows cannot open a folder descriptor: list the checked real path, then re-check it.
     if (checked === undefined) return 'outside'

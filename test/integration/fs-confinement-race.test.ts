@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { listConfinedFolder, readConfinedFile } from '../../src/documents/confined-files.js'
@@ -163,6 +164,38 @@ describe('readConfinedFile / listConfinedFolder', () => {
     expect(readFileState(root, path.join(root, 'a.txt'))?.bytes.toString()).toBe('a\n')
   })
 })
+
+describe('a Unix domain socket', () => {
+  it('is no file, no folder and no document, and one outside the root is outside (it cannot even be opened)', async () => {
+    const root = tempDir()
+    const outside = tempDir()
+    fs.writeFileSync(path.join(root, 'a.md'), 'a\n')
+    const servers = await Promise.all([path.join(root, 'inside.md'), path.join(outside, 'elsewhere.md')].map(listenOn))
+    try {
+      fs.symlinkSync(path.join(outside, 'elsewhere.md'), path.join(root, 'out.md'))
+      // Opening a socket fails (Linux: ENXIO), which was thrown as is, naming no resource.
+      expect(readConfinedFile(root, path.join(root, 'inside.md')).kind).toBe('other')
+      expect(readConfinedFile(root, path.join(root, 'out.md')).kind).toBe('outside')
+      // As for a file where a folder is expected (Linux: ENOTDIR): never listed.
+      expect(['missing', 'not-a-folder']).toContain(listConfinedFolder(root, path.join(root, 'inside.md')))
+      expect(['missing', 'outside']).toContain(listConfinedFolder(root, path.join(root, 'out.md')))
+      expect(readFileState(root, path.join(root, 'inside.md'))).toBeNull()
+      expect(() => resolveFsFile('fs:file:inside.md', context(root))).toThrow(/^not a file: inside\.md$/)
+      expect(() => resolveFsFile('fs:file:out.md', context(root))).toThrow('resource escapes project root: fs:file:out.md')
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+    }
+  })
+})
+
+/** A server listening on a Unix domain socket at `file` (which then exists as a socket). */
+function listenOn(file: string): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(file, () => resolve(server))
+  })
+}
 
 function spawnSyncMkfifo(file: string): void {
   const result = spawnSync('mkfifo', [file])
