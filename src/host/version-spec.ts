@@ -17,7 +17,7 @@
  *   or `… not a semver version …`).
  * - `isPep440SpecifierSet(spec)` says which reading a spec gets.
  */
-import semver from 'semver'
+import { createRequire } from 'node:module'
 import {
   comparePep440,
   formatPep440,
@@ -27,6 +27,20 @@ import {
   type Pep440Version,
   publicVersion,
 } from './pep440-version.js'
+
+type Semver = typeof import('semver')
+let loadedSemver: Semver | undefined
+
+/**
+ * The `semver` package, loaded the first time an npm range is checked: only extension
+ * dependencies and `extension add --version` have ranges, and loading it with the plugin cost
+ * every `vite` command about 5 ms (bench/RESULTS.md, "Startup"). Required from node_modules
+ * (a dependency of the package), so the bundle does not inline it.
+ */
+function semverPackage(): Semver {
+  loadedSemver ??= createRequire(import.meta.url)('semver') as Semver
+  return loadedSemver
+}
 
 export class VersionSpecError extends Error {
   override name = 'VersionSpecError'
@@ -48,6 +62,7 @@ export function versionSatisfies(version: string, spec: string): boolean {
     if (!candidate) throw new VersionSpecError(`version ${version} is not a PEP 440 version (range ${spec})`)
     return specifiers.every((specifier) => matches(candidate, version, specifier))
   }
+  const semver = semverPackage()
   if (semver.validRange(spec) === null) throw new VersionSpecError(`invalid version range: ${spec}`)
   if (semver.valid(version) === null) throw new VersionSpecError(`version ${version} is not a semver version (range ${spec})`)
   return semver.satisfies(version, spec, { includePrerelease: true })

@@ -8,7 +8,9 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { writeExtension } from './extension-projects.js'
+import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
 const DIST = path.join(REPO, 'dist')
@@ -51,6 +53,8 @@ function packageOf(file: string): string | undefined {
   return match?.[1]
 }
 
+afterEach(removeTempDirs)
+
 describe('the published bundle', () => {
   it('loads a few files of its own and, of its dependencies, only better-sqlite3 (the rest is inlined)', () => {
     const { files } = filesLoadedBy(`const plugin = await import(${JSON.stringify(pathToFileURL(path.join(DIST, 'index.js')).href)})\nif (typeof plugin.default !== 'function') throw new Error('no default export')`)
@@ -72,12 +76,28 @@ describe('the published bundle', () => {
 
   it('ships the license of every package it inlines', () => {
     const notice = fs.readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.md'), 'utf8')
-    for (const name of ['zod', 'yaml', 'semver', 'smol-toml', 'ignore', 'chokidar', 'magic-string', 'signal-exit']) {
+    for (const name of ['zod', 'yaml', 'smol-toml', 'ignore', 'chokidar', 'magic-string', 'signal-exit']) {
       const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string; license: string }
       expect(notice).toContain(`## ${name} ${manifest.version} (${manifest.license})`)
     }
     const bundles = ['index.js', 'cli/bin.js'].map((file) => fs.readFileSync(path.join(DIST, file), 'utf8'))
     expect(bundles[1]!.startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+
+  it('loads semver from node_modules only to check an npm range (it is not inlined)', () => {
+    const notice = fs.readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.md'), 'utf8')
+    expect(notice).not.toMatch(/^## semver /m)
+    const source = path.join(tempDir(), 'ext')
+    writeExtension(source, { name: 'acme/ranged', version: '1.4.2', capabilities: ['transform:ranged'] })
+    const root = tempDir()
+    fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n')
+    const bin = path.join(DIST, 'cli', 'bin.js')
+    const add = (range: string) => spawnSync(process.execPath, [bin, 'extension', 'add', source, '--version', range], { cwd: root, encoding: 'utf8' })
+    const unmet = add('^2.0.0')
+    expect(unmet.stderr).toContain('acme/ranged 1.4.2 does not satisfy ^2.0.0')
+    expect(unmet.status).toBe(1)
+    expect(add('>=1.4 <2')).toMatchObject({ status: 0, stderr: '' })
+    expect(fs.readFileSync(path.join(root, 'insitu.lock'), 'utf8')).toContain('name = "acme/ranged"')
   })
 
   it('ships no source or declaration map that points at a file the package does not contain', () => {
