@@ -38,7 +38,8 @@ const isPackage = (id, names) => names.some((name) => id === name || id.startsWi
 const BUNDLES = [
   {
     input: { index: 'src/index.ts', 'cli/bin': 'src/cli/bin.ts' },
-    external: ['better-sqlite3', 'vite'],
+    // semver: required from node_modules when first needed (src/host/version-spec.ts).
+    external: ['better-sqlite3', 'vite', 'semver'],
   },
   {
     input: { 'sdk/index': 'src/sdk/index.ts' },

@@ -7,8 +7,9 @@
  *   a FIFO never blocks), verifies that the OPENED object lies inside `realRoot` (the root's real
  *   path), and only then reads from that same descriptor. It returns `{ kind: 'file', bytes,
  *   stat }` (stat with bigint times), `{ kind: 'directory' }`, `{ kind: 'other' }` (FIFO, socket,
- *   device: a socket cannot be opened at all, so its real path is checked instead: `'outside'`
- *   when it lies outside), `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`.
+ *   device: a socket cannot be opened at all, whatever error the platform gives, so `stat` tells
+ *   it and its real path is checked instead: `'outside'` when it lies outside),
+ *   `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`.
  *   Any other error is thrown.
  * - `listConfinedFolder(realRoot, absolute)` is the same for a folder: its entries (`fs.Dirent`,
  *   only `name` and the type are meaningful), or `'missing'` (a file where a folder is expected
@@ -74,13 +75,26 @@ function openOrMissing(absolute: string, flags: number): number | 'missing' | 'i
     if (isUnresolvable(error)) return 'missing'
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EISDIR') return 'is-folder'
-    // A Unix domain socket (Linux: ENXIO; macOS: EOPNOTSUPP): it exists, and holds nothing to read.
-    if (code === 'ENXIO' || code === 'EOPNOTSUPP') return 'unopenable'
+    // A Unix domain socket exists and holds nothing to read, but no platform opens it (Linux:
+    // ENXIO; macOS: errno 102, which libuv does not name), so its kind is asked of `stat`.
+    if (isSocket(absolute)) return 'unopenable'
     throw error
   }
 }
 
-/** A path that exists but cannot be opened as a file (a socket): `'other'` inside the root, else `'outside'`. */
+function isSocket(absolute: string): boolean {
+  try {
+    return fs.statSync(absolute).isSocket()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A socket (it cannot be opened, so no descriptor can be checked): `'other'` when its real path
+ * lies inside the root, else `'outside'`. A link swapped between the failed open and this check
+ * can only change which of the two is reported: nothing is read either way.
+ */
 function unopenableKind(absolute: string, realRoot: string): 'other' | 'outside' | 'missing' {
   const real = realPathOrUndefined(absolute)
   if (real === undefined) return 'missing'
@@ -129,7 +143,10 @@ export function listConfinedFolder(realRoot: string, absolute: string): Confined
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, FOLDER_FLAGS)
   if (fd === 'missing') return 'missing'
-  if (fd === 'unopenable') return unopenableKind(absolute, realRoot) === 'outside' ? 'outside' : 'not-a-folder'
+  if (fd === 'unopenable') {
+    const kind = unopenableKind(absolute, realRoot)
+    return kind === 'other' ? 'not-a-folder' : kind
+  }
   if (fd === 'is-folder') {
     // Windows cannot open a folder descriptor: list the checked real path, then re-check it.
     if (checked === undefined) return 'outside'

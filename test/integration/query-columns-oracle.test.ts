@@ -7,12 +7,12 @@
  * The oracle is `EXPLAIN <sql>` (better-sqlite3 has no authorizer callback): each `OpenRead`
  * names a cursor's table or index by its root page (`sqlite_schema.rootpage`), and each `Column`
  * reads one column of a cursor — for a WITHOUT ROWID table in storage order (the primary key
- * first), for an index in `pragma_index_xinfo` order. Columns of `_document_columns` are the
- * view's own names; `_documents.body`, `.frontmatter` and `.source_hash` are the view's `body`,
- * `frontmatter` and `content_hash`. A column compared only inside an index seek is not seen (the
- * oracle can miss reads, never invent them), and `path` is left out: the view joins its two
- * tables on it, and a changed path is never a column-only change (the index reports rows
- * appearing and going). The queries: every SQL model of the fixture projects, the playground
+ * first), for an index in `pragma_index_xinfo` order — and each seek or key comparison on a
+ * cursor (`SeekGE`, `IdxGT`, `NotFound`, …, with P4 = N key fields) its first N columns. Columns
+ * of `_document_columns` are the view's own names; `_documents.body`, `.frontmatter` and
+ * `.source_hash` are the view's `body`, `frontmatter` and `content_hash`. `path` is left out: the
+ * view joins its two tables on it, and a changed path is never a column-only change (the index
+ * reports rows appearing and going). The queries: every SQL model of the fixture projects, the playground
  * and the benchmark's generated projects, compiled as the engine runs them, and hand-written
  * ones reaching columns through aliases, subqueries, CTEs, joins, windows and JSON functions.
  */
@@ -31,6 +31,12 @@ const FIXTURE_PROJECTS = ['test/fixtures/parity/project', 'test/fixtures/conform
 
 /** The view columns backed by `_documents` (the rest are `_document_columns`' own names). */
 const FROM_DOCUMENTS_TABLE: Record<string, string> = { body: 'body', frontmatter: 'frontmatter', source_hash: 'content_hash', path: 'path' }
+
+/** A column no query names: the rule says a query reads it only when it takes it as reading everything. */
+const NO_SUCH_COLUMN = 'insitu_oracle_no_such_column'
+
+/** Opcodes that compare a cursor's first P4 key columns with registers (a seek, a range end, a key lookup). */
+const KEY_COMPARISONS = new Set(['SeekGE', 'SeekGT', 'SeekLE', 'SeekLT', 'IdxGE', 'IdxGT', 'IdxLE', 'IdxLT', 'Found', 'NotFound', 'NoConflict'])
 
 interface Oracle {
   /** The `documents` columns the bytecode of `sql` reads (`path` included; see the header). */
@@ -73,21 +79,27 @@ function indexedProject(root: string): { oracle: Oracle; models: ReturnType<type
     reads(sql) {
       // EXPLAIN runs nothing, but better-sqlite3 wants every named parameter bound.
       const params = Object.fromEntries([...sql.matchAll(/[:@$]([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => [match[1]!, null]))
-      const program = db.prepare(`explain ${sql}`).all(params) as { opcode: string; p1: number; p2: number }[]
+      const program = db.prepare(`explain ${sql}`).all(params) as { opcode: string; p1: number; p2: number; p4: unknown }[]
       const cursors = new Map<number, { table: string; columns: (string | null)[] }>()
       const read = new Set<string>()
-      for (const { opcode, p1, p2 } of program) {
+      const readColumn = (cursorId: number, column: number) => {
+        const cursor = cursors.get(cursorId)
+        if (!cursor) return // an ephemeral table, a sorter or a pseudo-cursor: its columns came from reads seen already
+        const name = cursor.columns[column]
+        if (name === undefined || name === null) throw new Error(`EXPLAIN read column ${column} of ${cursor.table}, which the oracle cannot name: ${sql}`)
+        if (cursor.table === '_document_columns') read.add(name)
+        else if (cursor.table === '_documents') read.add(FROM_DOCUMENTS_TABLE[name] ?? `_documents.${name}`)
+      }
+      for (const { opcode, p1, p2, p4 } of program) {
         if (opcode === 'OpenRead' || opcode === 'ReopenIdx') {
           const entry = byRootPage.get(p2)
           if (!entry) throw new Error(`EXPLAIN opened root page ${p2}, which no table or index of the snapshot has: ${sql}`)
           cursors.set(p1, entry.type === 'index' ? { table: entry.tbl_name, columns: indexOrder(entry.name) } : { table: entry.name, columns: storageOrder(entry.name, entry.sql) })
         } else if (opcode === 'Column') {
-          const cursor = cursors.get(p1)
-          if (!cursor) continue // an ephemeral table, a sorter or a pseudo-cursor: its columns came from reads seen already
-          const name = cursor.columns[p2]
-          if (name === undefined || name === null) throw new Error(`EXPLAIN read column ${p2} of ${cursor.table}, which the oracle cannot name: ${sql}`)
-          if (cursor.table === '_document_columns') read.add(name)
-          else if (cursor.table === '_documents') read.add(FROM_DOCUMENTS_TABLE[name] ?? `_documents.${name}`)
+          readColumn(p1, p2)
+        } else if (KEY_COMPARISONS.has(opcode) && cursors.has(p1)) {
+          const keyFields = Number(p4)
+          for (let column = 0; column < keyFields; column++) readColumn(p1, column)
         }
       }
       return read
@@ -119,6 +131,8 @@ describe('the column rule against the bytecode SQLite runs', () => {
     const { oracle } = indexedProject(root)
     try {
       expect([...oracle.reads("select title from documents where status = 'open'")].sort()).toEqual(['status', 'title'])
+      // Compared only inside the seek of the `parent` index: counted too.
+      expect([...oracle.reads('select title from documents where parent = :insitu_dir')]).toContain('parent')
       expect([...oracle.reads("select count(*) from documents where body like '%x%'")]).toContain('body')
       expect([...oracle.reads('select content_hash, frontmatter from documents')]).toEqual(expect.arrayContaining(['content_hash', 'frontmatter']))
       expect([...oracle.reads('select count(*) from entries')]).toEqual([])
@@ -137,11 +151,13 @@ describe('the column rule against the bytecode SQLite runs', () => {
           let sql: string
           try {
             sql = models.compile(name).sql
-            oracle.reads(sql)
           } catch {
             continue // a model the fixture keeps broken on purpose (its tests expect the error)
           }
-          checked.push(`${path.relative(REPO, root)}: ${name}`)
+          // Counted only when it reads a column and the rule judges it column by column: not
+          // when it takes the query as reading everything (`*`, the clock), which cannot miss.
+          const readsColumns = [...oracle.reads(sql)].some((column) => column !== 'path')
+          if (readsColumns && !queryMayReadColumns(sql, [NO_SUCH_COLUMN])) checked.push(`${path.relative(REPO, root)}: ${name}`)
           const columns = missedBy(oracle, sql)
           if (columns.length > 0) missed.push(`${name} (${columns.join(', ')}): ${sql}`)
         }
@@ -150,8 +166,8 @@ describe('the column rule against the bytecode SQLite runs', () => {
       }
     }
     expect(missed).toEqual([])
-    // Not vacuous: the models of every project were read and prepared.
-    expect(checked.length).toBeGreaterThan(40)
+    // Not vacuous: models of every project were judged column by column.
+    expect(checked.length).toBeGreaterThan(20)
     for (const project of FIXTURE_PROJECTS) expect(checked.some((entry) => entry.startsWith(`${project}: `))).toBe(true)
   })
 
@@ -181,7 +197,6 @@ describe('the column rule against the bytecode SQLite runs', () => {
       "select count(*) filter (where status = 'open') from documents",
       "select title from documents where (status, priority) = ('open', 2)",
       'select status, count(*) from documents group by 1 order by 2 desc',
-      'select title from documents natural join entries',
     ]
     try {
       const missed = queries.map((sql) => ({ sql, columns: missedBy(oracle, sql) })).filter(({ columns }) => columns.length > 0)
