@@ -68,7 +68,7 @@ function checkedBeforeOpen(absolute: string, realRoot: string): string | undefin
   return real !== undefined && isInsideFolder(realRoot, real) ? real : undefined
 }
 
-function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' | 'unopenable' {
+function openOrMissing(absolute: string, flags: number): number | 'missing' | 'is-folder' | 'socket' {
   try {
     return fs.openSync(absolute, flags)
   } catch (error) {
@@ -77,7 +77,7 @@ function openOrMissing(absolute: string, flags: number): number | 'missing' | 'i
     if (code === 'EISDIR') return 'is-folder'
     // A Unix domain socket exists and holds nothing to read, but no platform opens it (Linux:
     // ENXIO; macOS: errno 102, which libuv does not name), so its kind is asked of `stat`.
-    if (isSocket(absolute)) return 'unopenable'
+    if (isSocket(absolute)) return 'socket'
     throw error
   }
 }
@@ -95,7 +95,7 @@ function isSocket(absolute: string): boolean {
  * lies inside the root, else `'outside'`. A link swapped between the failed open and this check
  * can only change which of the two is reported: nothing is read either way.
  */
-function unopenableKind(absolute: string, realRoot: string): 'other' | 'outside' | 'missing' {
+function socketKind(absolute: string, realRoot: string): 'other' | 'outside' | 'missing' {
   const real = realPathOrUndefined(absolute)
   if (real === undefined) return 'missing'
   return isInsideFolder(realRoot, real) ? 'other' : 'outside'
@@ -106,7 +106,7 @@ export function readConfinedFile(realRoot: string, absolute: string): ConfinedFi
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, READ_FLAGS)
   if (fd === 'missing') return { kind: 'missing' }
-  if (fd === 'unopenable') return { kind: unopenableKind(absolute, realRoot) }
+  if (fd === 'socket') return { kind: socketKind(absolute, realRoot) }
   if (fd === 'is-folder') {
     // Windows refuses to open folders as files: only the (checked) kind is reported.
     return realPathOrUndefined(absolute) === checked && checked !== undefined ? { kind: 'directory' } : { kind: 'outside' }
@@ -143,8 +143,8 @@ export function listConfinedFolder(realRoot: string, absolute: string): Confined
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, FOLDER_FLAGS)
   if (fd === 'missing') return 'missing'
-  if (fd === 'unopenable') {
-    const kind = unopenableKind(absolute, realRoot)
+  if (fd === 'socket') {
+    const kind = socketKind(absolute, realRoot)
     return kind === 'other' ? 'not-a-folder' : kind
   }
   if (fd === 'is-folder') {

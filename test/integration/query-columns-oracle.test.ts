@@ -44,7 +44,7 @@ interface Oracle {
   close(): void
 }
 
-/** An index of `root` as the engine builds it, and the oracle over a read-only copy of its snapshot. */
+/** An index of `root` as the engine builds it, and the oracle over its snapshot, opened read-only. */
 function indexedProject(root: string): { oracle: Oracle; models: ReturnType<typeof loadSqlModels> } {
   const config = loadProjectConfig(path.join(root, 'insitu.toml'))
   const statePath = path.join(tempDir(), 'index.db')
@@ -55,8 +55,7 @@ function indexedProject(root: string): { oracle: Oracle; models: ReturnType<type
     respectGitignore: config.sources.respect_gitignore,
     statePath,
   })
-  index.rebuild({ persist: true })
-  index.persist()
+  index.rebuild() // writes the snapshot
   index.close()
   const db = new Database(statePath, { readonly: true })
   const schema = db.prepare('select type, name, tbl_name, rootpage, sql from sqlite_schema').all() as {
@@ -97,7 +96,7 @@ function indexedProject(root: string): { oracle: Oracle; models: ReturnType<type
           cursors.set(p1, entry.type === 'index' ? { table: entry.tbl_name, columns: indexOrder(entry.name) } : { table: entry.name, columns: storageOrder(entry.name, entry.sql) })
         } else if (opcode === 'Column') {
           readColumn(p1, p2)
-        } else if (KEY_COMPARISONS.has(opcode) && cursors.has(p1)) {
+        } else if (KEY_COMPARISONS.has(opcode)) {
           const keyFields = Number(p4)
           for (let column = 0; column < keyFields; column++) readColumn(p1, column)
         }
