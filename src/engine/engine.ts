@@ -181,6 +181,8 @@ export class InsituEngine {
   private readonly inFlight = new Set<ChangeLog>()
   /** Hash of the text each document owner was last rendered to (kept across invalidation, for early cutoff). */
   private readonly lastOutputs = new Map<string, string>()
+  /** Per document (project-relative path), each job's last output without failure (`<target>:<id>`; render-document.ts `lastGood`). */
+  private readonly lastGoodOutputs = new Map<string, Map<string, { content: string | null; value: unknown }>>()
   readonly runRecords = new RunRecords()
   private closing: Promise<void> | undefined
   private aborted: Error | undefined
@@ -317,7 +319,11 @@ export class InsituEngine {
     const rendersBefore = this.documentJobs.get(owner)?.renders ?? 0
     const result = await this.runTracked(owner, async () => {
       jobKeys = []
-      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke, jobKeys))
+      const good = this.lastGoodOutputs.get(relPath)
+      const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke, jobKeys), {
+        lastGood: (job) => good?.get(`${job.target}:${job.id}`),
+      })
+      this.noteGoodOutputs(relPath, rendered)
       return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
     })
     this.noteDocumentJobs(owner, jobKeys, rendersBefore)
@@ -416,6 +422,16 @@ export class InsituEngine {
     }
   }
 
+  /** Remember each job's output that did not fail, for a later render in which it fails (render-document.ts `lastGood`). */
+  private noteGoodOutputs(relPath: string, rendered: DocumentResult): void {
+    let good = this.lastGoodOutputs.get(relPath)
+    for (const job of rendered.jobs) {
+      if (job.error !== null) continue
+      if (!good) this.lastGoodOutputs.set(relPath, (good = new Map()))
+      good.set(`${job.target}:${job.id}`, { content: job.content, value: job.value })
+    }
+  }
+
   /**
    * Hash (`hashText`) of the text a document owner was last rendered to, or undefined when it
    * never was. Survives `affected()`: compare a fresh render with it to skip an update (early cutoff).
@@ -458,6 +474,7 @@ export class InsituEngine {
     for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
     for (const owner of this.documentJobs.keys()) if (ofFile(owner)) this.documentJobs.delete(owner)
     for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
+    this.lastGoodOutputs.delete(relPath)
     for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
   }
 

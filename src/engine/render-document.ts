@@ -28,6 +28,11 @@
  * - Each job goes through `runJob` (the engine's job memo): it may serve a job's outcome
  *   without invoking anything (`reused`); the document is spliced the same way. A failure is
  *   thrown by `runJob`, never served.
+ * - `options.lastGood(job)`: the output a job last produced without failing, in this process
+ *   (the engine remembers it per document and job id). A failed job's region gets that body (a
+ *   failed materialization that value) instead of the one in the text, so a dev server that
+ *   serves a document with one broken region keeps showing what it showed (issue #34); with none
+ *   remembered, the text's own body stays.
  */
 import { FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
@@ -104,12 +109,17 @@ export function describeFailure(host: InsituHost, kind: string, id: string, erro
   return `${who} failed in ${id}: ${message}`
 }
 
+/** A job's last output without failure (see the contract): a region's content, a materialization's value. */
+export type LastGoodOutput = (job: { id: string; target: JobResult['target'] }) => { content: string | null; value: unknown } | undefined
+
 export async function renderDocument(
   host: InsituHost,
   relPath: string,
   text: string,
   runJob: JobRunner = runEveryJob,
+  options: { lastGood?: LastGoodOutput } = {},
 ): Promise<DocumentResult> {
+  const lastGood = options.lastGood ?? (() => undefined)
   const location = locationOf(relPath)
   const failed = (message: string, line: number | null): DocumentResult => ({
     path: relPath,
@@ -215,14 +225,17 @@ export async function renderDocument(
 
   const edits: TextEdit[] = []
   // Jobs are regions first, then materializations, in order: pair them by position (ids may repeat).
-  const values = materializations
-    .map((materialization, i) => ({ pointer: materialization.pointer, job: jobs[regions.length + i]! }))
-    .filter(({ job }) => job.error === null)
+  const values = materializations.flatMap((materialization, i) => {
+    const job = jobs[regions.length + i]!
+    if (job.error === null) return [{ pointer: materialization.pointer, value: job.value }]
+    const good = lastGood(job)
+    return good === undefined ? [] : [{ pointer: materialization.pointer, value: good.value }]
+  })
   if (values.length > 0 && frontMatter.data) {
     // Only the generated values' text changes; the user's own bytes stay (issue #14).
     let edit
     try {
-      edit = generatedValuesEdit(text, values.map(({ pointer, job }) => ({ pointer, value: job.value })))
+      edit = generatedValuesEdit(text, values)
     } catch (error) {
       if (!(error instanceof FrontMatterWriteError)) throw error
       return failed(error.message, materializations.find((m) => m.pointer === error.pointer)?.line ?? null)
@@ -233,7 +246,8 @@ export async function renderDocument(
   const eol = lineEndingOf(text)
   regions.forEach((region, i) => {
     const job = jobs[i]!
-    if (job.error === null) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: regionBodyText(job.content ?? '', eol) })
+    const content = job.error === null ? job.content : lastGood(job)?.content
+    if (content !== undefined) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: regionBodyText(content ?? '', eol) })
   })
   const changedEdits = edits.filter((e) => text.slice(e.start, e.end) !== e.text)
   const output = applyEdits(text, changedEdits)

@@ -9,8 +9,13 @@
  *   it can carry the same tag themselves). Nothing of it is in a build.
  * - The client prints each diagnostic once per page, `console.warn` for warnings and
  *   `console.info` for info: `[insitu] README.md:12 <message>` (the project-relative file and
- *   line; `[insitu] README.md <message>` without a line). Errors are not sent: they fail the
- *   module and reach Vite's error overlay.
+ *   line; `[insitu] README.md <message>` without a line). Errors come as `insitu:failures`
+ *   (dev-failures.ts): each printed once with `console.error`; once none is left, the overlay
+ *   showing an insitu error (Vite's `vite:error` event names the plugin) is closed, before the
+ *   update that follows the fix (Vite's client would reload a page showing an overlay at its
+ *   first update). The client is loaded by every page that loads Vite's own client
+ *   (`withInsituClient` appends its import to that module: frameworks that serve no
+ *   `index.html`, such as Astro, included) and by the tag `transformIndexHtml` injects.
  * - `connectBrowserDiagnostics(channel, engine)` sends the custom HMR event
  *   `insitu:diagnostics` (`{ owners: [{ owner, diagnostics: [{ severity, text }] }] }`) after
  *   each run of an owner with warnings or info, and after a run of an owner that had some
@@ -22,6 +27,8 @@
 import type { InsituEngine } from '../engine/engine.js'
 import type { OwnerRecord } from '../engine/run-records.js'
 import type { Diagnostic } from '../protocol/schemas.js'
+import { FAILURES_EVENT } from './dev-failures.js'
+import { PLUGIN_NAME } from './options.js'
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
@@ -38,10 +45,16 @@ export interface DiagnosticsMessage {
   owners: { owner: string; diagnostics: BrowserDiagnostic[] }[]
 }
 
+/** One client of a hot channel: custom events, or any of Vite's payloads. */
+export interface HotClientLike {
+  send(event: string, payload?: unknown): void
+  send(payload: { type: string }): void
+}
+
 /** A hot channel as Vite 5–8 offer it on `server.ws`. */
 export interface HotChannelLike {
   send(event: string, payload?: unknown): void
-  on(event: string, listener: (data: unknown, client: { send(event: string, payload?: unknown): void }) => void): void
+  on(event: string, listener: (data: unknown, client: HotClientLike) => void): void
 }
 
 /** `[insitu] README.md:12 message` */
@@ -61,7 +74,8 @@ export function browserDiagnostics(record: OwnerRecord): BrowserDiagnostic[] {
 
 /** The client module's code, for a dev server with this `base`. */
 export function clientCode(base: string): string {
-  return `// insitu: warnings and info of managed modules, printed in the browser console.
+  return `// insitu: warnings, info and failures of managed documents, in the browser console; the
+// overlay of an insitu failure closed once no failure is left (dev-failures.ts).
 import { createHotContext } from ${JSON.stringify(`${withSlash(base)}@vite/client`)}
 const hot = createHotContext(${JSON.stringify(CLIENT_PATH)})
 const printed = new Map()
@@ -79,12 +93,47 @@ hot.on(${JSON.stringify(DIAGNOSTICS_EVENT)}, (message) => {
     printed.set(owner, now)
   }
 })
+const failures = new Map()
+// Whether the overlay on screen is insitu's: Vite tells every error payload it shows.
+let overlayIsOurs = false
+hot.on('vite:error', (payload) => {
+  overlayIsOurs = payload?.err?.plugin === ${JSON.stringify(PLUGIN_NAME)}
+})
+hot.on(${JSON.stringify(FAILURES_EVENT)}, (message) => {
+  for (const { file, failures: now } of message.files) {
+    const before = new Set((failures.get(file) ?? []).map((failure) => failure.text))
+    for (const failure of now) if (!before.has(failure.text)) console.error(failure.text)
+    if (now.length > 0) failures.set(file, now)
+    else failures.delete(file)
+  }
+  // Fixed: close the overlay before the update that follows reaches Vite's client, which
+  // reloads a page that shows an overlay at its first update.
+  if (failures.size === 0 && overlayIsOurs) {
+    overlayIsOurs = false
+    for (const overlay of document.querySelectorAll('vite-error-overlay')) {
+      if (typeof overlay.close === 'function') overlay.close()
+      else overlay.remove()
+    }
+  }
+})
 hot.send(${JSON.stringify(READY_EVENT)}, {})
 `
 }
 
 function withSlash(base: string): string {
   return base.endsWith('/') ? base : `${base}/`
+}
+
+/** Vite's own HMR client module (`/@vite/client`), whatever the package manager's layout. */
+export const VITE_CLIENT_MODULE = /[\\/]vite[\\/]dist[\\/]client[\\/]client\.mjs$/
+
+/**
+ * Vite's client module with the insitu client loaded once it has run (a dynamic import: the
+ * insitu client imports Vite's, so a static one would form a cycle; a non-literal specifier,
+ * which Vite's import analysis leaves alone).
+ */
+export function withInsituClient(code: string): string {
+  return `${code}\n;{ const insituClient = ${JSON.stringify(CLIENT_PATH)}; import(/* @vite-ignore */ insituClient).catch(() => {}) }\n`
 }
 
 /** The script tag loading the client. */
@@ -104,9 +153,17 @@ export function clientMiddleware(base: () => string) {
   }
 }
 
-/** Answer `insitu:ready` with every owner's current warnings and info (engine of the moment). */
-export function answerReadyClients(channel: HotChannelLike, getEngine: () => InsituEngine | undefined): void {
+/**
+ * Answer `insitu:ready` with every owner's current warnings and info (engine of the moment), and
+ * hand the client to `onReady` (dev-failures.ts sends it the current failures).
+ */
+export function answerReadyClients(
+  channel: HotChannelLike,
+  getEngine: () => InsituEngine | undefined,
+  onReady: (client: HotClientLike) => void = () => {},
+): void {
   channel.on(READY_EVENT, (_data, client) => {
+    onReady(client)
     const engine = getEngine()
     if (!engine) return
     const owners = engine.runRecords

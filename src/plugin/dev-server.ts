@@ -4,7 +4,9 @@
  *
  * Contract:
  * - `configure(server)` (configureServer): the inspector (`/__insitu/`) and browser-diagnostics
- *   middlewares, errors printed once, the close hook (as soon as closing starts, the engine's
+ *   middlewares, errors printed once, the server's `DevFailures` (dev-failures.ts: a failing
+ *   document stays served; its failures are printed once, sent to the overlay and the browser
+ *   console, and cleared when fixed; an engine that cannot start is told the same way), the close hook (as soon as closing starts, the engine's
  *   start and jobs are aborted and it stops; the close resolves once extensions are gone), the
  *   Vite 5 watcher for creates and deletes, and a watch on a broken config above the root.
  * - `buildStart(context)`: the engine starts in the background (modules insitu does not manage
@@ -31,6 +33,9 @@
  *   restarts the server instead, once such events pause, naming the files that really changed
  *   (`insitu: <file> changed, restarting server`; an editor's temporary file renamed over the
  *   file is not named: `ServerRestarts`).
+ * - A managed document the user edited (not in write mode, where the plan syncs it) is rendered
+ *   in the background once its event is planned (`renderEditedDocument`), so a failure the edit
+ *   causes is told when it happens, not at the page's next request.
  * - A plan that fails (`LiveSync.changed` throws: the index refresh, say) is logged once per event
  *   with the file, and the event still updates every owner that may read the file
  *   (`LiveSync.fallback`: the dependency graph alone, the index's readers included, decided as
@@ -47,13 +52,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
-import { type InsituEngine, ownerFile } from '../engine/engine.js'
+import { type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
+import { renderText } from '../sync/sync-document.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { guardDroppedChanges } from '../sync/dropped-changes.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
+import { DevFailures, type FailureChannel } from './dev-failures.js'
 import { logEngineStartError, messageOf, PluginStoppedError, printErrorsOnce, type ReportingContext, reportValidation } from './diagnostics.js'
 import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
 import { isSkippedId, moduleFile, moduleKey } from './module-ids.js'
@@ -63,6 +70,7 @@ import { isRestartTrigger, ServerRestarts } from '../sync/restart-triggers.js'
 import { onServerClosing } from './server-close.js'
 import { logPluginUpdates } from './update-log.js'
 import {
+  browserChannel,
   type DevModule,
   type DevModuleGraph,
   devModuleGraphs,
@@ -98,6 +106,10 @@ export class DevServerSession {
    * before the hot-update hooks run, so the graph cannot tell the two apart then).
    */
   private readonly servedIds = new Set<string>()
+  /** Per served file (absolute POSIX), the query of the first id served: a background render renders as that id. */
+  private readonly servedQueries = new Map<string, string>()
+  /** How this server tells failing documents (dev-failures.ts); one per configured server. */
+  private failures: DevFailures | undefined
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
@@ -122,10 +134,12 @@ export class DevServerSession {
       error: (message) => this.core.logger.error(`${PLUGIN_NAME}: ${message}`),
     })
     printErrorsOnce(dev)
+    const failures = new DevFailures({ send: (payload) => browserChannel(dev).send(payload) }, this.core.logger)
+    this.failures = failures
     // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
     dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
     dev.middlewares.use(INSPECTOR_PATH, inspectorMiddleware(() => lifecycle.current))
-    answerReadyClients(dev.ws, () => lifecycle.current)
+    answerReadyClients(dev.ws, () => lifecycle.current, (client) => failures.answerReady(client as FailureChannel))
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
     // Vite's watcher drops a second change of a path within its 50 ms throttle, for good: report
@@ -191,15 +205,25 @@ export class DevServerSession {
             if (lifecycle.current === engine) reportValidation(context, diagnostics, logger, engine.root, { failOnError: false })
           }),
         (error: unknown) => {
-          if (!(error instanceof PluginStoppedError) && !isClosing(error)) logEngineStartError(logger, error)
+          if (error instanceof PluginStoppedError || isClosing(error)) return
+          logEngineStartError(logger, error)
+          this.failures?.reportStartFailure(error)
         },
       )
       .catch((error: unknown) => logger.error(`${PLUGIN_NAME}: validation failed: ${messageOf(error)}`))
   }
 
+  /** A document was served as it is because the engine could not start (serve-document.ts): show why. */
+  startFailed(error: unknown): void {
+    if (error instanceof PluginStoppedError || isClosing(error)) return
+    this.failures?.reportStartFailure(error)
+  }
+
   /** `transform` was called for `id` (see `servedIds`). */
   noteServed(id: string): void {
     this.servedIds.add(id)
+    const file = moduleKey(id)
+    if (!this.servedQueries.has(file)) this.servedQueries.set(file, ownerQuery(id))
   }
 
   /** Whether `text` is what the plugin's last write of `file` replaced (transform still serves it as Markdown). */
@@ -271,8 +295,11 @@ export class DevServerSession {
     }
     const { logger } = this.core
     // One line per plugin-caused update, and warnings/info to the browser (update-log.ts, browser-diagnostics.ts).
-    logPluginUpdates(engine, { info: (line) => logger.info(line), error: (line) => logger.error(line) })
+    // Failures are told once each, with their frame, by dev-failures.ts (not as update lines).
+    logPluginUpdates(engine, { info: (line) => logger.info(line), error: (line) => logger.error(line) }, { failures: false })
     connectBrowserDiagnostics(dev.ws, engine)
+    this.failures?.clearStartFailure()
+    this.failures?.connect(engine)
     if (this.gitWatcher) return
     this.gitWatcher = watchEngineGit(
       engine,
@@ -328,10 +355,35 @@ export class DevServerSession {
       // Not started yet: nothing is served, but the index must not miss the change.
       if (!live && this.core.lifecycle.starting) this.eventsWhileStarting.push({ type, file })
       this.eventPlans.set(key, plan)
+      if (type !== 'delete') void plan.then((planned) => this.renderEditedDocument(file, planned))
       // Every environment runs within the same event loop turn sequence; keep the map small.
       setTimeout(() => this.eventPlans.delete(key), 10_000).unref()
     }
     return plan
+  }
+
+  /**
+   * A managed document the user edited is rendered now, in the background, not at the page's
+   * next request: a failure it causes is told when it happens (dev-failures.ts), browser open or
+   * not, and the request that follows is served from the cache. Not in write mode (the plan
+   * synced it already), not for the echo of a write, not while stopping.
+   */
+  private renderEditedDocument(file: string, planned: EventPlan): void {
+    const engine = this.core.lifecycle.current
+    if (!engine || !planned || planned === 'reloaded' || planned.suppressOwn || this.core.disk === 'write') return
+    if (this.core.lifecycle.isStopping || !engine.isDocument(file)) return
+    setImmediate(() => {
+      if (this.core.lifecycle.current !== engine || this.core.lifecycle.isStopping) return
+      let text: string
+      try {
+        text = fs.readFileSync(file, 'utf8')
+      } catch {
+        return // gone meanwhile: its delete event follows
+      }
+      const query = this.servedQueries.get(moduleKey(file)) ?? ''
+      // Its run record tells any failure; an error here (stopping, say) is the request's to meet.
+      renderText(engine, file, text, query, { prefetch: true }).catch(() => {})
+    })
   }
 
   /**

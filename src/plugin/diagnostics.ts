@@ -4,8 +4,9 @@
  * Contract: `reportDiagnostics(context, file, diagnostics, logger, root, options)` sends
  * warnings to `context.warn` and info to the logger, then, when there are errors, fails the
  * module with `context.error(locatedError(message, loc))` for the first error (the others are
- * listed in its message, each as `also at <path>:<line>:<column>: <message>`), so the dev overlay
- * points at the region and `vite build` fails with file:line. `locatedError` is a real `Error`
+ * listed in its message, each as `also at <path>:<line>:<column>: <message>`), so `vite build`
+ * fails with file:line. A dev server passes `failOnError: false`: its documents stay served and
+ * their failures are told by dev-failures.ts, located by `failureAt` the same way (issue #34). `locatedError` is a real `Error`
  * carrying `id`, `loc` and `frame` (a code frame of the file on disk, code-frame.ts): Vite's
  * dev plugin container throws what it is given as is (a plain object would reach
  * `transformRequest` callers without being an `Error`), Rollup wraps either.
@@ -161,12 +162,21 @@ export function reportDiagnostics(
   options: {
     /** Point at the file a diagnostic says is wrong (`at`) even when it is not `file` (the dev server). @default false */
     linkOtherFiles?: boolean
+    /**
+     * Fail the module on the first error. False where a failing job leaves its module served (a
+     * dev server: its failures are told by dev-failures.ts); errors are then left to that.
+     * @default true
+     */
+    failOnError?: boolean
   } = {},
 ): void {
   const errors: LocatedDiagnostic[] = []
+  const failOnError = options.failOnError ?? true
   for (const diagnostic of diagnostics) {
     const located = locate(diagnostic, file, root, options.linkOtherFiles ?? false)
-    if (diagnostic.severity === 'error') errors.push(diagnostic)
+    if (diagnostic.severity === 'error') {
+      if (failOnError) errors.push(diagnostic)
+    }
     else if (diagnostic.severity === 'warning') {
       const { located: loc, frame } = frameAt(located)
       context.warn({ message: diagnostic.message, id: loc.file, loc, ...(frame === undefined ? {} : { frame }) })
@@ -213,6 +223,15 @@ export function reportValidation(
     .join('')
   const message = `${first.message}${others}`
   context.error(first.path ? locatedError(message, { file: path.resolve(root, first.path), line: first.line ?? 1, column: null }) : userError(message))
+}
+
+/**
+ * What the dev server shows of an error diagnostic of `file` (dev-failures.ts): its message, where
+ * it points (the file it names, `at`, even another one) with the column settled, and the code frame there.
+ */
+export function failureAt(diagnostic: LocatedDiagnostic, file: string, root: string): { message: string; loc: SourceLocation; frame?: string } {
+  const { located, frame } = frameAt(locate(diagnostic, file, root, true))
+  return { message: diagnostic.message, loc: located, ...(frame === undefined ? {} : { frame }) }
 }
 
 /** `docs/a.md:5:1` (project-relative; the column when known). */

@@ -3,7 +3,7 @@
  *
  * Contract: `cleanId(id)` drops the query; `isSkippedId(id)` is true for ids that are never
  * the plugin's (virtual `\0` modules, dependencies under `node_modules/`; `SKIPPED_IDS` is
- * also the hooks' `filter`); `RAW_QUERY` / `NON_TEXT_QUERY` classify queries. Vite names
+ * also the hooks' `filter`, `TRANSFORM_SKIPPED_IDS` the transform's, which lets Vite's client through); `RAW_QUERY` / `NON_TEXT_QUERY` classify queries. Vite names
  * module files with POSIX separators (`C:/…` on Windows) and Rollup with native ones:
  * `moduleFile(root, owner)` is the absolute POSIX file of a project-relative owner, and
  * `moduleKey(id)` the absolute POSIX file of an id, so the two compare on every platform.
@@ -16,6 +16,12 @@ export const RAW_QUERY = /[?&]raw(?:&|=|$)/
 export const NON_TEXT_QUERY = /[?&](?:raw|url|inline|worker|sharedworker)(?:&|=|$)/
 /** Ids never ours: virtual modules (`\0`) and dependencies. A hook filter, re-checked in the handlers. */
 export const SKIPPED_IDS = [/\0/, /[\\/]node_modules[\\/]/]
+
+/**
+ * The transform hook's filter: `SKIPPED_IDS`, except Vite's own client module (a dev server
+ * appends the insitu browser client to it: browser-diagnostics.ts `withInsituClient`).
+ */
+export const TRANSFORM_SKIPPED_IDS = [/\0/, /^(?![^?]*[\\/]vite[\\/]dist[\\/]client[\\/]client\.mjs(?:\?|$))[^?]*[\\/]node_modules[\\/]/]
 
 export function isSkippedId(id: string): boolean {
   return SKIPPED_IDS.some((pattern) => pattern.test(id))

@@ -16,6 +16,11 @@
  * - `serving`: set while a dev server that configured the plugin is open (its hooks then run in
  *   dev mode); cleared when that server closes, so a plugin object reused by a build afterwards
  *   (Astro: a content-sync dev server, then `vite build`) runs its hooks as a build's.
+ * - `keepsServingFailures`: the one place that decides what a failing job (template, SQL,
+ *   extension, options, a region that does not parse) or an engine that cannot start does to its
+ *   document's module: a dev server keeps serving the document (the failed region with its last
+ *   good body, the failure told by dev-failures.ts); every build (plain, watch, Rollup), like
+ *   `check`, `sync` and `INSITU_CHECK` on the command line, fails on it (issue #34).
  * - `keepIndexedReads()` (a plain build, before it starts the engine) until `dropIndexedReads()`
  *   (its `buildEnd`): the documents the engine's index reads while it starts are kept, text and
  *   job-free verdict, and `indexedRead(file)` hands them to `load` (issue #17: a cold build read
@@ -80,6 +85,11 @@ export class PluginCore {
     // Read once per resolved config (a restarted dev server resolves it again: edits apply).
     this.scope = loadProjectScope(this.options, config.root)
     this.failedConfigFiles.clear()
+  }
+
+  /** See the contract: a dev server keeps a document with a failing job served; builds fail. */
+  get keepsServingFailures(): boolean {
+    return this.serving
   }
 
   keepIndexedReads(): void {

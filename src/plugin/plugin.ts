@@ -20,9 +20,10 @@ import path from 'node:path'
 import type { Plugin } from 'vite'
 import { quietUserErrors } from './build-errors.js'
 import { BuildSession } from './builds.js'
+import { VITE_CLIENT_MODULE, withInsituClient } from './browser-diagnostics.js'
 import { DevServerSession } from './dev-server.js'
 import { isUserError } from './diagnostics.js'
-import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS } from './module-ids.js'
+import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS, TRANSFORM_SKIPPED_IDS } from './module-ids.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import { PluginCore } from './plugin-core.js'
 import { DocumentServer } from './serve-document.js'
@@ -34,6 +35,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   const documents = new DocumentServer(core, {
     transformed: (id) => builds.watch.transformed(id),
     missingFile: (file) => builds.watch.watchMissing(file),
+    startFailed: (error) => dev.startFailed(error),
     replacedText: (file, code) => dev.replacedText(file, code),
   })
 
@@ -82,8 +84,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     transform: {
       order: 'pre',
       // Never called for ?raw, ?url… (JS or URLs, not Markdown): no per-module crossing into JS.
-      filter: { id: { exclude: [...SKIPPED_IDS, NON_TEXT_QUERY] } },
-      handler(code, id) {
+      // Vite's own client module passes too: a dev server loads the browser client with it.
+      filter: { id: { exclude: [...TRANSFORM_SKIPPED_IDS, NON_TEXT_QUERY] } },
+      handler(code, id, options) {
+        if (core.serving && VITE_CLIENT_MODULE.test(id)) return options?.ssr ? null : withInsituClient(code)
         if (core.serving) dev.noteServed(id)
         return documents.transform(this, code, id) as ReturnType<Extract<Plugin['transform'], { handler: unknown }>['handler']>
       },

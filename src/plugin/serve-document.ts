@@ -27,8 +27,12 @@
  *   file only added a graph node that Vite resolved through every plugin's `resolveId` on each
  *   request of the module (issue #17) and that `hotUpdate` had to drop again. A `?raw`
  *   document's own file is still handed to `addWatchFile` in `load`, as Vite's own `?raw`
- *   loader does. Diagnostics are reported (errors fail the module with file:line, warnings
- *   `this.warn`).
+ *   loader does. Diagnostics are reported: warnings `this.warn`; errors fail the module with
+ *   file:line in a build, while a dev server serves the document (each failed region with its
+ *   last good body, render-document.ts `lastGood`) and tells the failure (dev-failures.ts;
+ *   `PluginCore.keepsServingFailures` decides). In a dev server an engine that could not start
+ *   leaves documents served as they are (`hooks.startFailed` tells it); a module rule's module
+ *   fails either way (there is no text to serve in its place).
  * - `hooks.transformed(id)` is told of every module transformed (build watch clears its stale
  *   mark); `hooks.replacedText(file, code)` answers for the dev server's write-backs.
  */
@@ -53,6 +57,8 @@ export interface ServeContext extends ReportingContext {
 
 export interface ServeHooks {
   transformed(id: string): void
+  /** A dev server's engine could not start: its documents are served as they are, the failure told (dev-failures.ts). */
+  startFailed(error: unknown): void
   /** Build watch: a missing file a job read (its creation must start a rebuild). */
   missingFile(file: string): void
   replacedText(file: string, code: string): boolean
@@ -90,8 +96,8 @@ export class DocumentServer {
       const rendered = await this.render(context, engine, file, text, ownerQuery(id))
       return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
     }
-    const engine = await this.core.engineFor(context)
-    if (!engine.isDocument(file)) return null
+    const engine = await this.documentEngine(context)
+    if (!engine?.isDocument(file)) return null
     // Synchronous (as transform's check below): a page's request right after an update does not
     // wait behind Vite's watcher re-reading the changed file's folder (live-sync.ts readState).
     const code = fs.readFileSync(file, 'utf8')
@@ -109,7 +115,8 @@ export class DocumentServer {
     if (!managed && !project.moduleRule(file)) return null
     // A plain build: code without jobs comes out as it went in, whoever produced it (the cheap path).
     if (managed && !this.watching(context) && !project.moduleRule(file) && isJobFree(code)) return null
-    const engine = await this.core.engineFor(context)
+    const engine = managed && !project.moduleRule(file) ? await this.documentEngine(context) : await this.core.engineFor(context)
+    if (!engine) return null
     // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
     this.hooks.transformed(id)
     if (managed && engine.isDocument(file)) {
@@ -156,8 +163,27 @@ export class DocumentServer {
   ): Promise<{ result: DocumentResult; text: string; edits: DocumentResult['edits'] }> {
     const rendered = await renderText(engine, file, code, query)
     this.recordWatchFiles(context, engine, rendered.result.dependencies)
-    reportDiagnostics(context, file, rendered.result.diagnostics, this.core.logger, engine.root, { linkOtherFiles: this.core.serving })
+    // A dev server serves a document with a failing job (its last good body kept): the failure
+    // is told by dev-failures.ts, where people look. Builds fail on it.
+    const serving = this.core.keepsServingFailures
+    reportDiagnostics(context, file, rendered.result.diagnostics, this.core.logger, engine.root, { linkOtherFiles: serving, failOnError: !serving })
     return rendered
+  }
+
+  /**
+   * The engine, for a document: in a dev server, an engine that could not start leaves the
+   * document to be served as it is (null), its failure told once (`hooks.startFailed`); a build
+   * fails the module with it (`engineFor`).
+   */
+  private async documentEngine(context: ServeContext): Promise<InsituEngine | null> {
+    if (!this.core.keepsServingFailures) return this.core.engineFor(context)
+    try {
+      return await this.core.lifecycle.start()
+    } catch (error) {
+      if (isClosing(error)) throw error // Vite drops the request quietly
+      this.hooks.startFailed(error)
+      return null
+    }
   }
 
   /** Whether the current run watches files (dev, or a build in watch mode): else addWatchFile is wasted work. */

@@ -14,10 +14,11 @@
  * - `failureLine(record)`: a plugin-caused run in which a job (or the whole run) failed is no
  *   normal update (issue #18): `insitu: README.md (open) failed ← insitu/models/open_tasks.sql
  *   changed: <the first failure's message>`, naming the failed jobs; null for other runs.
- * - `logPluginUpdates(engine, logger)` subscribes to the engine's runs and logs each line once
- *   per file and `affected()` batch (`README.md` and `README.md?raw` re-running for the same
- *   change log one line): updates with `logger.info`, failures with `logger.error`. Returns the
- *   unsubscribe function.
+ * - `logPluginUpdates(engine, logger, options)` subscribes to the engine's runs and logs each line
+ *   once per file and `affected()` batch (`README.md` and `README.md?raw` re-running for the same
+ *   change log one line): updates with `logger.info`, failures with `logger.error` unless
+ *   `options.failures` is false (a dev server tells failures once, with their frame:
+ *   dev-failures.ts). Returns the unsubscribe function.
  */
 import type { InsituEngine } from '../engine/engine.js'
 import { describeReason, type OwnerRecord, type RunReason } from '../engine/run-records.js'
@@ -53,10 +54,19 @@ function failed(record: OwnerRecord): boolean {
 /** How many (file, batch) pairs are remembered for de-duplication. */
 const REMEMBERED = 1_000
 
-export function logPluginUpdates(engine: InsituEngine, logger: { info(message: string): void; error(message: string): void }): () => void {
+export function logPluginUpdates(
+  engine: InsituEngine,
+  logger: { info(message: string): void; error(message: string): void },
+  options: {
+    /** Log failed runs too. @default true */
+    failures?: boolean
+  } = {},
+): () => void {
   const logged = new Set<string>()
+  const logFailures = options.failures ?? true
   return engine.runRecords.onRun((record) => {
     const failure = failureLine(record)
+    if (failure !== null && !logFailures) return
     const line = failure ?? updateLine(record)
     if (line === null || record.lastRun.reason.kind !== 'selected') return
     const key = `${record.file}\u0000${record.lastRun.reason.batch}`

@@ -15,6 +15,8 @@
  * - `reloadEveryPage(server)`: every module of every graph invalidated, then a full reload sent
  *   on every environment's hot channel (Vite 5: the server's), as Vite does for a changed
  *   `tsconfig.json`.
+ * - `browserChannel(server)`: the channel to the browsers' Vite clients (Vite 6+: the client
+ *   environment's hot channel; Vite 5: `server.hot`, else `server.ws`).
  * - How a server's close is noticed on each major lives in server-close.ts.
  */
 import type { ModuleNode, ViteDevServer } from 'vite'
@@ -72,6 +74,16 @@ export function reloadEveryPage(server: ViteDevServer): void {
   const legacy = server as unknown as Vite5Server
   legacy.moduleGraph.invalidateAll()
   legacy.ws.send({ type: 'full-reload', path: '*' })
+}
+
+/**
+ * The channel to the browsers' Vite clients: the client environment's (Vite 6+), else Vite 5's
+ * `server.hot` (5.1+) or `server.ws`. Vite's own payloads and custom events both go through it.
+ */
+export function browserChannel(server: ViteDevServer): { send(payload: object): void } {
+  if (hasEnvironmentHotUpdate(server)) return server.environments.client.hot as unknown as { send(payload: object): void }
+  const legacy = server as unknown as { hot?: { send(payload: object): void }; ws: { send(payload: object): void } }
+  return legacy.hot ?? legacy.ws
 }
 
 /** Whether the server calls hot-update hooks at all (not with `server.hmr: false`). */

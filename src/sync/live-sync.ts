@@ -25,7 +25,9 @@
  *   the index counted in: whether the index changed is unknown). Nothing once closed. Both
  *   hosts use it (dev-server.ts `failedPlan`, the command line's watch-session.ts).
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
- *   - a module-rule owner, or a document whose render failed: its modules update;
+ *   - a module-rule owner, or a document whose render threw: its modules update (a document
+ *     with a failing job is rendered all the same, its failed regions with their last good
+ *     bodies, and decided like any other: issue #34);
  *   - a document (not the event's own file): rendered now from its text on disk; when that is
  *     the text its owner was last rendered to, or last sent an update for, nothing is sent
  *     (EARLY CUTOFF: a second report of one save, before the browser fetched the module again,
@@ -298,7 +300,6 @@ export class LiveSync {
       // Written for a change, whose update announces it (a start-up write's echo may never have come).
       if (sync.written) this.startupWrites.delete(file)
       this.afterSync(sync)
-      if (sync.failed && !sync.written) return 'failed'
       return { hash: hashText(sync.source.startsWith('\uFEFF') ? sync.text.slice(1) : sync.text), written: sync.written }
     }
     if (this.writing) {
@@ -315,7 +316,8 @@ export class LiveSync {
     const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
     // The engine hashed the text it rendered (401 KiB in the nested 10,000 bench README): not again.
     const hash = rendered.result.outputHash ?? hashText(rendered.result.text)
-    return rendered.result.diagnostics.some((d) => d.severity === 'error') ? 'failed' : { hash, written: false }
+    // A failed job leaves its text served (its region's last good body): compared like any other.
+    return { hash, written: false }
   }
 
   /** Log write failures; hold a written file and check it again RECHECK_MS later. */

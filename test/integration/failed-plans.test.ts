@@ -12,9 +12,10 @@
  * update: Vite has no module for a file only documents read (an included file), so nothing was
  * sent, and the including document kept serving the lines it included before, silently
  * (the log line aside), until the next change. Now the documents that may read the file are
- * decided as any change's: the including document is updated and shows what the disk holds
- * (its include fails: there is no file to read any more), a reader of the index renders to the
- * same text and gets no update, and the error is logged once, naming the file.
+ * decided as any change's: the including document is rendered again (its include fails: there
+ * is no file to read any more; the region keeps its last good body, issue #34, so no update is
+ * sent and its failure is told), a reader of the index renders to the same text and gets no
+ * update, and the error is logged once, naming the file.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -49,7 +50,7 @@ const failuresOf = (logs: readonly LogEntry[], file: string) =>
   logs.filter((entry) => entry.level === 'error' && entry.message.includes('vite-plugin-insitu') && entry.message.includes(file)).map((entry) => entry.message)
 
 describe('a file event whose plan fails', () => {
-  it('still updates the documents that read the file: an included file turned into a symlink loop', async () => {
+  it('still decides the documents that read the file: an included file turned into a symlink loop', async () => {
     const root = copyProject()
     const { dev, payloads, logs } = await start(root)
     const client = dev.environments.client
@@ -67,15 +68,17 @@ describe('a file event whose plan fails', () => {
     // prove nothing: find another real one).
     await expect.poll(() => failuresOf(logs, included), WAIT).toHaveLength(1)
     expect(failuresOf(logs, included)[0]).toContain('failed: ELOOP')
-    // The including document is updated all the same, once. The index's readers are rendered
-    // again too (whether the index changed is unknown) and, their text the same, get no update:
-    // the fallback's owners are decided as any change's (early cutoff).
-    await expect.poll(() => acceptedPaths(payloads), WAIT).toContain('/docs/snippet.md?raw')
-    await new Promise((resolve) => setTimeout(resolve, 300)) // a second update would come now
-    expect(acceptedPaths(payloads)).toEqual(['/docs/snippet.md?raw'])
+    // The including document is rendered all the same (as are the index's readers: whether the
+    // index changed is unknown), decided as any change's: it cannot read the file, so its region
+    // keeps its last good body (issue #34), its text is what the page shows, and no update is
+    // sent; its failure is told instead.
+    const failures = () =>
+      payloads.flatMap((p) => (p.type === 'custom' && p.event === 'insitu:failures' ? (p.data as { files: { file: string; failures: { text: string }[] }[] }).files : []))
+    await expect.poll(failures, WAIT).toEqual([{ file: 'docs/snippet.md', failures: [expect.objectContaining({ text: expect.stringContaining('file not found: snippets/x.txt') })] }])
+    await new Promise((resolve) => setTimeout(resolve, 300)) // an update would come now
+    expect(acceptedPaths(payloads)).toEqual([])
     expect(payloads.filter((p) => p.type === 'full-reload')).toEqual([])
-    // It shows what is on disk now: the file it includes cannot be read (not the lines it had).
-    await expect(loadRaw(client, '/docs/snippet.md?raw')).rejects.toThrow('file not found: snippets/x.txt')
+    expect(await loadRaw(client, '/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
     // Logged once, with the file and what was done instead.
     expect(failuresOf(logs, included)).toEqual([expect.stringMatching(/handling the change of .*snippets\/x\.txt failed: ELOOP.*; updating every document that may read it$/)])
 

@@ -3,14 +3,14 @@
  * test/fixtures/plugin-project, with Vite's own logger writing to a captured console, so the
  * test sees exactly what the terminal shows.
  *
- * Each failing module is printed once (Vite would print it when it pre-transforms an import and
- * again for each request), with its file:line and no stack trace; the error has no doubled
- * plugin name (Vite adds `[plugin:vite-plugin-insitu]`). A bad `insitu.toml` is printed once,
- * at its key's line, however many managed modules fail with it.
+ * A dev server serves a document with a failing region (issue #34) and prints each failure
+ * once, when it happens, with its file:line, frame and no stack trace, and no doubled plugin
+ * name; the overlay gets it as Vite's error payload. A bad `insitu.toml` is printed once, at its
+ * key's line, however many managed documents are served as they are meanwhile.
  *
- * One coordinate system (issue #18): the overlay's payload (`loc`, `frame`), Vite's `File:` line
- * and the message name the same 1-based line and column, the one an editor opens; a SQL error
- * points at the model file. The real `vite build` command line prints a user error as its
+ * One coordinate system (issue #18): the overlay's payload (`loc`, `frame`), the printed `File:`
+ * line and the message name the same 1-based line and column, the one an editor opens; a SQL
+ * error points at the model file. The real `vite build` command line prints a user error as its
  * message, location and frame (or the check report) and nothing else.
  */
 import { execFile } from 'node:child_process'
@@ -116,73 +116,92 @@ async function transformError(url: string): Promise<Error & { loc?: unknown; plu
   return error
 }
 
+/** The text a `?raw` module exports (the document as served). */
+async function served(url: string): Promise<string> {
+  const result = await server!.environments.client.transformRequest(url)
+  return JSON.parse(/^export default (".*")$/s.exec(result!.code)![1]!) as string
+}
+
+/** Vite's error payloads (the overlay's) sent so far. */
+function overlays(payloads: readonly HotPayload[]): { message: string; loc?: { file: string; line: number; column: number }; frame?: string; plugin?: string; stack?: string }[] {
+  return payloads.flatMap((p) => (p.type === 'error' ? [p.err as { message: string }] : []))
+}
+
 describe('dev server', () => {
-  test('prints each failing module once, with file:line, no stack trace and no doubled plugin name', async () => {
+  test('serves documents with a failing region, and prints each failure once, with file:line, its frame, no stack trace and no doubled plugin name', async () => {
     const base = await startServer()
-    expect(await openApp(base)).toEqual([200, 500, 500, 200])
+    const payloads: HotPayload[] = []
+    recordPayloads(server!.environments.client, () => payloads)
+    // Every document is served: a failing region fails no module (issue #34).
+    expect(await openApp(base)).toEqual([200, 200, 200, 200])
     // A second page load (same files): printed already.
-    expect(await openApp(base)).toEqual([200, 500, 500, 200])
+    expect(await openApp(base)).toEqual([200, 200, 200, 200])
 
     const missing = path.join(root, 'docs/missing.md')
     const model = path.join(root, 'insitu/models/bad.sql')
     expect(occurrences(output, MISSING_MESSAGE)).toBe(1)
     expect(occurrences(output, SQL_MESSAGE)).toBe(1)
-    expect(output).toContain(`  File: ${missing}:3:1\n`)
+    expect(output).toContain(`insitu: docs/missing.md:3: ${MISSING_MESSAGE}\n  File: ${missing}:3:1\n`)
     // The SQL error points at the model file's line (its first non-blank column), not the document.
-    expect(output).toContain(`  File: ${model}:2:3\n`)
+    expect(output).toContain(`insitu: docs/report.md:4: ${SQL_MESSAGE}\n  File: ${model}:2:3\n`)
     expect(output).not.toMatch(/^\s+at /m)
     expect(output).not.toContain('vite-plugin-insitu: ')
+    expect(output).not.toContain('Internal server error')
 
-    const error = await transformError('/docs/missing.md?raw')
-    expect(error.message).toBe(MISSING_MESSAGE)
-    expect(error.plugin).toBe('vite-plugin-insitu')
-    expect(error.loc).toEqual({ file: missing, line: 3, column: 1 })
-    expect(error.stack).toBe('')
+    // The failed region keeps its body (none on disk yet); the rest of the document is served.
+    expect(await served('/docs/missing.md?raw')).toBe(MISSING_DOC)
+    const sent = overlays(payloads).find((err) => err.message === MISSING_MESSAGE)
+    expect(sent).toMatchObject({ plugin: 'vite-plugin-insitu', stack: '', loc: { file: missing, line: 3, column: 1 } })
 
-    // After a change the next failure is news again: printed once more.
+    // An edit that leaves the same failure at the same line: nothing new to print.
     editFile(root, 'docs/missing.md', '# Missing', '# Still missing')
     await expect.poll(() => changed.has(missing), WAIT).toBe(true)
-    const again = await fetch(`${base}/docs/missing.md?import&raw`)
-    await again.text()
-    expect(again.status).toBe(500)
-    expect(occurrences(output, MISSING_MESSAGE)).toBe(2)
+    await expect.poll(() => served('/docs/missing.md?raw'), WAIT).toBe(MISSING_DOC.replace('# Missing', '# Still missing'))
+    expect(occurrences(output, MISSING_MESSAGE)).toBe(1)
+    // Fixed, it says so; broken again, the failure is news again, printed when it happens (no request).
+    changed.clear()
+    fs.writeFileSync(path.join(root, 'docs/nope.txt'), 'found\n')
+    editFile(root, 'docs/missing.md', '# Still missing', '# Found')
+    await expect.poll(() => output, WAIT).toContain('insitu: docs/missing.md: fixed')
+    fs.rmSync(path.join(root, 'docs/nope.txt'))
+    await expect.poll(() => occurrences(output, MISSING_MESSAGE), WAIT).toBe(2)
   })
 
-  test('a bad insitu.toml value is printed once, at its key, and fails managed modules without the plugin name', async () => {
+  test('a bad insitu.toml value is printed once, at its key; managed documents are served as they are', async () => {
     const config = path.join(root, 'insitu.toml')
     const lines = fs.readFileSync(config, 'utf8').split('\n').length
     fs.appendFileSync(config, '\n[watch]\nstep_ms = 5\ndebounce_ms = -1\n')
     const line = lines + 3
     const message = `${config}:${line}:1: watch.debounce_ms: must be >= 0`
     const base = await startServer()
-    expect(await openApp(base)).toEqual([200, 500, 500, 500])
+    const payloads: HotPayload[] = []
+    recordPayloads(server!.environments.client, () => payloads)
+    expect(await openApp(base)).toEqual([200, 200, 200, 200])
     await expect.poll(() => occurrences(output, message), WAIT).toBe(1)
     expect(output).toContain(`[vite] vite-plugin-insitu: ${message}\n`)
     expect(output).not.toMatch(/^\s+at /m)
 
-    const error = await transformError('/docs/tasks.md?raw')
-    expect(error.message).toBe(message)
-    expect(error.loc).toEqual({ file: config, line, column: 1 })
+    // The document as it is on disk (its regions as they were), and the overlay says why.
+    expect(await served('/docs/missing.md?raw')).toBe(MISSING_DOC)
+    expect(overlays(payloads)[0]).toMatchObject({ message, loc: { file: config, line, column: 1 }, plugin: 'vite-plugin-insitu' })
     expect(occurrences(output, message)).toBe(1)
   })
 })
 
 describe('one coordinate system', () => {
-  test("the overlay's loc and frame, Vite's File: line and the message name the same line and column", async () => {
+  test("the overlay's loc and frame, the printed File: line and the message name the same line and column", async () => {
     const doc = path.join(root, 'docs/toml.md')
     // Line 4, column 8: the unquoted value.
     fs.writeFileSync(doc, '# TOML\n\n<!-- insitu:begin include\npath = ../snippets/x.txt\n-->\n<!-- insitu:end -->\n')
-    const base = await startServer()
+    await startServer()
     const payloads: HotPayload[] = []
     recordPayloads(server!.environments.client, () => payloads)
     const overlay = async (url: string) => {
       payloads.length = 0
-      const response = await fetch(`${base}${url}`)
-      await response.text()
-      expect(response.status).toBe(500)
-      const sent = payloads.find((p) => p.type === 'error')
-      if (sent?.type !== 'error') throw new Error(`no error payload for ${url}`)
-      return sent.err as { message: string; loc?: { file: string; line: number; column: number }; frame?: string }
+      await served(url)
+      const sent = overlays(payloads)[0]
+      if (!sent) throw new Error(`no error payload for ${url}`)
+      return sent
     }
     /** The column the frame's caret points at (1-based), and the text of the frame line it points into. */
     const caret = (frame: string, line: number) => {
@@ -192,7 +211,7 @@ describe('one coordinate system', () => {
       return { column: lines[index + 1]!.indexOf('^') - prefix + 1, text: lines[index]!.slice(prefix) }
     }
 
-    const toml = await overlay('/docs/toml.md?import&raw')
+    const toml = await overlay('/docs/toml.md?raw')
     expect(toml.message).toBe(
       'invalid TOML in Insitu region at line 3: invalid value (line 4, column 8); strings need quotes: path = "../snippets/x.txt"',
     )
@@ -203,7 +222,7 @@ describe('one coordinate system', () => {
     expect(output).toContain(`  File: ${doc}:${line}:${column}\n`)
 
     // A SQL error links the model file, at the line the message names.
-    const sql = await overlay('/docs/report.md?import&raw')
+    const sql = await overlay('/docs/report.md?raw')
     const model = path.join(root, 'insitu/models/bad.sql')
     expect(sql.message).toBe(SQL_MESSAGE)
     expect(sql.loc).toEqual({ file: model, line: 2, column: 3 })

@@ -216,7 +216,8 @@ describe('write mode: dev server', () => {
     expect(changes.get('docs/tasks.md')).toBe(1)
     const updates = payloads.filter((p) => p.type === 'update').flatMap((p) => p.updates.map((u) => u.acceptedPath))
     expect(updates).toEqual(['/docs/tasks.md?raw'])
-    expect(messages('error')).toEqual([])
+    // Only the fixture's broken document, told once when the start-up sync met it (issue #34).
+    expect(messages('error')).toEqual([expect.stringMatching(/^insitu: docs\/broken\.md:5: transform explode .* the fuse was lit\n/)])
   })
 
   test('an included file reported while truncated is written with what follows the truncation', async () => {

@@ -1,0 +1,175 @@
+/**
+ * A dev server's failing documents, shown where people look, once (issue #34). The document
+ * itself stays served (serve-document.ts: a failing job keeps its region's last good body);
+ * this module is how the failure is told.
+ *
+ * Contract:
+ * - `connect(engine)` follows the engine's runs (`runRecords.onRun`). A document's failures are
+ *   the error diagnostics of its file's latest run (`README.md` and `README.md?raw` are one
+ *   file). When a file's failures change:
+ *   - each failure not shown before is printed once to the terminal (`logger.error`):
+ *     `insitu: docs/a.md:4: <message>` (` ← <cause>` when a change selected the run), then the
+ *     file and line it points at (`File: <absolute file>:<line>:<column>`, the model or template
+ *     file when the diagnostic names one) and the code frame there; a failure that persists
+ *     through later runs (every request of a document whose extension crashes) is not printed
+ *     again; a fixed file prints `insitu: docs/a.md: fixed`;
+ *   - every HMR client gets the custom event `insitu:failures`
+ *     (`{ files: [{ file, failures: [{ text, err }] }] }`, that file's full list, empty when fixed);
+ *   - when a failure is new, Vite's own error payload (`{ type: 'error', err }`: `message`,
+ *     `stack: ''`, `id`, `loc`, `frame`, `plugin`) of the first new one, so Vite's overlay shows
+ *     it in every framework (Vite's client honours `server.hmr.overlay`).
+ * - `reportStartFailure(error)`: the engine could not start (a bad `insitu.toml`): the same, under
+ *   the config file, except the terminal line (logged once at start by `logEngineStartError`).
+ *   `clearStartFailure()` forgets it.
+ * - `answerReady(client)`: a page whose client announced itself (`insitu:ready`) gets every
+ *   current failure, and the first as an error payload.
+ * - The browser client (browser-diagnostics.ts) prints each failure once per page with
+ *   `console.error`, and closes the overlay it knows to be insitu's (Vite's `vite:error` event
+ *   says whose it is) once no failure is left, before the update that follows the fix reaches
+ *   Vite's client (which would reload a page showing an overlay at its first update).
+ */
+import path from 'node:path'
+import type { InsituEngine } from '../engine/engine.js'
+import type { LocatedDiagnostic } from '../engine/render-document.js'
+import { describeReason, type OwnerRecord } from '../engine/run-records.js'
+import { engineStartError, failureAt, type PluginLogger } from './diagnostics.js'
+import { PLUGIN_NAME } from './options.js'
+
+export const FAILURES_EVENT = 'insitu:failures'
+
+/** What Vite's overlay shows of a failure (Vite's `ErrorPayload['err']`). */
+export interface OverlayError {
+  message: string
+  stack: string
+  id: string
+  loc: { file: string; line: number; column: number }
+  frame?: string
+  plugin: string
+}
+
+/** One failure as the browser gets it: the console line and the overlay's error. */
+export interface BrowserFailure {
+  text: string
+  err: OverlayError
+}
+
+export interface FailuresMessage {
+  files: { file: string; failures: BrowserFailure[] }[]
+}
+
+/** A hot channel (Vite 5–8 `server.ws`) or one client of it: custom events and Vite's own payloads. */
+export interface FailureChannel {
+  send(payload: { type: 'error'; err: OverlayError } | { type: 'custom'; event: string; data: FailuresMessage }): void
+}
+
+interface FileFailures {
+  /** Identity of each failure (location and message), in order. */
+  keys: string[]
+  failures: BrowserFailure[]
+}
+
+/** A failure as found: its identity, where it is in the document (`docs/a.md:4`), what the browser gets. */
+interface FoundFailure {
+  key: string
+  where: string
+  failure: BrowserFailure
+}
+
+/** The file a start failure is filed under when it names none. */
+const START_FAILURE = '(insitu)'
+
+export class DevFailures {
+  private readonly files = new Map<string, FileFailures>()
+  /** The file the engine's start failure is filed under (it is logged when it happens, not here). */
+  private startFailureFile: string | null = null
+
+  constructor(
+    private readonly channel: FailureChannel,
+    private readonly logger: PluginLogger,
+  ) {}
+
+  /** Follow `engine`'s runs (see the contract). Returns the unsubscribe function. */
+  connect(engine: InsituEngine): () => void {
+    return engine.runRecords.onRun((record) => {
+      if (record.type === 'document') this.ran(record, engine.root)
+    })
+  }
+
+  reportStartFailure(error: unknown): void {
+    const failure = engineStartError(error) as Error & { loc?: OverlayError['loc']; frame?: string }
+    const loc = failure.loc ?? { file: START_FAILURE, line: 1, column: 1 }
+    const err: OverlayError = { message: failure.message, stack: '', id: loc.file, loc, plugin: PLUGIN_NAME, ...(failure.frame ? { frame: failure.frame } : {}) }
+    this.clearStartFailure()
+    this.startFailureFile = loc.file
+    const where = loc.file === START_FAILURE ? PLUGIN_NAME : `${loc.file}:${loc.line}`
+    this.update(loc.file, [{ key: `${where}\u0000${failure.message}`, where, failure: { text: `[insitu] ${failure.message}`, err } }], null)
+  }
+
+  clearStartFailure(): void {
+    if (this.startFailureFile !== null) this.files.delete(this.startFailureFile)
+    this.startFailureFile = null
+  }
+
+  answerReady(client: FailureChannel): void {
+    const files = [...this.files].map(([file, { failures }]) => ({ file, failures }))
+    if (files.length === 0) return
+    client.send({ type: 'custom', event: FAILURES_EVENT, data: { files } })
+    client.send({ type: 'error', err: files[0]!.failures[0]!.err })
+  }
+
+  /** The failures currently shown, per file (for tests and the inspector). */
+  current(): Map<string, BrowserFailure[]> {
+    return new Map([...this.files].map(([file, { failures }]) => [file, failures]))
+  }
+
+  private ran(record: OwnerRecord, root: string): void {
+    const run = record.lastRun
+    const errors = (run.diagnostics as readonly LocatedDiagnostic[]).filter((d) => d.severity === 'error')
+    const failures = errors.map((diagnostic): FoundFailure => {
+      const located = failureAt(diagnostic, path.resolve(root, record.file), root)
+      const where = `${diagnostic.path ?? record.file}${typeof diagnostic.line === 'number' ? `:${diagnostic.line}` : ''}`
+      const err: OverlayError = { message: located.message, stack: '', id: located.loc.file, loc: located.loc, plugin: PLUGIN_NAME, ...(located.frame ? { frame: located.frame } : {}) }
+      const key = `${where}\u0000${located.loc.file}:${located.loc.line}:${located.loc.column}\u0000${located.message}`
+      return { key, where, failure: { text: `[insitu] ${where} ${located.message}`, err } }
+    })
+    const cause = run.reason.kind === 'selected' ? describeReason(run.reason) : null
+    this.update(record.file, failures, cause)
+  }
+
+  private update(file: string, failures: FoundFailure[], cause: string | null): void {
+    const before = this.files.get(file)
+    const keys = failures.map((f) => f.key)
+    if (before ? sameList(before.keys, keys) : keys.length === 0) return
+    const shown = new Set(before?.keys ?? [])
+    const fresh = failures.filter((f) => !shown.has(f.key))
+    if (failures.length === 0) {
+      this.files.delete(file)
+      if (before && file !== this.startFailureFile) this.logger.info(`insitu: ${file}: fixed`)
+    } else {
+      this.files.set(file, { keys, failures: failures.map((f) => f.failure) })
+    }
+    // A start failure is logged once when it happens (dev-server.ts `logEngineStartError`).
+    if (file !== this.startFailureFile) for (const found of fresh) this.print(found, cause)
+    this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: failures.map((f) => f.failure) }] } })
+    const first = fresh[0]
+    if (first) this.channel.send({ type: 'error', err: first.failure.err })
+  }
+
+  private print({ where, failure: { err } }: FoundFailure, cause: string | null): void {
+    const { loc } = err
+    const head = `insitu: ${where}: ${err.message}${cause ? ` ← ${cause}` : ''}`
+    const frame = err.frame ? `\n${indent(err.frame)}` : ''
+    this.logger.error(`${head}\n  File: ${loc.file}:${loc.line}:${loc.column}${frame}`)
+  }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i])
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n')
+}
