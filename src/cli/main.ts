@@ -14,7 +14,8 @@
  * - `--help`/`-h` prints `USAGE`, `--version`/`-v` the version (outside `extension add`,
  *   where `--version` is the range).
  * - Exit codes: 0 clean; 1 stale documents (check), failed jobs, writes, validators or installs;
- *   2 usage errors (stderr: the problem and a hint to `--help`) and config errors (a bad
+ *   2 usage errors (stderr: the problem, with "did you mean" for a misspelt command, option or
+ *   value (arguments.ts), and a hint to `--help`) and config errors (a bad
  *   `insitu.toml`, extension manifest or `insitu.lock`: its message, which starts
  *   `file:line:col:` when the position is known).
  * Reports go to stdout; usage, config and extension-log messages to stderr.
