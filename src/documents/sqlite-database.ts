@@ -135,7 +135,7 @@ function commands(build: boolean, manager: PackageManager): { steps: Step[]; rem
     }
     case 'pnpm': {
       if (!build || !atLeast(10, 1)) return { steps: [rebuild] }
-      const note = `${manager.version === null ? 'pnpm 10 and later: ' : ''}select ${PACKAGE}, and pnpm builds it`
+      const note = `${manager.version === null ? 'pnpm 10.1 and later: ' : ''}select ${PACKAGE}, and pnpm builds it`
       return { steps: [{ command: 'pnpm approve-builds', note }, { ...rebuild, note: 'if nothing awaits approval: installed with --ignore-scripts' }] }
     }
     case 'yarn': {

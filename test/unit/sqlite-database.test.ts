@@ -123,7 +123,7 @@ describe('sqliteBindingMessage', () => {
     expect(commands(manager('npm', [11, 15]))).toEqual(['  npm rebuild better-sqlite3'])
     expect(commands(manager('npm', [10, 9]))).toEqual(['  npm rebuild better-sqlite3'])
     expect(commands(manager('pnpm', null))).toEqual([
-      '  pnpm approve-builds          (pnpm 10 and later: select better-sqlite3, and pnpm builds it)',
+      '  pnpm approve-builds          (pnpm 10.1 and later: select better-sqlite3, and pnpm builds it)',
       '  pnpm rebuild better-sqlite3  (if nothing awaits approval: installed with --ignore-scripts)',
     ])
     expect(commands(manager('pnpm', [10, 12]))).toEqual([
