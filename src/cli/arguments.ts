@@ -8,7 +8,14 @@
  * `run` with the command and its values. A command is one word (`check`) or two (`extension
  * add`); `--opt value` and `--opt=value` are the same. Options and positionals may come in any
  * order after the command's words. Pure; nothing is recorded.
+ * A misspelt name gets "did you mean" (values/did-you-mean.ts): `unknown command chek; did you
+ * mean check?`, `unknown command extension lst; did you mean extension list?` (and `extnsion
+ * list` → `extension list`), `unknown option --no-cahce; did you mean --no-cache?` (among the
+ * command's options, `--help` and `--version`), `--format must be one of text, json, github
+ * (got jsn); did you mean json?`.
  */
+import { closestName, didYouMean } from '../values/did-you-mean.js'
+
 
 export interface OptionSpec {
   /** Placeholder of the option's value (`dir`), or null for a flag. */
@@ -52,14 +59,7 @@ export function parseArguments<C extends CommandSpec>(argv: readonly string[], c
     const option = argv.find((argument) => argument.startsWith('-'))
     return { kind: 'usage', problem: option ? `unknown option ${option}` : 'no command given' }
   }
-  if (!command) {
-    const group = commands.filter((c) => c.name.startsWith(`${words[0]} `))
-    if (group.length > 0) {
-      const names = group.map((c) => c.name.split(' ')[1]).join('|')
-      return { kind: 'usage', problem: words[1] === undefined ? `${words[0]} needs a subcommand (${names})` : `unknown command ${words[0]} ${words[1]}` }
-    }
-    return { kind: 'usage', problem: `unknown command ${words[0]}` }
-  }
+  if (!command) return { kind: 'usage', problem: unknownCommand(words, commands) }
   let skip = command.name.split(' ').length
   const positionals: string[] = []
   const options: Record<string, string> = {}
@@ -76,7 +76,7 @@ export function parseArguments<C extends CommandSpec>(argv: readonly string[], c
     const equals = argument.indexOf('=')
     const name = argument.startsWith('--') && equals !== -1 ? argument.slice(0, equals) : argument
     const spec = command.options[name]
-    if (!spec) return { kind: 'usage', problem: `unknown option ${argument}` }
+    if (!spec) return { kind: 'usage', problem: `unknown option ${argument}${optionSuggestion(name, command)}` }
     const key = name.replace(/^-+/, '')
     if (options[key] !== undefined) return { kind: 'usage', problem: `${name} given twice` }
     if (spec.value === null) {
@@ -87,7 +87,7 @@ export function parseArguments<C extends CommandSpec>(argv: readonly string[], c
     const value = equals !== -1 && argument.startsWith('--') ? argument.slice(equals + 1) : argv[++i]
     if (value === undefined || value === '') return { kind: 'usage', problem: `${name} needs ${article(spec.value)} ${spec.value}` }
     if (spec.choices && !spec.choices.includes(value)) {
-      return { kind: 'usage', problem: `${name} must be one of ${spec.choices.join(', ')} (got ${value})` }
+      return { kind: 'usage', problem: `${name} must be one of ${spec.choices.join(', ')} (got ${value})${didYouMean(value, spec.choices)}` }
     }
     options[key] = value
   }
@@ -104,6 +104,29 @@ export function parseArguments<C extends CommandSpec>(argv: readonly string[], c
     return { kind: 'usage', problem: `unexpected argument ${positionals[command.positionals.length]!}` }
   }
   return { kind: 'run', command, positionals: named, options }
+}
+
+/** The problem with `words`, whose first one or two name no command: a missing or unknown subcommand, or an unknown command. */
+function unknownCommand(words: readonly string[], commands: readonly CommandSpec[]): string {
+  const [first, second] = words as [string, string | undefined]
+  const group = commands.filter((c) => c.name.startsWith(`${first} `))
+  if (group.length > 0) {
+    const names = group.map((c) => c.name.split(' ')[1]!)
+    if (second === undefined) return `${first} needs a subcommand (${names.join('|')})`
+    const closest = closestName(second, names)
+    return `unknown command ${first} ${second}${closest === undefined ? '' : `; did you mean ${first} ${closest}?`}`
+  }
+  const closest = closestName(first, new Set(commands.map((c) => c.name.split(' ')[0]!)))
+  if (closest === undefined) return `unknown command ${first}`
+  // `extnsion list`: the command the two words meant, when the second is one of its subcommands.
+  const meant = second !== undefined && commands.some((c) => c.name === `${closest} ${second}`) ? `${closest} ${second}` : closest
+  return `unknown command ${first}; did you mean ${meant}?`
+}
+
+/** `; did you mean --x?` for an option `command` does not take, among its options and the global `--help` and `--version`. */
+function optionSuggestion(name: string, command: CommandSpec): string {
+  if (!name.startsWith('--')) return ''
+  return didYouMean(name, [...Object.keys(command.options), '--help', '--version'])
 }
 
 function article(noun: string): string {

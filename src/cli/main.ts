@@ -14,9 +14,11 @@
  * - `--help`/`-h` prints `USAGE`, `--version`/`-v` the version (outside `extension add`,
  *   where `--version` is the range).
  * - Exit codes: 0 clean; 1 stale documents (check), failed jobs, writes, validators or installs;
- *   2 usage errors (stderr: the problem and a hint to `--help`) and config errors (a bad
+ *   2 usage errors (stderr: the problem, with "did you mean" for a misspelt command, option or
+ *   value (arguments.ts), and a hint to `--help`) and config errors (a bad
  *   `insitu.toml`, extension manifest or `insitu.lock`: its message, which starts
- *   `file:line:col:` when the position is known).
+ *   `file:line:col:` when the position is known), and a better-sqlite3 whose native part
+ *   cannot load (not built, or built for another Node.js: what to run, documents/sqlite-database.ts).
  * Reports go to stdout; usage, config and extension-log messages to stderr.
  * One more command is one more entry in `COMMANDS` (its spec, usage lines and `run`).
  */
@@ -152,7 +154,7 @@ function usageText(commands: readonly CliCommand[]): string {
     'and "stopped" after Ctrl-C (SIGINT, SIGTERM, or its stdin pipe closing).',
     '',
     'Exit codes: 0 clean (watch: stopped), 1 stale documents (check), failed jobs, validator',
-    'errors or a failed install, 2 usage or config error',
+    'errors or a failed install, 2 usage or config error, or better-sqlite3 not built',
     '',
   )
   return lines.join('\n')

@@ -10,15 +10,16 @@
  *   (text: `formatSyncReport`; json/github: report-formats.ts) on stdout, and always closes
  *   the engine (no extension process outlives the command).
  * - Exit codes: 0 clean; 1 stale documents (check), failed jobs, writes or validators; 2 a config
- *   error (a bad `insitu.toml`, manifest or `insitu.lock`, a locked extension missing), which
- *   json and github formats also report on stdout.
+ *   error (a bad `insitu.toml`, manifest or `insitu.lock`, a locked extension missing) or a
+ *   better-sqlite3 whose native part cannot load (its message says what to run:
+ *   documents/sqlite-database.ts), which json and github formats also report on stdout.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { ConfigError } from '../host/config.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
-import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE, messageOf } from './cli-io.js'
+import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE, messageOf, startErrorExitCode } from './cli-io.js'
 import { githubFailure, githubReport, jsonFailure, jsonReport, type ReportFormat } from './report-formats.js'
 
 export interface ProjectCommandOptions {
@@ -55,7 +56,7 @@ export async function runProjectCommand(command: 'check' | 'sync', options: Proj
     root = config.root
     engine = await InsituEngine.create({ root: resolved.root, config, logger, cache: options.cache, gitMetadata: false }) // hears no file events
   } catch (error) {
-    const exitCode = error instanceof ConfigError ? EXIT_USAGE : EXIT_STALE_OR_FAILED
+    const exitCode = startErrorExitCode(error)
     io.stderr.write(`${error instanceof ConfigError ? error.message : `${CLI_NAME}: ${messageOf(error)}`}\n`)
     if (options.format === 'json') io.stdout.write(jsonFailure({ command, root, exitCode }, error))
     if (options.format === 'github') io.stdout.write(githubFailure({ command, root, workspace }, error))

@@ -14,11 +14,12 @@
  *   is gone and every write is settled, and resolves to 0. A stop asked for during the first
  *   start stops it at once.
  * - A config error at the start (a bad `insitu.toml`, manifest or `insitu.lock`; its message
- *   starts `file:line:col:`) exits 2, any other start failure 1, with the message on stderr.
+ *   starts `file:line:col:`) or a better-sqlite3 that cannot load (cli-io.ts) exits 2, any other
+ *   start failure 1, with the message on stderr.
  */
 import fs from 'node:fs'
 import { ConfigError } from '../host/config.js'
-import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE, messageOf } from './cli-io.js'
+import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_USAGE, messageOf, startErrorExitCode } from './cli-io.js'
 import { resolveProjectRoot } from './project-command.js'
 import { WatchSession } from './watch-session.js'
 
@@ -62,7 +63,7 @@ export async function runWatch(options: WatchCommandOptions, io: CliIo, stop: St
     if (first !== null && first !== 'stop') {
       await session.stop()
       io.stderr.write(`${first instanceof ConfigError ? first.message : `${CLI_NAME}: ${messageOf(first)}`}\n`)
-      return first instanceof ConfigError ? EXIT_USAGE : EXIT_STALE_OR_FAILED
+      return startErrorExitCode(first)
     }
     if (first !== 'stop') await stop.requested
     await session.stop()

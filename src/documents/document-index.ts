@@ -13,7 +13,9 @@
  *   (the last writer wins; any snapshot is a valid start, see reconciling below). A snapshot
  *   written with another `cacheKey` (plugin version) or schema version is ignored silently; a
  *   file that is not an insitu index (not SQLite, corrupt, another tool's) is ignored with one
- *   `warn` naming it, and replaced by the next snapshot. Failing to write a snapshot warns once
+ *   `warn` naming it, and replaced by the next snapshot. Databases are opened by `openDatabase`
+ *   (sqlite-database.ts): when better-sqlite3's native part cannot load, the constructor throws
+ *   its `SqliteBindingError`, never a warning. Failing to write a snapshot warns once
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
  *   now (when rows changed). The folder is made by `ensureStateFolder` (state-folder.ts; the
  *   engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
@@ -51,7 +53,7 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import {
   type DocumentProjection,
   type DocumentRead,
@@ -81,6 +83,7 @@ import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
 import { realPathSync } from './real-path.js'
+import { openDatabase, SqliteBindingError } from './sqlite-database.js'
 
 export interface DocumentIndexOptions {
   /** Absolute project root. */
@@ -215,7 +218,7 @@ export class DocumentIndex {
     this.onDocumentRead = options.onDocumentRead
     this.rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep
     const snapshot = this.loadSnapshot()
-    this.db = snapshot ?? new Database(':memory:')
+    this.db = snapshot ?? openDatabase(':memory:')
     if (snapshot) {
       this.persistedChanges = this.totalChanges()
       const stored = snapshot.prepare(`select value from ${META_TABLE} where key = 'state_id'`).pluck().get()
@@ -382,13 +385,14 @@ export class DocumentIndex {
     }
     let db: Database.Database | undefined
     try {
-      db = new Database(bytes)
+      db = openDatabase(bytes)
       const verdict = snapshotVerdict(db, this.cacheKey)
       if (verdict === 'usable') return db
       db.close()
       if (verdict === 'foreign') this.warnOnce(`insitu: ${this.displayPath()} is not an insitu index cache; rebuilding it`)
     } catch (error) {
       db?.close()
+      if (error instanceof SqliteBindingError) throw error
       this.warnOnce(`insitu: ${this.displayPath()} is not an insitu index cache (${messageOf(error)}); rebuilding it`)
     }
     return undefined

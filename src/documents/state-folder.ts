@@ -22,11 +22,14 @@
  *   holds the `_insitu_meta` table with a `cache_key` starting `vite-plugin-insitu `, the job
  *   store a `meta` table whose `format` is `insitu-jobs/1`. Anything else there (the Python
  *   implementation's index, an unreadable file) is left alone. Returns the project-relative
- *   POSIX paths removed; failures to read or remove are ignored (the file stays).
+ *   POSIX paths removed; failures to read or remove are ignored (the file stays), but not a
+ *   `SqliteBindingError` (sqlite-database.ts: better-sqlite3's native part cannot load), which
+ *   is thrown.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
+import { openDatabase, SqliteBindingError } from './sqlite-database.js'
 
 export const STATE_FOLDER_GITIGNORE = '# created by insitu\n*\n'
 
@@ -104,9 +107,10 @@ function holds(file: string, isOurs: (db: Database.Database) => boolean): boolea
   if (bytes.length > 19 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1
   let db: Database.Database | undefined
   try {
-    db = new Database(bytes)
+    db = openDatabase(bytes)
     return isOurs(db)
-  } catch {
+  } catch (error) {
+    if (error instanceof SqliteBindingError) throw error
     return false
   } finally {
     db?.close()

@@ -11,7 +11,9 @@
  *   another engine wrote the file, and inside every flush, so entries always match the
  *   header they are stored under. A file that is not such a store (not
  *   SQLite, SQLite without our format, unreadable) is deleted with ONE `logger.warn` line
- *   naming the file, and written afresh by the next flush.
+ *   naming the file, and written afresh by the next flush. The file is opened by `openDatabase`
+ *   (documents/sqlite-database.ts): when better-sqlite3's native part cannot load, `open`
+ *   throws its `SqliteBindingError` (and deletes nothing).
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive, and
  *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
  *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
@@ -32,8 +34,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import { toPosixPath } from '../documents/project-paths.js'
+import { openDatabase, SqliteBindingError } from '../documents/sqlite-database.js'
 import type { HostLogger } from '../host/process.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
@@ -81,6 +84,7 @@ export class JobStore {
     try {
       return new JobStore(file, header, openChecked(file), logger)
     } catch (error) {
+      if (error instanceof SqliteBindingError) throw error
       logger.warn(`insitu: ignoring the job cache ${file} (${(error as Error).message}); rebuilding it`)
       try {
         removeDatabase(file)
@@ -239,7 +243,7 @@ export class JobStore {
 /** Open (or create) the store, failing when the file is not one. */
 function openChecked(file: string): Database.Database {
   const existed = fs.existsSync(file)
-  const db = new Database(file)
+  const db = openDatabase(file)
   try {
     db.pragma('busy_timeout = 2000')
     db.pragma('synchronous = OFF') // a validated cache: no fsync (see the header)

@@ -60,6 +60,17 @@ describe('vite-plugin-insitu command line', () => {
       stderr: `vite-plugin-insitu: unknown option --force\n${hint}`,
     })
     expect(await cli([], { cwd: root })).toEqual({ code: 2, stdout: '', stderr: `vite-plugin-insitu: no command given\n${hint}` })
+    expect(await cli(['chek'], { cwd: root })).toEqual({ code: 2, stdout: '', stderr: `vite-plugin-insitu: unknown command chek; did you mean check?\n${hint}` })
+    expect(await cli(['extension', 'lst'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `vite-plugin-insitu: unknown command extension lst; did you mean extension list?\n${hint}`,
+    })
+    expect(await cli(['check', '--no-cahce'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `vite-plugin-insitu: unknown option --no-cahce; did you mean --no-cache?\n${hint}`,
+    })
     expect(await cli(['check', '--root', 'nowhere'], { cwd: root })).toEqual({
       code: 2,
       stdout: '',
