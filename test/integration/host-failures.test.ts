@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { RESTART_LIMIT } from '../../src/host/process.js'
 import { type FsResolveContext, resolveFsFile } from '../../src/resources/fs.js'
-import { DOC, finishTest, makeProject, PYTHON_FIXTURES, rememberPid, startHost, writeConfig } from './host-project.js'
+import { DOC, finishTest, logs, makeProject, NODE_FIXTURES, PYTHON_FIXTURES, rememberPid, startHost, writeConfig } from './host-project.js'
 
 afterEach(finishTest)
 
@@ -213,6 +213,16 @@ describe('process failures', () => {
     expect(host.startFailures.map((f) => [f.extension, f.error.message])).toEqual([['probe/startup', message]])
     expect(host.pids().size).toBe(0)
     expect((await rejection(host.transform('count_words', {}, DOC))).message).toBe(message)
+  })
+
+  it('logs a print during shutdown as a warning, and still stops the process', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: path.join(NODE_FIXTURES, 'console_log') }])
+    const host = await startHost(project)
+    const pid = host.pids().get('probe/node-junk')!
+    await host.close()
+    expect(logs).toContain('stdout must carry only protocol frames; probe/node-junk wrote "DEBUG: shutting down" (log to stderr)')
+    expect(isGone(pid)).toBe(true)
   })
 
   it('reads frames that carry a Content-Type header', async () => {
