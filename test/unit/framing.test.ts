@@ -2,9 +2,11 @@
  * Unit and property tests of the wire framing (SPEC §1): src/protocol/framing.ts.
  *
  * Every reader rule is exercised with the byte vector that violates it, asserting the exact
- * `FramingError` message and rule; the writer's byte counting and 16 MiB cap; and fast-check
- * properties (chunking never changes what decodes; arbitrary bytes only ever raise
- * FramingError, synchronously, within the buffering caps); and the memory a frame costs when
+ * `FramingError` message and rule; output that is not a frame (a header-shaped print, any header
+ * but Content-Length/Content-Type, a line without ':', a blank line) before, between and inside
+ * frames, quoted safely; the writer's byte counting and 16 MiB cap; and fast-check properties
+ * (chunking never changes what decodes nor which error with which message; arbitrary bytes only
+ * ever raise FramingError, synchronously, within the buffering caps); and the memory a frame costs when
  * it arrives one byte per chunk, fed by hand and from a real child process writing one byte
  * per write() (test/fixtures/python/byte_writer).
  */
