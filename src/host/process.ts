@@ -16,8 +16,12 @@
  *   signal, and the stderr tail (`… exited with code 0 inside a frame (incomplete frame: …)`
  *   when its stdout ended in the middle of a frame); the next request restarts it, at most 5
  *   times in 3 minutes, after which requests fail with the budget message.
- * - A protocol violation (e.g. text on stdout) kills the process and fails its requests
- *   with the violation, named for the extension.
+ * - A protocol violation kills the process and fails its requests with the violation, named
+ *   for the extension: `extension <ext> broke the protocol: <rule> <stderr tail>`; output that is
+ *   not a frame (a print to stdout, header-shaped or not) fails them with exactly
+ *   `stdout must carry only protocol frames; <ext> wrote "<line>" (log to stderr)`, without the
+ *   stderr tail (the extension's own log, already forwarded, says nothing about its stdout). The
+ *   same output while the process is being stopped is logged once with `logger.warn`.
  * - `abort(reason)` fails every request in flight (or waiting for the start) with `reason` at
  *   once, and every later one; `stop()` still shuts the process down.
  * - `stop()`: `insitu.shutdown` (2 s; only after a completed handshake: a process still in its
@@ -276,10 +280,17 @@ export class ExtensionProcess {
         // (and closing the peer ends its stdin, so it may exit 0 soon: that is still a violation).
         const violation = isProtocolViolation(reason)
         const exitedSoon = !violation && (await Promise.race([exited.then(() => true), delay(500).then(() => false)]))
-        if (running.closing) return new ExtensionCrashError(`extension ${this.name} is stopped`)
+        const notFrames = isOutputNotFrames(reason)
+        if (running.closing) {
+          // Its shutdown goes on (terminate); the author still learns where the output went.
+          if (notFrames) logger.warn(reason.message)
+          return new ExtensionCrashError(`extension ${this.name} is stopped`)
+        }
         if (!exitedSoon) {
           child.kill('SIGKILL')
           await exited
+          // The decoder already named the extension and quoted what it wrote.
+          if (notFrames) return new ExtensionCrashError(reason.message)
           return new ExtensionCrashError(`extension ${this.name} broke the protocol: ${reason.message}${formatTail(stderrTail)}`)
         }
         await stderrDrained(child)
@@ -409,6 +420,11 @@ function stderrDrained(child: ChildProcess): Promise<void> {
 function isProtocolViolation(reason: Error): boolean {
   if (reason instanceof FramingError) return reason.rule !== 'incomplete-frame'
   return reason instanceof RpcClosedError && reason.message !== 'RPC peer closed'
+}
+
+/** The extension wrote something that is not a frame (a print to stdout). */
+function isOutputNotFrames(reason: Error): boolean {
+  return reason instanceof FramingError && reason.rule === 'malformed-header'
 }
 
 function describeExit(child: ChildProcess): string {

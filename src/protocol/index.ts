@@ -3,6 +3,7 @@ export {
   encodeFrame,
   encodeJsonFrame,
   FrameDecoder,
+  type FrameDecoderOptions,
   FramingError,
   type FramingRule,
   MAX_BODY_BYTES,

@@ -17,6 +17,10 @@
  * - On EOF, a framing/JSON error, a stream error, or the output stream closing, the peer
  *   closes: every pending request and queued message fails with the reason (`RPC peer closed`
  *   on a clean EOF or a closed output) and later requests fail at once.
+ * - Output that is not a frame is named for `name` (`stdout must carry only protocol frames;
+ *   <name> wrote "…"`, see framing.ts); a line of it that has no line break yet is reported
+ *   50 ms after it came if nothing completes it first (a print without a newline fails at once,
+ *   a print written in pieces is quoted whole).
  */
 import type { Readable, Writable } from 'node:stream'
 import { encodeFrame, FrameDecoder } from './framing.js'
@@ -89,6 +93,9 @@ export interface RpcPeerOptions {
   stringify?: (message: unknown) => string | undefined
 }
 
+/** How long a line that is not a frame may wait for the rest of itself before it is reported. */
+export const JUNK_GRACE_MS = 50
+
 /** Bytes buffered in the output stream past which the outbox waits for `drain`. */
 const OUTBOX_HIGH_WATER = 32 * 1024 * 1024
 /** After writing this many bytes in one go, let the event loop run before encoding more. */
@@ -115,7 +122,9 @@ type Id = number | string
 export class RpcPeer {
   readonly name: string
   private readonly stringify: (message: unknown) => string | undefined
-  private readonly decoder = new FrameDecoder()
+  private readonly decoder: FrameDecoder
+  /** Reports a line that is not a frame once its grace ran out (see JUNK_GRACE_MS). */
+  private junkTimer: NodeJS.Timeout | undefined
   private readonly pending = new Map<Id, Pending>()
   private readonly requestHandlers = new Map<string, RequestHandler>()
   private readonly notificationHandlers = new Map<string, NotificationHandler>()
@@ -138,6 +147,7 @@ export class RpcPeer {
     private readonly options: RpcPeerOptions = {},
   ) {
     this.name = options.name ?? 'peer'
+    this.decoder = new FrameDecoder({ writer: options.name })
     this.stringify = options.stringify ?? JSON.stringify
     this.defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve))
@@ -220,6 +230,7 @@ export class RpcPeer {
     this.input.off('data', this.onData)
     this.input.off('end', this.onEnd)
     this.input.off('close', this.onEnd)
+    clearTimeout(this.junkTimer)
     // Keep swallowing stream errors (EPIPE after close) so they never become uncaught.
     this.lifetime.abort(reason)
     for (const id of [...this.pending.keys()]) this.settle(id, reason)
@@ -335,6 +346,18 @@ export class RpcPeer {
         return
       }
       this.dispatch(message)
+    }
+    if (this.decoder.holdsJunk && !this.junkTimer && !this.closeReason) {
+      this.junkTimer = setTimeout(this.onJunkGrace, JUNK_GRACE_MS)
+    }
+  }
+
+  private readonly onJunkGrace = (): void => {
+    this.junkTimer = undefined
+    try {
+      this.decoder.rejectHeldJunk()
+    } catch (error) {
+      this.close(error as Error)
     }
   }
 

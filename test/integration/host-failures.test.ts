@@ -2,15 +2,15 @@
  * Extension failures through the host (src/host/host.ts, process.ts) with real Python
  * processes from test/fixtures/python/failures/*: start-up consistency checks (identity,
  * undeclared capability, pinned schema), permission denial, resource cycles, a crash in the
- * middle of a request and the restart after it, a hang (timeout), text on stdout, and the
- * restart budget. After every test no extension process is alive (host-project.ts).
+ * middle of a request and the restart after it, a hang (timeout), text on stdout (plain, header-
+ * shaped, before the first frame), frames with a Content-Type header, and the restart budget. After every test no extension process is alive (host-project.ts).
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { RESTART_LIMIT } from '../../src/host/process.js'
 import { type FsResolveContext, resolveFsFile } from '../../src/resources/fs.js'
-import { DOC, finishTest, makeProject, PYTHON_FIXTURES, rememberPid, startHost, writeConfig } from './host-project.js'
+import { DOC, finishTest, logs, makeProject, NODE_FIXTURES, PYTHON_FIXTURES, rememberPid, startHost, writeConfig } from './host-project.js'
 
 afterEach(finishTest)
 
@@ -172,15 +172,69 @@ describe('process failures', () => {
     expect(host.pids().get('acme/hang')).toBe(pid)
   })
 
-  it('reports text on stdout as a protocol violation, quoting the text', async () => {
+  it('fails on text printed to stdout, quoting the line and naming the extension; the process is killed', async () => {
     const project = makeProject()
     writeConfig(project, [{ path: failure('stdout') }])
     const host = await startHost(project)
     const pid = host.pids().get('acme/stdout')!
     const error = await rejection(host.transform('chatty', {}, DOC))
-    expect(error.message).toContain('transform:chatty (acme/stdout): extension acme/stdout broke the protocol')
-    expect(error.message).toContain('"debug output from chatty\\n')
+    expect(error.message).toBe(
+      'transform:chatty (acme/stdout): stdout must carry only protocol frames; acme/stdout wrote "debug output from chatty" (log to stderr)',
+    )
     await expect.poll(() => isGone(pid)).toBe(true)
+  })
+
+  it('fails on a header-shaped print (`DEBUG: counting words`) the same way, every time, then spends the restart budget', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: failure('debug_print') }])
+    const host = await startHost(project)
+    const message =
+      'transform:count_words (probe/junk): stdout must carry only protocol frames; probe/junk wrote "DEBUG: counting words" (log to stderr)'
+    // Each request starts a fresh process (the last one was killed) and fails in well under a timeout.
+    for (let attempt = 0; attempt <= RESTART_LIMIT; attempt++) {
+      const pid = host.pids().get('probe/junk')
+      rememberPid(pid)
+      const started = Date.now()
+      expect((await rejection(host.transform('count_words', { text: 'a b c' }, DOC))).message).toBe(message)
+      expect(Date.now() - started).toBeLessThan(5_000)
+      if (pid !== undefined) await expect.poll(() => isGone(pid)).toBe(true)
+      expect(host.pids().has('probe/junk')).toBe(false)
+    }
+    expect((await rejection(host.transform('count_words', {}, DOC))).message).toBe(
+      `transform:count_words (probe/junk): extension probe/junk restart budget spent (${RESTART_LIMIT} restarts in 3 minutes); last failure: ${message.slice(message.indexOf('stdout'))}`,
+    )
+  })
+
+  it('fails the start of an extension that prints before its first frame, and its capabilities with it', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: failure('startup_print') }])
+    const host = await startHost(project)
+    const message = 'stdout must carry only protocol frames; probe/startup wrote "DEBUG: loading the word list" (log to stderr)'
+    expect(host.startFailures.map((f) => [f.extension, f.error.message])).toEqual([['probe/startup', message]])
+    expect(host.pids().size).toBe(0)
+    expect((await rejection(host.transform('count_words', {}, DOC))).message).toBe(message)
+  })
+
+  it('logs a print during shutdown as a warning, and still stops the process', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: path.join(NODE_FIXTURES, 'console_log') }])
+    const host = await startHost(project)
+    const pid = host.pids().get('probe/node-junk')!
+    await host.close()
+    expect(logs).toContain('stdout must carry only protocol frames; probe/node-junk wrote "DEBUG: shutting down" (log to stderr)')
+    expect(isGone(pid)).toBe(true)
+  })
+
+  it('reads frames that carry a Content-Type header', async () => {
+    const project = makeProject()
+    writeConfig(project, [{ path: path.join(PYTHON_FIXTURES, 'content_type') }])
+    const host = await startHost(project)
+    expect(await host.transform('count_words', { text: 'one two three four' }, DOC)).toEqual({
+      content: '4 words',
+      value: null,
+      diagnostics: [],
+      dependencies: [],
+    })
   })
 
   it(`stops restarting after ${RESTART_LIMIT} restarts within 3 minutes`, async () => {

@@ -2,9 +2,11 @@
  * Unit and property tests of the wire framing (SPEC §1): src/protocol/framing.ts.
  *
  * Every reader rule is exercised with the byte vector that violates it, asserting the exact
- * `FramingError` message and rule; the writer's byte counting and 16 MiB cap; and fast-check
- * properties (chunking never changes what decodes; arbitrary bytes only ever raise
- * FramingError, synchronously, within the buffering caps); and the memory a frame costs when
+ * `FramingError` message and rule; output that is not a frame (a header-shaped print, any header
+ * but Content-Length/Content-Type, a line without ':', a blank line) before, between and inside
+ * frames, quoted safely; the writer's byte counting and 16 MiB cap; and fast-check properties
+ * (chunking never changes what decodes nor which error with which message; arbitrary bytes only
+ * ever raise FramingError, synchronously, within the buffering caps); and the memory a frame costs when
  * it arrives one byte per chunk, fed by hand and from a real child process writing one byte
  * per write() (test/fixtures/python/byte_writer).
  */
@@ -56,14 +58,15 @@ function expectFramingError(error: FramingError, rule: FramingRule, message: str
 
 /** A header block of exactly `size` bytes (without the terminator) declaring a `bodyLength` body. */
 function headerBlockOfSize(size: number, bodyLength: number): string {
-  const first = `Content-Length: ${bodyLength}\r\nX-Pad: `
+  const first = `Content-Length: ${bodyLength}\r\nContent-Type: `
   const block = first + 'a'.repeat(size - first.length)
   expect(block.length).toBe(size)
   return block
 }
 
-const MALFORMED_PREFIX =
-  "malformed frame header: a line without ':' (stdout must carry only protocol frames; the peer wrote "
+/** The message for output that is not a frame, `quoted` already quoted. */
+const notFrames = (quoted: string, writer = 'the peer'): string =>
+  `stdout must carry only protocol frames; ${writer} wrote ${quoted} (log to stderr)`
 
 describe('encodeFrame', () => {
   it('writes exactly one Content-Length header and compact JSON', () => {
@@ -147,15 +150,24 @@ describe('FrameDecoder: well-formed input', () => {
     }
   })
 
-  it('ignores other headers such as Content-Type, before or after Content-Length', () => {
-    const decoder = new FrameDecoder()
-    const out = decoder.push(
-      Buffer.concat([
-        Buffer.from('Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}', 'latin1'),
-        Buffer.from('Content-Length: 3\r\nContent-Type: application/json\r\n\r\n[1]', 'latin1'),
-      ]),
+  it('accepts and ignores Content-Type in any letter case, before or after Content-Length', () => {
+    const stream = Buffer.concat(
+      [
+        'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}',
+        'Content-Length: 3\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n[1]',
+        'content-type: application/json\r\nCONTENT-LENGTH: 1\r\n\r\n1',
+        'CONTENT-TYPE: x\r\ncontent-length: 1\r\ncOnTeNt-TyPe: y\r\n\r\n2',
+        ' Content-Type :\r\nContent-Length: 1\r\n\r\n3', // whitespace around the name, an empty value
+      ].map((frame) => Buffer.from(frame, 'latin1')),
     )
-    expect(out.map((b) => b.toString())).toEqual(['{}', '[1]'])
+    const whole = new FrameDecoder()
+    expect(whole.push(stream).map(String)).toEqual(['{}', '[1]', '1', '2', '3'])
+    // The same, one byte at a time (the incremental judge of header lines agrees).
+    const bytewise = new FrameDecoder()
+    const out: string[] = []
+    for (let i = 0; i < stream.length; i++) out.push(...bytewise.push(stream.subarray(i, i + 1)).map(String))
+    expect(out).toEqual(['{}', '[1]', '1', '2', '3'])
+    expect(() => bytewise.end()).not.toThrow()
   })
 
   it('reads multi-byte UTF-8 bodies by byte length', () => {
@@ -321,39 +333,181 @@ describe('FrameDecoder: reader rules', () => {
     )
   })
 
-  it('rejects a header line without a colon, quoting what it saw', () => {
-    const input = 'Content-Length: 2\r\nbogus\r\n\r\n{}'
+  it('rejects a header line without a colon, quoting the line', () => {
     expectFramingError(
-      decodeError(Buffer.from(input, 'latin1')),
+      decodeError(Buffer.from('Content-Length: 2\r\nbogus\r\n\r\n{}', 'latin1')),
       'malformed-header',
-      `${MALFORMED_PREFIX}${JSON.stringify(input)})`,
+      notFrames('"bogus"'),
     )
   })
 
-  it('rejects ordinary printed text at once, quoting its first bytes', () => {
-    const printed = 'Hello from my extension!\n'
-    expectFramingError(decodeError(bytes(printed)), 'malformed-header', `${MALFORMED_PREFIX}"Hello from my extension!\\n")`)
+  it('rejects ordinary printed text at once, quoting its line', () => {
+    expectFramingError(decodeError(bytes('Hello from my extension!\n')), 'malformed-header', notFrames('"Hello from my extension!"'))
+  })
+
+  it('rejects a header-shaped print (`DEBUG: counting words`), naming the writer', () => {
+    const decoder = new FrameDecoder({ writer: 'probe/junk' })
+    let error: unknown
+    try {
+      decoder.push(bytes('DEBUG: counting words\n'))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'malformed-header', notFrames('"DEBUG: counting words"', 'probe/junk'))
+    // Followed by a real frame in the same chunk (the whole block parsed at once): the same error.
+    expectFramingError(
+      decodeError(Buffer.concat([bytes('DEBUG: counting words\n'), rawFrame('{}')])),
+      'malformed-header',
+      notFrames('"DEBUG: counting words"'),
+    )
+  })
+
+  it.each([
+    ['Content-Length first', 'Content-Length: 2\r\nX-Debug: on\r\n\r\n{}'],
+    ['the unknown header first', 'X-Debug: on\r\nContent-Length: 2\r\n\r\n{}'],
+    ['Content-Type and the unknown header in lower case', 'content-type: x\r\ncontent-length: 2\r\nx-debug: on\r\n\r\n{}'],
+  ])('rejects any header but Content-Length and Content-Type (%s), however it is chunked', (_, frame) => {
+    const quoted = JSON.stringify(/x-debug: on/i.exec(frame)![0])
+    const stream = Buffer.from(frame, 'latin1')
+    expectFramingError(decodeError(stream), 'malformed-header', notFrames(quoted))
+    expectFramingError(decodeError([...stream].map((byte) => Buffer.from([byte]))), 'malformed-header', notFrames(quoted))
+    expectFramingError(decodeError(stream, true), 'malformed-header', notFrames(quoted))
+  })
+
+  it('rejects header-shaped lines that only resemble the accepted names', () => {
+    for (const line of ['Content-Lengths: 2', 'Content-Len: 2', 'Content Length: 2', 'Content-Length 2', ': 2', 'Content-Type2: x']) {
+      const frame = `${line}\r\nContent-Length: 2\r\n\r\n{}`
+      expectFramingError(decodeError(Buffer.from(frame, 'latin1')), 'malformed-header', notFrames(JSON.stringify(line)))
+      const bytewise = [...Buffer.from(frame, 'latin1')].map((byte) => Buffer.from([byte]))
+      expectFramingError(decodeError(bytewise), 'malformed-header', notFrames(JSON.stringify(line)))
+    }
+  })
+
+  it('lets output that is not a frame decide before any other fault of its header block', () => {
+    for (const frame of [
+      'Content-Length: x\r\nDEBUG: y\r\n\r\n{}',
+      'Content-Length: 2\r\nContent-Length: 2\r\nDEBUG: y\r\n\r\n{}',
+      'Content-Length: 99999999999\r\nDEBUG: y\r\n\r\n{}',
+      'Content-Type: x\r\nDEBUG: y\r\n\r\n{}',
+    ]) {
+      const stream = Buffer.from(frame, 'latin1')
+      expectFramingError(decodeError(stream), 'malformed-header', notFrames('"DEBUG: y"'))
+      expectFramingError(decodeError([...stream].map((byte) => Buffer.from([byte]))), 'malformed-header', notFrames('"DEBUG: y"'))
+    }
+  })
+
+  it('quotes output that is not a frame before the first frame, between frames and after a partial header alike', () => {
+    const print = bytes('DEBUG: counting words\n')
+    // Each case: its chunks, and the bodies delivered before the error (none after the print).
+    const positions: [Buffer[], string[]][] = [
+      [[print, rawFrame('{}')], []], // before the first frame
+      [[rawFrame('{}'), print, rawFrame('{}')], ['{}']], // between frames, separate chunks
+      [[Buffer.concat([rawFrame('{}'), print, rawFrame('{}')])], []], // between frames, one chunk (the push throws)
+      [[Buffer.from('Content-Length: 2\r\n', 'latin1'), print, Buffer.from('\r\n{}', 'latin1')], []], // after a partial header
+      [[Buffer.from('Content-Length: 2\r\nDEBUG: counting words\n\r\n{}', 'latin1')], []], // inside one header block
+    ]
+    for (const [chunks, delivered] of positions) {
+      const decoder = new FrameDecoder({ writer: 'probe/junk' })
+      const bodies: string[] = []
+      let error: unknown
+      try {
+        for (const chunk of chunks) bodies.push(...decoder.push(chunk).map(String))
+      } catch (caught) {
+        error = caught
+      }
+      expectFramingError(error as FramingError, 'malformed-header', notFrames('"DEBUG: counting words"', 'probe/junk'))
+      expect(bodies).toEqual(delivered)
+    }
+  })
+
+  it('waits for the rest of a line that can be no header, so the quote holds it whole', () => {
+    const decoder = new FrameDecoder()
+    expect(decoder.push(bytes('DEB'))).toEqual([])
+    expect(decoder.holdsJunk).toBe(true)
+    expect(decoder.push(bytes('UG:'))).toEqual([])
+    let error: unknown
+    try {
+      decoder.push(bytes(' counting words\r\nContent-Length: 2\r\n\r\n{}'))
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'malformed-header', notFrames('"DEBUG: counting words"'))
+    expect(decoder.holdsJunk).toBe(false)
+    // A possible header start is no junk: `C`, `content-le`, whitespace, a complete accepted name.
+    for (const start of ['C', 'content-le', '  ', 'Content-Length: 2\r\n\r', 'Content-Length:', 'Content-Length: 2\r\nContent-Ty', 'Content-Type  ']) {
+      const possible = new FrameDecoder()
+      expect(possible.push(Buffer.from(start, 'latin1'))).toEqual([])
+      expect(possible.holdsJunk, start).toBe(false)
+    }
+  })
+
+  it('reports a held line when asked (rejectHeldJunk), at end(), or once more than 200 bytes of it came', () => {
+    const asked = new FrameDecoder({ writer: 'probe/junk' })
+    asked.push(bytes('working...'))
+    let error: unknown
+    try {
+      asked.rejectHeldJunk()
+    } catch (caught) {
+      error = caught
+    }
+    expectFramingError(error as FramingError, 'malformed-header', notFrames('"working..."', 'probe/junk'))
+    expect(() => asked.push(rawFrame('{}'))).toThrow(error as Error)
+    // Nothing held: a no-op.
+    const idle = new FrameDecoder()
+    idle.push(bytes('Content-Len'))
+    expect(() => idle.rejectHeldJunk()).not.toThrow()
+    expect(idle.push(bytes('gth: 2\r\n\r\n{}')).map(String)).toEqual(['{}'])
+
+    // At end of stream it is output that is not a frame, not an incomplete frame.
+    expectFramingError(decodeError(bytes('working...'), true), 'malformed-header', notFrames('"working..."'))
+    // More than 200 bytes of one line, fed in small pieces: reported without waiting for its end.
+    const long = new FrameDecoder()
+    let thrown: unknown
+    let fed = 0
+    try {
+      for (; fed < 1000; fed += 10) long.push(bytes('DEBUG ' + 'x'.repeat(4)))
+    } catch (caught) {
+      thrown = caught
+    }
+    expect(fed).toBe(200) // the push that brought the 210th byte
+    expectFramingError(thrown as FramingError, 'malformed-header', notFrames(`"${'DEBUG xxxx'.repeat(20)}"…`))
   })
 
   it('quotes at most 200 bytes of a long printed text and marks the cut with …', () => {
     const printed = 'x'.repeat(199) + 'y' + 'z'.repeat(300) + '\n'
+    expectFramingError(decodeError(bytes(printed)), 'malformed-header', notFrames(`"${'x'.repeat(199)}y"…`))
+    // A line longer than the header buffer, in one chunk: output that is not a frame, not a header over 8 KiB.
+    expectFramingError(decodeError(bytes('y'.repeat(20_000))), 'malformed-header', notFrames(`"${'y'.repeat(200)}"…`))
+    expectFramingError(decodeError(bytes(`DEBUG: ${'y'.repeat(20_000)}\n`)), 'malformed-header', notFrames(`"DEBUG: ${'y'.repeat(193)}"…`))
+  })
+
+  it('quotes a blank line with the header lines before it and its line break', () => {
+    expectFramingError(decodeError(bytes('\n')), 'malformed-header', notFrames('"\\n"'))
+    expectFramingError(decodeError(bytes('\r\n\r\n{}')), 'malformed-header', notFrames('"\\r\\n"'))
+    // A writer that ends its header block with LF LF instead of CRLF CRLF.
     expectFramingError(
-      decodeError(bytes(printed)),
+      decodeError(bytes('Content-Length: 2\n\n{}')),
       'malformed-header',
-      `${MALFORMED_PREFIX}"${'x'.repeat(199)}y"…)`,
+      notFrames('"Content-Length: 2\\n\\n"'),
+    )
+    expectFramingError(
+      decodeError(bytes('Content-Length: 2\r\n \t\r\n\r\n{}')),
+      'malformed-header',
+      notFrames('"Content-Length: 2\\r\\n \\t\\r\\n"'),
     )
   })
 
-  it('quotes printed text that arrives after a valid frame', () => {
-    const decoder = new FrameDecoder()
-    expect(decoder.push(rawFrame('{}')).map(String)).toEqual(['{}'])
-    let error: unknown
-    try {
-      decoder.push(bytes('debug: starting\nready\n'))
-    } catch (caught) {
-      error = caught
-    }
-    expectFramingError(error as FramingError, 'malformed-header', `${MALFORMED_PREFIX}"debug: starting\\nready\\n")`)
+  it('quotes odd bytes safely: controls and invisible formatting escaped, invalid UTF-8 as U+FFFD, no character cut', () => {
+    const odd = Buffer.concat([bytes('\u001b[31mred\u0000 '), Buffer.from([0xff, 0xfe, 0xc3]), bytes(' \u202egnp.exe \u009b2J \u2028 é\n')])
+    expectFramingError(
+      decodeError(odd),
+      'malformed-header',
+      notFrames('"\\u001b[31mred\\u0000 \ufffd\ufffd\ufffd \\u202egnp.exe \\u009b2J \\u2028 é"'),
+    )
+    // 199 ASCII bytes and a two-byte é across the 200-byte mark: the é is left out whole.
+    expectFramingError(decodeError(bytes(`${'a'.repeat(199)}é${'b'.repeat(50)}\n`)), 'malformed-header', notFrames(`"${'a'.repeat(199)}"…`))
+    // A four-byte character ending exactly at 200 bytes stays.
+    expectFramingError(decodeError(bytes(`${'a'.repeat(196)}😀${'b'.repeat(50)}\n`)), 'malformed-header', notFrames(`"${'a'.repeat(196)}😀"…`))
   })
 
   it('reports end of stream inside a header block as an incomplete frame', () => {
@@ -367,11 +521,11 @@ describe('FrameDecoder: reader rules', () => {
       'incomplete-frame',
       'incomplete frame: stream ended inside a header block after 19 bytes "Content-Length: 2\\r\\n"',
     )
-    const long = 'X-Pad: ' + 'a'.repeat(300)
+    const long = 'Content-Type: ' + 'a'.repeat(300)
     expectFramingError(
       decodeError(Buffer.from(long, 'latin1'), true),
       'incomplete-frame',
-      `incomplete frame: stream ended inside a header block after 307 bytes "X-Pad: ${'a'.repeat(193)}"…`,
+      `incomplete frame: stream ended inside a header block after 314 bytes "Content-Type: ${'a'.repeat(186)}"…`,
     )
   })
 
@@ -538,6 +692,64 @@ describe('FrameDecoder: properties', () => {
         }
       }),
       { numRuns: 200 },
+    )
+  })
+})
+
+describe('FrameDecoder: the same error however the bytes come', () => {
+  /** Streams made of header-ish pieces: accepted headers, prints, blank lines, frames, odd bytes. */
+  const lineStream = fc
+    .array(
+      fc.constantFrom(
+        'Content-Length: 2\r\n',
+        'content-type: x\r\n',
+        'Content-Length: 2\r\n\r\n{}',
+        'DEBUG: y\n',
+        'DEBUG',
+        '\r\n',
+        '\n',
+        '\r',
+        ' ',
+        ':',
+        'C',
+        'ontent-',
+        'Length',
+        'Type',
+        'x'.repeat(150),
+        '\u00e9',
+        '\u001b',
+      ),
+      { maxLength: 30 },
+    )
+    .map((pieces) => Buffer.from(pieces.join(''), 'utf8'))
+
+  function outcome(chunks: Buffer[], end: boolean): { bodies: string[]; error?: string } {
+    const decoder = new FrameDecoder({ writer: 'probe/junk' })
+    const bodies: string[] = []
+    try {
+      for (const chunk of chunks) bodies.push(...decoder.push(chunk).map(String))
+      if (end) decoder.end()
+    } catch (error) {
+      expect(error).toBeInstanceOf(FramingError)
+      const { rule, message } = error as FramingError
+      // Quotes never carry a raw control or invisible formatting character.
+      expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028-\u202e]/)
+      return { bodies, error: `${rule}: ${message}` }
+    }
+    return { bodies }
+  }
+
+  it('delivers the same bodies and fails with the same rule and message, whole or in pieces', () => {
+    fc.assert(
+      fc.property(fc.oneof(lineStream, lineStream, fc.uint8Array({ maxLength: 2_000 }).map((a) => Buffer.from(a))), fc.array(fc.nat(), { maxLength: 20 }), fc.boolean(), (stream, positions, end) => {
+        const whole = outcome([stream], end)
+        const pieces = outcome(cut(stream, positions), end)
+        expect(pieces.error).toBe(whole.error)
+        // Before a failure, the chunk that fails keeps its bodies: pieces may deliver more of the same.
+        if (whole.error === undefined) expect(pieces.bodies).toEqual(whole.bodies)
+        else expect(pieces.bodies.slice(0, whole.bodies.length)).toEqual(whole.bodies)
+      }),
+      { numRuns: 500 },
     )
   })
 })

@@ -12,6 +12,7 @@ import { encodeFrame, FrameDecoder, FramingError } from '../../src/protocol/fram
 import {
   DEFAULT_TIMEOUT_MS,
   ErrorCodes,
+  JUNK_GRACE_MS,
   RpcClosedError,
   RpcPeer,
   RpcResponseError,
@@ -645,12 +646,48 @@ describe('RpcPeer: close and fatal read errors', () => {
     expect(error).toBeInstanceOf(FramingError)
     expect((error as FramingError).rule).toBe('malformed-header')
     expect(error.message).toBe(
-      'malformed frame header: a line without \':\' (stdout must carry only protocol frames; the peer wrote "Traceback (most recent call last)\\n")',
+      'stdout must carry only protocol frames; ext-a wrote "Traceback (most recent call last)" (log to stderr)',
     )
     expect(await peer.closed).toBe(error)
     expect(await rejectionOf(peer.request('y', null, { timeoutMs: 1_000 }))).toBe(error)
     expect(peer.pendingCount).toBe(0)
     expect(output.writableEnded).toBe(true)
+  })
+
+  it('reports a print without a line break after a short grace, quoting what came meanwhile', async () => {
+    const { peer, sendRaw, output } = handDriven({ name: 'probe/junk' })
+    const call = peer.request('x')
+    await flush()
+    const started = performance.now()
+    sendRaw('DEBUG:') // an unbuffered print() writes its pieces one by one
+    await flush()
+    expect(peer.isClosed).toBe(false)
+    sendRaw(' counting words')
+    const error = await rejectionOf(call)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(JUNK_GRACE_MS - 5)
+    expect(error).toBeInstanceOf(FramingError)
+    expect(error.message).toBe('stdout must carry only protocol frames; probe/junk wrote "DEBUG: counting words" (log to stderr)')
+    expect(await peer.closed).toBe(error)
+    expect(output.writableEnded).toBe(true)
+  })
+
+  it('reports a print at once when its line break comes, and at EOF as output rather than an incomplete frame', async () => {
+    const complete = handDriven()
+    const call = complete.peer.request('x', null, { timeoutMs: 0 })
+    await flush()
+    complete.sendRaw('DEBUG: counting')
+    complete.sendRaw(' words\nContent-Length: 2\r\n\r\n{}')
+    const error = await rejectionOf(call)
+    expect(error.message).toBe('stdout must carry only protocol frames; ext-a wrote "DEBUG: counting words" (log to stderr)')
+    // The grace timer went with the close: nothing fires later.
+    await new Promise((resolve) => setTimeout(resolve, JUNK_GRACE_MS * 2))
+    expect(await complete.peer.closed).toBe(error)
+
+    const ended = handDriven()
+    const pending = ended.peer.request('x', null, { timeoutMs: 0 })
+    await flush()
+    ended.input.end(Buffer.from('working...', 'latin1'))
+    expect((await rejectionOf(pending)).message).toBe('stdout must carry only protocol frames; ext-a wrote "working..." (log to stderr)')
   })
 
   it('fails pending requests with an incomplete-frame error on EOF inside a frame', async () => {
