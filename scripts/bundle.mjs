@@ -16,6 +16,8 @@
  *   ours are one library). It holds its own copy of src/protocol (an extension process loads
  *   one small file, not the plugin's shared chunk): the classes the two entry points export are
  *   distinct (`instanceof` across them is false; README §In Node, with the SDK).
+ * - The query sandbox's process: `dist/sandbox-child.js`, a bundle of its own (the copy of the
+ *   document index that runs the project's SQL queries: src/documents/query-sandbox.ts).
  * - The dependencies stay in package.json's `dependencies`: the declarations name their types,
  *   and the SDK imports `zod`.
  * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
@@ -44,6 +46,12 @@ const BUNDLES = [
   {
     input: { 'sdk/index': 'src/sdk/index.ts' },
     external: ['zod'],
+  },
+  {
+    // The query sandbox's process (src/documents/query-sandbox.ts forks it): a bundle of its own,
+    // so that it loads the little it needs, not the plugin's shared chunk.
+    input: { 'sandbox-child': 'src/documents/sandbox-child.ts' },
+    external: ['better-sqlite3'],
   },
 ]
 

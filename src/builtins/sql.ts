@@ -18,10 +18,10 @@ export function sqlResource(index: DocumentIndex, models: () => SqlModels): Buil
   return {
     kind: 'resource',
     name: 'sql',
-    invoke({ options, location }) {
+    async invoke({ options, location }) {
       const model = requiredString(options, 'model', MODEL_REQUIRED)
       const params = optionalTable(options, 'params', 'sql')
-      const { rows, dependencies } = runSqlModel(index, models(), model, params, location)
+      const { rows, dependencies } = await runSqlModel(index, models(), model, params, location)
       return { value: rows, dependencies }
     },
   }

@@ -43,6 +43,9 @@
  *   `content_hash`/`mtime_ns`/`size` but report false. `changedColumns`: which columns of
  *   `documents` changed, when every changed row kept its path (see the interface), and
  *   `changedPaths` the paths of those rows.
+ * - `runQuery(sql, params)`: the project's own queries (SQL models), as `query` but in the query
+ *   sandbox (query-sandbox.ts: another process keeps a copy that replays this index's writes,
+ *   index-journal.ts), bounded by `queryTimeoutMs`; `prepareQueries()` starts it ahead.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
@@ -82,6 +85,8 @@ import { createPathMatcher, isIgnored, listProjectEntries, type ProjectEntry } f
 import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
+import { IndexJournal } from './index-journal.js'
+import { QuerySandbox } from './query-sandbox.js'
 import { realPathSync } from './real-path.js'
 import { openDatabase, SqliteBindingError } from './sqlite-database.js'
 
@@ -107,6 +112,12 @@ export interface DocumentIndexOptions {
    * vouches for a row does not spare the read) and reports each, changed or not.
    */
   onDocumentRead?: (relPath: string, read: DocumentRead) => void
+  /**
+   * Milliseconds one of the project's queries (`runQuery`) may run before it fails with a
+   * `QueryTimeoutError` (query-sandbox.ts).
+   * @default 30000
+   */
+  queryTimeoutMs?: number
 }
 
 /** How many SQL texts `query()` keeps prepared. */
@@ -161,6 +172,12 @@ const MAX_ROW_UPDATES = 500
 export class DocumentIndex {
   readonly root: string
   private readonly db: Database.Database
+  /** The index's writes, for the query sandbox's copies (index-journal.ts). */
+  private readonly journal: IndexJournal
+  /** Where `runQuery` runs the project's queries; made at the first one. */
+  private sandbox: QuerySandbox | undefined
+  private queriesClosed = false
+  private readonly queryTimeoutMs: number
   private readonly includes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly excludes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly walkOptions: { exclude: readonly string[]; respectGitignore: boolean }
@@ -219,6 +236,8 @@ export class DocumentIndex {
     this.rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep
     const snapshot = this.loadSnapshot()
     this.db = snapshot ?? openDatabase(':memory:')
+    this.journal = new IndexJournal(this.db)
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 30_000
     if (snapshot) {
       this.persistedChanges = this.totalChanges()
       const stored = snapshot.prepare(`select value from ${META_TABLE} where key = 'state_id'`).pluck().get()
@@ -295,6 +314,26 @@ export class DocumentIndex {
   }
 
   /**
+   * One of the project's queries (a SQL model's, as written by its users): the same as `query`,
+   * but run in the query sandbox (query-sandbox.ts: another process with a copy of the rows as
+   * they are now), so that it can be stopped when it runs longer than `queryTimeoutMs`
+   * (`QueryTimeoutError`) and never holds this process's event loop.
+   */
+  runQuery(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+    this.assertOpen()
+    if (this.queriesClosed) return Promise.reject(new Error('the document index is closed'))
+    this.sandbox ??= new QuerySandbox({ journal: this.journal, timeoutMs: this.queryTimeoutMs })
+    return this.sandbox.query(sql, params)
+  }
+
+  /** Start the query sandbox's first process now, ahead of the first `runQuery` (a project with SQL models). */
+  prepareQueries(): void {
+    if (this.closed) return
+    this.sandbox ??= new QuerySandbox({ journal: this.journal, timeoutMs: this.queryTimeoutMs })
+    this.sandbox.prepare()
+  }
+
+  /**
    * An id of the rows as they are now: it changes whenever any row changes (any write since it
    * was taken, a touched stat included), and a snapshot keeps it, so an instance that loads a
    * snapshot and changes nothing has the id of the instance that wrote it. Equal ids mean the
@@ -317,10 +356,17 @@ export class DocumentIndex {
     }
   }
 
+  /** End the query sandbox's processes (resolves once they are gone); `runQuery` fails after it. */
+  async closeQueries(): Promise<void> {
+    this.queriesClosed = true
+    await this.sandbox?.close()
+  }
+
   close(): void {
     if (this.closed) return
     this.persist()
     this.closed = true
+    void this.sandbox?.close()
     this.db.close()
   }
 

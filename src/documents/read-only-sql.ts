@@ -60,10 +60,11 @@ export function runReadOnly(
   db: Database.Database,
   stmt: Database.Statement,
   params: Record<string, unknown>,
+  maxBytes?: number,
 ): Record<string, unknown>[] {
   setQueryOnly(db, true)
   try {
-    return readRows(stmt, toSqlParams(params))
+    return readRows(stmt, toSqlParams(params), maxBytes)
   } catch (error) {
     const missing = /^Missing named parameter "(.*)"$/.exec(error instanceof Error ? error.message : '')
     if (missing) throw new Error(`missing SQL parameter :${missing[1] ?? ''}`)

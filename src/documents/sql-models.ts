@@ -28,7 +28,9 @@
  *   would have. Every error carries
  *   `dependencies` (see dependency-errors.ts): the model files read so far and, for an
  *   unknown model, the file that would define it, so creating or fixing it re-runs the job.
- * - `runSqlModel` runs a compiled model on the document index with the named parameters
+ * - `runSqlModel` runs a compiled model on the document index (`runQuery`: in the query sandbox,
+ *   bounded in time and size; out of time it fails with `<model file>: the query ran longer than
+ *   30 s`, carrying that file as its position) with the named parameters
  *   `:insitu_path`, `:insitu_dir`, `:insitu_root`, `:insitu_depth` taken from the location,
  *   overridden by `params`, bound and read back as Python's sqlite3 does (sql-values.ts: ints
  *   as INTEGER, floats as REAL, integral REALs read as `PythonFloat`). It returns the rows and the dependencies `index:documents`,
@@ -48,6 +50,7 @@ import { assertSelectOrWith } from './read-only-sql.js'
 import { chainQuery, sqlModelErrorSite, type SqlModelPart } from './sql-model-errors.js'
 import { withPosition } from './error-positions.js'
 import { didYouMean } from '../values/did-you-mean.js'
+import { QueryTimeoutError, QueryTooLargeError } from './query-sandbox.js'
 import { realPathSync } from './real-path.js'
 
 export interface CompiledSqlModel {
@@ -184,20 +187,20 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   }
 }
 
-export function runSqlModel(
+export async function runSqlModel(
   index: DocumentIndex,
   models: SqlModels,
   name: string,
   params: Record<string, unknown>,
   location: Location,
-): { rows: Record<string, unknown>[]; dependencies: string[] } {
+): Promise<{ rows: Record<string, unknown>[]; dependencies: string[] }> {
   const { sql, files, parts } = models.compile(name)
   // `entries` lists every file and folder: only a model that reads it depends on that listing.
   const listing = ENTRIES_TABLE.test(sql) ? ['index:entries'] : []
   const dependencies = ['index:documents', ...listing, ...files.map((file) => `fs:file:${file}`)]
   let rows: Record<string, unknown>[]
   try {
-    rows = index.query(sql, {
+    rows = await index.runQuery(sql, {
       insitu_path: location.path,
       insitu_dir: location.directory,
       insitu_root: location.root,
@@ -205,6 +208,11 @@ export function runSqlModel(
       ...params,
     })
   } catch (error) {
+    // Out of time or too large: the model file says which query (its first line, the overlay's link).
+    if (error instanceof QueryTimeoutError || error instanceof QueryTooLargeError) {
+      const model = files[0] ?? `${models.modelsDir}/${name}.sql`
+      throw withDependencies(withPosition(new Error(`${model}: ${error.message}`, { cause: error }), { path: model, line: null, column: null }), dependencies)
+    }
     // SQLite's own errors say what, not where: name the model file (and line), and carry it
     // (`withPosition`) so the dev overlay links the model file, not the document (issue #18).
     const site = isSqliteError(error) ? sqlModelErrorSite(error.message, parts, name, (text) => index.prepareError(text)) : null

@@ -18,6 +18,9 @@
  *   column's place and value; `dict(row)` looks each name up with `row[name]`, which finds the
  *   first column equal to it ignoring ASCII case, so `select 1 as a, 2 as A` gives `{a: 1, A: 1}`
  *   (verified against Python 3.11's sqlite3; better-sqlite3's own objects keep the last value).
+ *   With `maxBytes`, reading stops with a `RowsTooLargeError` once the rows read hold more
+ *   (texts and blobs by length, other values 8 bytes each): the query sandbox bounds what one
+ *   query can make a process hold.
  */
 import type Database from 'better-sqlite3'
 import { PythonFloat } from '../values/python-float.js'
@@ -79,9 +82,10 @@ function columnSources(stmt: Database.Statement): { names: string[]; source: num
   return shape
 }
 
-export function readRows(stmt: Database.Statement, params: Record<string, SqlParamValue>): Record<string, unknown>[] {
+export function readRows(stmt: Database.Statement, params: Record<string, SqlParamValue>, maxBytes?: number): Record<string, unknown>[] {
   const { names, source } = columnSources(stmt)
-  const rows = stmt.raw(true).safeIntegers(true).all(params) as unknown[][]
+  const read = stmt.raw(true).safeIntegers(true)
+  const rows = (maxBytes === undefined ? read.all(params) : boundedRows(read.iterate(params) as IterableIterator<unknown[]>, maxBytes)) as unknown[][]
   const out: Record<string, unknown>[] = new Array(rows.length)
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as unknown[]
@@ -91,6 +95,27 @@ export function readRows(stmt: Database.Statement, params: Record<string, SqlPar
       if (from >= 0) object[names[i] as string] = fromSqlValue(row[from])
     }
     out[r] = object
+  }
+  return out
+}
+
+/** Rows read past `maxBytes` (an estimate: texts and blobs by length, other values 8 bytes). */
+export class RowsTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the query returned more than ${maxBytes} bytes of rows`)
+  }
+}
+
+function boundedRows(rows: IterableIterator<unknown[]>, maxBytes: number): unknown[][] {
+  const out: unknown[][] = []
+  let bytes = 0
+  for (const row of rows) {
+    for (const value of row) bytes += typeof value === 'string' || Buffer.isBuffer(value) ? value.length + 8 : 8
+    if (bytes > maxBytes) {
+      rows.return?.()
+      throw new RowsTooLargeError(maxBytes)
+    }
+    out.push(row)
   }
   return out
 }

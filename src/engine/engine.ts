@@ -116,7 +116,15 @@ export interface EngineOptions {
    */
   snapshotAtStart?: boolean
   python?: string
+  /** Milliseconds an extension may take to answer one request. @default 30000 */
   timeoutMs?: number
+  /**
+   * Milliseconds one of the project's SQL queries or template renders may run before its job
+   * fails (`<model file>: the query ran longer than 30 s`): queries run in the query sandbox
+   * (documents/query-sandbox.ts), where they can be stopped.
+   * @default `timeoutMs`
+   */
+  renderTimeoutMs?: number
   logger?: HostLogger
   enableExtension?: HostOptions['enableExtension']
 }
@@ -228,10 +236,13 @@ export class InsituEngine {
       cacheKey: `vite-plugin-insitu ${pluginVersion()}`,
       warn: (message) => options.logger?.warn(message),
       onDocumentRead: options.onDocumentRead,
+      queryTimeoutMs: options.renderTimeoutMs ?? options.timeoutMs ?? 30_000,
     })
     try {
       index.rebuild({ persist: options.snapshotAtStart !== false })
       const models = loadSqlModels(root, config.paths.models)
+      // A project with SQL models will query: the sandbox's first process starts while extensions do.
+      if (models.names().length > 0) index.prepareQueries()
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
       // Jobs read through recording views: the memo fingerprints what each job saw.
       let memo: JobMemo | undefined
@@ -268,7 +279,8 @@ export class InsituEngine {
         host,
         python: options.python,
         resolve: createResourceResolver({ ...resolverContext, index }),
-        query: (sql, params) => index.query(sql, params),
+        query: (sql, params) => index.runQuery(sql, params),
+        evaluate: (sql, params) => index.query(sql, params),
         indexState: () => index.stateId,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
@@ -615,11 +627,19 @@ export class InsituEngine {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.host.close().finally(() => {
-      this.index.close() // first, as in persistCache
-      this.memo.close()
-    })
+    this.closing ??= Promise.all([this.host.close(), this.index.closeQueries()]).then(
+      () => this.closeStores(),
+      (error: unknown) => {
+        this.closeStores()
+        throw error
+      },
+    )
     return this.closing
+  }
+
+  private closeStores(): void {
+    this.index.close() // first, as in persistCache
+    this.memo.close()
   }
 
   /** The extension processes running now: a restarted one makes every cached result suspect. */

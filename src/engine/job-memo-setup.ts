@@ -51,9 +51,9 @@ export function recordQueries(
   checkedRows: (sql: string, params: Record<string, unknown>) => { rows: unknown[]; hash: string } | undefined = () => undefined,
 ): DocumentIndex {
   const view = Object.create(index) as DocumentIndex
-  view.query = (sql, params = {}) => {
+  view.runQuery = async (sql, params = {}) => {
     const checked = checkedRows(sql, params)
-    const rows = (checked?.rows as Record<string, unknown>[] | undefined) ?? index.query(sql, params)
+    const rows = (checked?.rows as Record<string, unknown>[] | undefined) ?? (await index.runQuery(sql, params))
     onQuery(sql, params, rows, checked?.hash)
     return rows
   }
@@ -68,7 +68,9 @@ export interface JobMemoSetup {
   python: string | undefined
   /** A resolver and a query function that record nothing (for fingerprints). */
   resolve: ResolveResource
-  query: (sql: string, params: Record<string, unknown>) => unknown[]
+  query: (sql: string, params: Record<string, unknown>) => Promise<unknown[]>
+  /** The engine's own questions to the index's SQLite (the row rule's). */
+  evaluate: (sql: string, params: Record<string, unknown>) => unknown[]
   /** The document index's `stateId` (equal ids, equal rows). */
   indexState: () => string
   /** Absolute path of the persistent job store; null: in memory only. */
@@ -98,6 +100,7 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
   return new JobMemo({
     resolve: setup.resolve,
     query: setup.query,
+    evaluate: setup.evaluate,
     indexState: setup.indexState,
     root: config.root,
     store,

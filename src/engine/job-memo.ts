@@ -15,9 +15,11 @@
  *    `fs:dir` listings, `git://` values, `sql:model:` rows): a touched but identical file re-runs
  *    nothing, an edit re-runs exactly the jobs that read the file.
  * 2. Index projection: `index:documents` / `index:entries` / `sql:model:*` are fingerprinted by
- *    the rows of every query run for the job's location while it ran (`:insitu_path`; a job
- *    whose options name `insitu_path` hears every query; concurrent jobs of one location hear
- *    each other's: safe); a change of the index re-runs only jobs whose queries now return
+ *    the rows of every query the job ran (a builtin's queries, told by the job's async context;
+ *    the queries run in the query sandbox, asynchronously) or that ran for the job's location
+ *    while it ran (`:insitu_path`: an extension's reads through the host; a job whose options
+ *    name `insitu_path` hears every query; concurrent extension jobs of one location hear each
+ *    other's: safe); a change of the index re-runs only jobs whose queries now return
  *    other rows. `sql:model:` reads are also fingerprinted as reads (rule 1). When the rows that
  *    changed kept their paths, only jobs whose recorded queries can read a column that changed
  *    (query-columns.ts; a prose edit changes `body` and `content_hash`, a title edit `title`,
@@ -47,6 +49,7 @@
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Diagnostic, Location } from '../protocol/schemas.js'
@@ -79,8 +82,10 @@ export interface JobOutcome {
 export interface JobMemoContext {
   /** Resolve an identifier without recording it (fingerprints now). */
   resolve: ResolveResource
-  /** Run a query on the document index without recording it. */
-  query(sql: string, params: Record<string, unknown>): unknown[]
+  /** Run one of the project's queries on the document index without recording it (in the query sandbox). */
+  query(sql: string, params: Record<string, unknown>): Promise<unknown[]>
+  /** Ask the document index's SQLite a question of the engine's own (the row rule's LIKE and GLOB: bounded, in this process). */
+  evaluate(sql: string, params: Record<string, unknown>): unknown[]
   /** The document index's `stateId`: equal ids, equal rows (across processes too). */
   indexState(): string
   /** The current identity of an extension, or undefined when it is gone. */
@@ -182,7 +187,7 @@ export class JobMemo {
   private readonly indexChanges: { at: number; change: RowChange | null }[] = []
   /** LIKE and GLOB of the row rule (query-rows.ts), on the index itself (recorded for no job). */
   private readonly evaluateSql: EvaluateSql = (sql, params) => {
-    const [row] = this.context.query(sql, params) as Record<string, unknown>[]
+    const [row] = this.context.evaluate(sql, params) as Record<string, unknown>[]
     return row === undefined ? undefined : Object.values(row)[0]
   }
 
@@ -229,13 +234,21 @@ export class JobMemo {
   }
 
   /**
-   * Index queries, recorded for the jobs running at their `:insitu_path` (all when it has none).
+   * Index queries, recorded for the job that ran them when it is known (a builtin's query runs
+   * in its job's async context: `jobScope`), else for the jobs running at their `:insitu_path`
+   * (all when it has none: an extension's read through the host), and for every job hearing all.
    * `hash`: the rows' fingerprint when known (rows from `takeCheckedRows`).
    */
   recordQuery(sql: string, params: Record<string, unknown>, rows: unknown, hash?: string): void {
     if (this.running.size === 0) return
     const at = params.insitu_path
-    const recorders = typeof at === 'string' ? [...(this.runningAt.get(at) ?? []), ...this.hearingAllQueries] : [...this.running]
+    const own = jobScope.getStore()
+    const recorders =
+      own !== undefined && this.running.has(own)
+        ? [own, ...this.hearingAllQueries]
+        : typeof at === 'string'
+          ? [...(this.runningAt.get(at) ?? []), ...this.hearingAllQueries]
+          : [...this.running]
     if (recorders.length === 0) return
     const query = { sql, params, hash: hash ?? fingerprintValue(rows) }
     const key = queryKey(sql, params)
@@ -348,7 +361,9 @@ export class JobMemo {
     let outcome: JobOutcome
     let entry: MemoEntry
     try {
-      outcome = await invoke()
+      // The job's own queries (run in this process, now asynchronously: in the query sandbox)
+      // are told apart from those of other jobs at its location by the async context.
+      outcome = await jobScope.run(recorder, invoke)
       this.graph.set(key, outcome.dependencies)
       entry = await this.entryOf(spec, outcome, recorder, indexSeen) // still hearing changes meanwhile
       if (this.context.indexState() === indexState) entry.indexState = indexState
@@ -542,18 +557,19 @@ export class JobMemo {
     const key = `query\u0000${rowsKey}`
     let hash = this.current.get(key)
     if (!hash) {
-      try {
-        const rows = this.context.query(query.sql, query.params)
-        const now = fingerprintValue(rows)
-        if (now !== query.hash) this.checkedRows.set(rowsKey, { rows, hash: now })
-        hash = Promise.resolve(now)
-      } catch (error) {
-        hash = Promise.resolve(fingerprintFailure(error))
-      }
+      hash = this.context.query(query.sql, query.params).then(
+        (rows) => {
+          const now = fingerprintValue(rows)
+          if (now !== query.hash) this.checkedRows.set(rowsKey, { rows, hash: now })
+          return now
+        },
+        (error: unknown) => fingerprintFailure(error),
+      )
       this.current.set(key, hash)
     }
     return hash
   }
+
 }
 
 /**
@@ -572,6 +588,9 @@ function mayReadChange(entry: MemoEntry, change: RowChange, evaluate: EvaluateSq
 function queryMayReadChange(query: RecordedQuery, change: RowChange, evaluate: EvaluateSql): boolean {
   return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths, evaluate)
 }
+
+/** The job whose `invoke` runs in the current async context (see `recordQuery`). */
+const jobScope = new AsyncLocalStorage<Recorder>()
 
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */
 function readKey(identifier: string, location: Location): string {

@@ -45,6 +45,13 @@ export interface InsituOptions {
    */
   timeout?: number
   /**
+   * Milliseconds one SQL model's query or one template's render may run before its job fails
+   * (`insitu/models/forever.sql: the query ran longer than 30 s`). Queries run in other
+   * processes, so one that never ends is stopped and holds neither the dev server nor other pages.
+   * @default the `timeout` option (30000)
+   */
+  renderTimeout?: number
+  /**
    * The Python interpreter that replaces `{python}` in extension commands.
    * @default 'python3'
    */
@@ -103,6 +110,7 @@ export interface ResolvedOptions {
   exclude: string[] | undefined
   modules: ResolvedModuleRule[]
   timeout: number
+  renderTimeout: number
   python: string
   extensions: Record<string, boolean>
   cache: boolean
@@ -112,7 +120,7 @@ export interface ResolvedOptions {
 
 export const PLUGIN_NAME = 'vite-plugin-insitu'
 
-const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'python', 'extensions', 'cache', 'persistIndex', 'check', 'write'])
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'renderTimeout', 'python', 'extensions', 'cache', 'persistIndex', 'check', 'write'])
 
 function fail(option: string, expected: string, value: unknown): never {
   let shown: string
@@ -146,6 +154,10 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   const timeout: unknown = user.timeout ?? 30_000
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout <= 0) {
     fail('timeout', 'a positive integer (milliseconds)', user.timeout)
+  }
+  const renderTimeout: unknown = user.renderTimeout ?? timeout
+  if (typeof renderTimeout !== 'number' || !Number.isInteger(renderTimeout) || renderTimeout <= 0) {
+    fail('renderTimeout', 'a positive integer (milliseconds)', user.renderTimeout)
   }
   const python = user.python ?? 'python3'
   if (typeof python !== 'string' || python === '') fail('python', 'a non-empty string', user.python)
@@ -182,6 +194,7 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     exclude: patterns('exclude', user.exclude),
     modules,
     timeout,
+    renderTimeout,
     python,
     extensions: extensions as Record<string, boolean>,
     cache,

@@ -130,6 +130,7 @@ export class PluginCore {
         cache: options.cache,
         python: options.python,
         timeoutMs: options.timeout,
+        renderTimeoutMs: options.renderTimeout,
         logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m), error: (m) => this.logger.error(m) },
         enableExtension: (name) => options.extensions[name],
         signal,

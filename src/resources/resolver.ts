@@ -48,7 +48,7 @@ export function createResourceResolver(context: ResourceResolverContext): Resolv
     if (identifier.startsWith('git://')) return resolveGitResource(identifier, { root: context.root })
     if (identifier.startsWith('sql:model:')) {
       const { name, query } = splitQuery(identifier.slice('sql:model:'.length))
-      const { rows, dependencies } = runSqlModel(context.index, context.models, name, query, location)
+      const { rows, dependencies } = await runSqlModel(context.index, context.models, name, query, location)
       return { value: rows, dependencies: [...new Set([identifier, ...dependencies])] }
     }
     throw unsupportedResource(identifier)

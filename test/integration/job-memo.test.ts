@@ -71,13 +71,19 @@ function addSqlDocument(root: string, document: string, models: Record<string, s
   for (const rel of files) fs.utimesSync(path.join(root, rel), past, past)
 }
 
-/** The SQL of every query run on the engine's index from now on (the real queries still run: the memo's checks go through them). */
+/** The SQL of every query run on the engine's index from now on (`query` and `runQuery`) (the real queries still run: the memo's checks go through them). */
 function indexQueriesOf(engine: InsituEngine): string[] {
   const queries: string[] = []
   const query = engine.index.query.bind(engine.index)
   engine.index.query = (sql, params) => {
     queries.push(sql)
     return query(sql, params)
+  }
+  // The project's queries run in the query sandbox (the engine's own questions stay in `query`).
+  const runQuery = engine.index.runQuery.bind(engine.index)
+  engine.index.runQuery = (sql, params) => {
+    queries.push(sql)
+    return runQuery(sql, params)
   }
   return queries
 }

@@ -60,15 +60,15 @@ function thrown(run: () => unknown): Error & { dependencies?: string[] } {
 }
 
 describe('the SPEC fixture', () => {
-  it('lists the models by relative path without suffix', () => {
+  it('lists the models by relative path without suffix', async () => {
     writeModel('reports/by_status', 'select status, count(*) as n from {{ ref("all_tasks") }} group by status')
     write(`${MODELS}/notes.txt`, 'not a model')
     expect(models.names()).toEqual(['all_tasks', 'counts', 'open_tasks', 'reports/by_status'])
     expect(models.modelsDir).toBe('insitu/models')
   })
 
-  it('runs all_tasks', () => {
-    expect(run('all_tasks')).toEqual({
+  it('runs all_tasks', async () => {
+    expect(await run('all_tasks')).toEqual({
       rows: [
         { title: 'Alpha', status: 'backlog', path: 'tasks/alpha.md' },
         { title: null, status: 'done', path: 'tasks/beta.md' },
@@ -77,18 +77,18 @@ describe('the SPEC fixture', () => {
     })
   })
 
-  it('runs open_tasks through its ref', () => {
-    expect(run('open_tasks')).toEqual({
+  it('runs open_tasks through its ref', async () => {
+    expect(await run('open_tasks')).toEqual({
       rows: [{ title: 'Alpha', status: 'backlog', path: 'tasks/alpha.md' }],
       dependencies: ['index:documents', 'fs:file:insitu/models/open_tasks.sql', 'fs:file:insitu/models/all_tasks.sql'],
     })
   })
 
-  it('runs counts', () => {
-    expect(run('counts').rows).toEqual([{ total: 2 }])
+  it('runs counts', async () => {
+    expect((await run('counts')).rows).toEqual([{ total: 2 }])
   })
 
-  it('compiles refs into a chain of CTEs', () => {
+  it('compiles refs into a chain of CTEs', async () => {
     const { parts, ...compiled } = models.compile('open_tasks')
     expect(parts.map((part) => [part.name, part.file, part.cte])).toEqual([
       ['all_tasks', 'insitu/models/all_tasks.sql', '__insitu_model_all_tasks'],
@@ -113,7 +113,7 @@ describe('the SPEC fixture', () => {
 })
 
 describe('composition', () => {
-  it('orders shared dependencies once, before their users', () => {
+  it('orders shared dependencies once, before their users', async () => {
     writeModel('base', 'select 1 as n')
     writeModel('left', 'select n + 1 as n from {{ ref("base") }}')
     writeModel('right', 'select n + 2 as n from {{ ref("base") }}')
@@ -131,13 +131,13 @@ describe('composition', () => {
       '__insitu_model_right',
       '__insitu_result',
     ])
-    expect(run('top').rows).toEqual([{ l: 2, r: 3 }])
+    expect((await run('top')).rows).toEqual([{ l: 2, r: 3 }])
   })
 
-  it('refs models in subfolders by their path', () => {
+  it('refs models in subfolders by their path', async () => {
     writeModel('reports/done', `select path from {{ ref("all_tasks") }} where status = 'done'`)
     writeModel('summary', 'select count(*) as done from {{ ref("reports/done") }}')
-    expect(run('summary')).toEqual({
+    expect(await run('summary')).toEqual({
       rows: [{ done: 1 }],
       dependencies: [
         'index:documents',
@@ -146,10 +146,10 @@ describe('composition', () => {
         'fs:file:insitu/models/all_tasks.sql',
       ],
     })
-    expect(run('reports/done').rows).toEqual([{ path: 'tasks/beta.md' }])
+    expect((await run('reports/done')).rows).toEqual([{ path: 'tasks/beta.md' }])
   })
 
-  it('gives distinct models distinct CTE names', () => {
+  it('gives distinct models distinct CTE names', async () => {
     expect(modelCteName('all_tasks')).toBe('__insitu_model_all_tasks')
     expect(modelCteName('reports/done')).toMatch(/^__insitu_model_reports_done_[0-9a-f]{8}$/)
     expect(modelCteName('Open')).toMatch(/^__insitu_model__pen_[0-9a-f]{8}$/)
@@ -157,29 +157,29 @@ describe('composition', () => {
     expect(new Set(names.map((name) => modelCteName(name).toLowerCase())).size).toBe(names.length)
   })
 
-  it('keeps models with their own WITH clause and comments working', () => {
+  it('keeps models with their own WITH clause and comments working', async () => {
     writeModel('commented', '-- the open tasks\nwith open as (select * from {{ ref("open_tasks") }})\nselect path from open -- trailing')
-    expect(run('commented').rows).toEqual([{ path: 'tasks/alpha.md' }])
+    expect((await run('commented')).rows).toEqual([{ path: 'tasks/alpha.md' }])
   })
 
-  it('reads model files again on every compile', () => {
-    expect(run('counts').rows).toEqual([{ total: 2 }])
+  it('reads model files again on every compile', async () => {
+    expect((await run('counts')).rows).toEqual([{ total: 2 }])
     writeModel('counts', `select count(*) as open from {{ ref("all_tasks") }} where status != 'done'`)
-    expect(run('counts').rows).toEqual([{ open: 1 }])
+    expect((await run('counts')).rows).toEqual([{ open: 1 }])
     writeModel('fresh', 'select 42 as answer')
     expect(models.names()).toContain('fresh')
-    expect(run('fresh').rows).toEqual([{ answer: 42 }])
+    expect((await run('fresh')).rows).toEqual([{ answer: 42 }])
   })
 
-  it('sees index refreshes', () => {
+  it('sees index refreshes', async () => {
     write('tasks/gamma.md', '---\ntitle: Gamma\nstatus: doing\n---\n')
     index.refresh([{ type: 'create', path: 'tasks/gamma.md' }])
-    expect(run('open_tasks').rows.map((row) => row['title'])).toEqual(['Alpha', 'Gamma'])
+    expect((await run('open_tasks')).rows.map((row) => row['title'])).toEqual(['Alpha', 'Gamma'])
   })
 })
 
 describe('errors', () => {
-  it('carries the model files read so far, and the one that would define an unknown model', () => {
+  it('carries the model files read so far, and the one that would define an unknown model', async () => {
     writeModel('broken_ref', 'select * from {{ ref("missing") }}')
     expect(thrown(() => models.compile('broken_ref')).dependencies).toEqual([
       'fs:file:insitu/models/broken_ref.sql',
@@ -190,7 +190,7 @@ describe('errors', () => {
     expect(thrown(() => models.compile('bad')).dependencies).toEqual(['fs:file:insitu/models/bad.sql'])
   })
 
-  it('names an unknown model, requested or referenced', () => {
+  it('names an unknown model, requested or referenced', async () => {
     expect(() => models.compile('nope')).toThrow(exactly('unknown SQL model: nope (looked for insitu/models/nope.sql)'))
     writeModel('broken_ref', 'select * from {{ ref("missing") }}')
     expect(() => models.compile('broken_ref')).toThrow(exactly('unknown SQL model: missing (looked for insitu/models/missing.sql)'))
@@ -200,13 +200,13 @@ describe('errors', () => {
     expect(() => models.compile('reports')).toThrow(exactly('unknown SQL model: reports (looked for insitu/models/reports.sql)'))
   })
 
-  it('reports a missing models folder as an unknown model', () => {
+  it('reports a missing models folder as an unknown model', async () => {
     const empty = loadSqlModels(root, 'nowhere')
     expect(empty.names()).toEqual([])
     expect(() => empty.compile('all_tasks')).toThrow(exactly('unknown SQL model: all_tasks (looked for nowhere/all_tasks.sql)'))
   })
 
-  it('reports dependency cycles with the chain of refs', () => {
+  it('reports dependency cycles with the chain of refs', async () => {
     writeModel('a', 'select * from {{ ref("b") }}')
     writeModel('b', 'select * from {{ ref("a") }}')
     writeModel('c', 'select * from {{ ref("a") }}')
@@ -216,45 +216,45 @@ describe('errors', () => {
     expect(() => models.compile('self')).toThrow(exactly('dependency cycle: self -> self'))
   })
 
-  it('refuses models that are not queries', () => {
+  it('refuses models that are not queries', async () => {
     writeModel('wipe', 'delete from _documents')
     writeModel('pragma', 'pragma user_version = 3')
     writeModel('uses_wipe', 'select * from {{ ref("wipe") }}')
-    expect(() => run('wipe')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
-    expect(() => run('pragma')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
-    expect(() => run('uses_wipe')).toThrow(exactly('SQL models must be a SELECT or WITH query'))
+    await expect(run('wipe')).rejects.toThrow(exactly('SQL models must be a SELECT or WITH query'))
+    await expect(run('pragma')).rejects.toThrow(exactly('SQL models must be a SELECT or WITH query'))
+    await expect(run('uses_wipe')).rejects.toThrow(exactly('SQL models must be a SELECT or WITH query'))
     writeModel('sneaky', 'with x as (select 1) delete from _documents')
-    expect(() => run('sneaky')).toThrow()
-    expect(run('all_tasks').rows).toHaveLength(2)
+    await expect(run('sneaky')).rejects.toThrow()
+    expect((await run('all_tasks')).rows).toHaveLength(2)
   })
 
-  it('names the model file and line of SQLite errors', () => {
+  it('names the model file and line of SQLite errors', async () => {
     writeModel('syntax', 'select title,\n  status\nfrom documents\nwhere 1 1\n')
-    expect(() => run('syntax')).toThrow(exactly('insitu/models/syntax.sql:4: near "1": syntax error'))
+    await expect(run('syntax')).rejects.toThrow(exactly('insitu/models/syntax.sql:4: near "1": syntax error'))
     writeModel('column', 'select title,\n  stauts\nfrom documents')
-    expect(() => run('column')).toThrow(exactly('insitu/models/column.sql:2: no such column: stauts'))
+    await expect(run('column')).rejects.toThrow(exactly('insitu/models/column.sql:2: no such column: stauts'))
     writeModel('table', '-- tasks\nselect * from document')
-    expect(() => run('table')).toThrow(exactly('insitu/models/table.sql:2: no such table: document'))
+    await expect(run('table')).rejects.toThrow(exactly('insitu/models/table.sql:2: no such table: document'))
     // Jinja moves lines: the line is found by its text in the model file.
     writeModel('moved', '{% if true %}\n{% set x = 1 %}\n{% endif %}\nselect nope_fn(title)\nfrom documents')
-    expect(() => run('moved')).toThrow(exactly('insitu/models/moved.sql:4: no such function: nope_fn'))
+    await expect(run('moved')).rejects.toThrow(exactly('insitu/models/moved.sql:4: no such function: nope_fn'))
     // A failure while running (not preparing) names the model file without a line.
     writeModel('runtime', "select json_extract('{', '$.a') as a")
-    expect(() => run('runtime')).toThrow(exactly('insitu/models/runtime.sql: malformed JSON'))
+    await expect(run('runtime')).rejects.toThrow(exactly('insitu/models/runtime.sql: malformed JSON'))
   })
 
-  it('names the referenced model that fails, and who used it', () => {
+  it('names the referenced model that fails, and who used it', async () => {
     writeModel('base', 'select path,\n  missing_column\nfrom documents')
     writeModel('top', 'select count(*) as n\nfrom {{ ref("base") }}')
-    const error = thrown(() => run('top'))
+    const error = (await run('top').then(() => undefined, (failure: unknown) => failure)) as Error & { dependencies?: string[] }
     expect(error.message).toBe('insitu/models/base.sql:2: no such column: missing_column (in SQL model base, used by top)')
     // Fixing either model file re-runs the job: both are dependencies of the failure.
     expect(error.dependencies).toEqual(['index:documents', 'fs:file:insitu/models/top.sql', 'fs:file:insitu/models/base.sql'])
     writeModel('top_bad', 'select count(*) as n\nfrom {{ ref("all_tasks") }}\nwhere )')
-    expect(() => run('top_bad')).toThrow(exactly('insitu/models/top_bad.sql:3: near ")": syntax error'))
+    await expect(run('top_bad')).rejects.toThrow(exactly('insitu/models/top_bad.sql:3: near ")": syntax error'))
   })
 
-  it('names the model file in template errors', () => {
+  it('names the model file in template errors', async () => {
     writeModel('bad', 'select {{ not_defined }} as x')
     expect(() => models.compile('bad')).toThrow(
       exactly("cannot render SQL model bad: 'not_defined' is undefined (insitu/models/bad.sql line 1, column 8)"),
@@ -268,23 +268,23 @@ describe('parameters', () => {
     writeModel('by_status', 'select path from documents where status = :status order by path')
   })
 
-  it('binds the location', () => {
-    expect(run('where_am_i').rows).toEqual([{ path: 'docs/guide/index.md', dir: 'docs/guide', root: '../..', depth: 2 }])
+  it('binds the location', async () => {
+    expect((await run('where_am_i')).rows).toEqual([{ path: 'docs/guide/index.md', dir: 'docs/guide', root: '../..', depth: 2 }])
   })
 
-  it('lets user params override the location ones', () => {
-    expect(run('where_am_i', { insitu_dir: 'elsewhere', insitu_depth: '7' }).rows).toEqual([
+  it('lets user params override the location ones', async () => {
+    expect((await run('where_am_i', { insitu_dir: 'elsewhere', insitu_depth: '7' })).rows).toEqual([
       { path: 'docs/guide/index.md', dir: 'elsewhere', root: '../..', depth: '7' },
     ])
   })
 
-  it('binds user params, including in referenced models', () => {
-    expect(run('by_status', { status: 'done' }).rows).toEqual([{ path: 'tasks/beta.md' }])
+  it('binds user params, including in referenced models', async () => {
+    expect((await run('by_status', { status: 'done' })).rows).toEqual([{ path: 'tasks/beta.md' }])
     writeModel('count_by_status', 'select count(*) as n from {{ ref("by_status") }}')
-    expect(run('count_by_status', { status: 'backlog' }).rows).toEqual([{ n: 1 }])
+    expect((await run('count_by_status', { status: 'backlog' })).rows).toEqual([{ n: 1 }])
   })
 
-  it('names a missing parameter', () => {
-    expect(() => run('by_status')).toThrow(exactly('missing SQL parameter :status'))
+  it('names a missing parameter', async () => {
+    await expect(run('by_status')).rejects.toThrow(exactly('missing SQL parameter :status'))
   })
 })

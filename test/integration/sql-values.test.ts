@@ -62,10 +62,10 @@ describe('SQL values', () => {
     expect(actual).toEqual(rows.map((row) => visible(Object.fromEntries(row.map(([key, value]) => [key, decode(value)])))))
   })
 
-  it.each(expected.models.map((c) => [c.model, c] as const))('model %s runs as the Python implementation runs it', (name, { rows }) => {
+  it.each(expected.models.map((c) => [c.model, c] as const))('model %s runs as the Python implementation runs it', async (name, { rows }) => {
     const models = loadSqlModels(root, 'insitu/models')
     const location = { path: 'docs/deep/unicode.md', directory: 'docs/deep', root: '.', depth: 2 }
-    const actual = runSqlModel(index, models, name, {}, location).rows.map(visible)
+    const actual = (await runSqlModel(index, models, name, {}, location)).rows.map(visible)
     expect(actual).toEqual(rows.map((row) => visible(Object.fromEntries(row.map(([key, value]) => [key, decode(value)])))))
   })
 })

@@ -26,6 +26,8 @@ describe('insitu(options) rejects invalid options at once', () => {
     ['timeout 0', { timeout: 0 }, 'vite-plugin-insitu: option "timeout" must be a positive integer (milliseconds) (got 0)'],
     ['timeout 1.5', { timeout: 1.5 }, 'vite-plugin-insitu: option "timeout" must be a positive integer (milliseconds) (got 1.5)'],
     ['timeout "10"', { timeout: '10' }, 'vite-plugin-insitu: option "timeout" must be a positive integer (milliseconds) (got "10")'],
+    ['renderTimeout 0', { renderTimeout: 0 }, 'vite-plugin-insitu: option "renderTimeout" must be a positive integer (milliseconds) (got 0)'],
+    ['renderTimeout "1s"', { renderTimeout: '1s' }, 'vite-plugin-insitu: option "renderTimeout" must be a positive integer (milliseconds) (got "1s")'],
     ['python ""', { python: '' }, 'vite-plugin-insitu: option "python" must be a non-empty string (got "")'],
     ['python 3', { python: 3 }, 'vite-plugin-insitu: option "python" must be a non-empty string (got 3)'],
     [
@@ -97,6 +99,7 @@ describe('resolveOptions', () => {
       exclude: undefined,
       modules: [],
       timeout: 30_000,
+      renderTimeout: 30_000,
       python: 'python3',
       extensions: {},
       cache: true,
@@ -130,12 +133,15 @@ describe('resolveOptions', () => {
         { include: ['*.tsv'], exclude: ['big.tsv'], transform: 'tsv', options: { sep: '\t' } },
       ],
       timeout: 500,
+      renderTimeout: 500,
       python: '/usr/bin/python3.11',
       extensions: { 'acme/slow': false },
       cache: false,
       check: true,
       write: true,
     })
+    // The render budget follows the extension timeout unless set itself.
+    expect(resolveOptions({ timeout: 500, renderTimeout: 2000 })).toMatchObject({ timeout: 500, renderTimeout: 2000 })
   })
 
   test('takes the deprecated persistIndex as an alias of cache, cache winning', () => {

@@ -1,0 +1,190 @@
+/**
+ * The query sandbox (src/documents/query-sandbox.ts): the project's SQL queries run in child
+ * processes holding a copy of the document index, so a query that never ends is stopped at its
+ * budget and never holds this process (issue #34). Real processes, real SQLite, real files.
+ *
+ * - The copy follows the index: every write before a query is seen by it (a new document, an
+ *   edit, a new front-matter key, which recreates the `documents` view), and a rolled-back
+ *   transaction leaves nothing to replay (index-journal.ts).
+ * - A runaway query fails with `QueryTimeoutError` at its budget, while this event loop keeps
+ *   turning and a query asked meanwhile is answered by another process long before the budget.
+ * - Rows over the size bound fail with `QueryTooLargeError`; a process that dies fails its query
+ *   with what happened and the next query is answered; the journal's bound lets a lagging copy go
+ *   and a fresh one sees every row; `close()` leaves no process alive.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { DocumentIndex } from '../../src/documents/document-index.js'
+import { IndexJournal, MAX_JOURNAL_BYTES } from '../../src/documents/index-journal.js'
+import { liveSandboxPids, QuerySandbox, QueryTimeoutError, QueryTooLargeError, SLOW_MS } from '../../src/documents/query-sandbox.js'
+
+const folders: string[] = []
+const closers: (() => unknown)[] = []
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close()
+  for (const folder of folders.splice(0)) fs.rmSync(folder, { recursive: true, force: true })
+  expect(liveSandboxPids()).toEqual([])
+})
+
+function project(files: Record<string, string>): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-sandbox-'))
+  folders.push(root)
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), text)
+  }
+  return root
+}
+
+function openIndex(root: string, queryTimeoutMs = 30_000): DocumentIndex {
+  const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false, queryTimeoutMs })
+  index.rebuild()
+  closers.push(async () => {
+    await index.closeQueries()
+    index.close()
+  })
+  return index
+}
+
+const RUNAWAY = 'with recursive n(i) as (select 1 union all select i + 1 from n) select count(*) as c from n'
+
+describe('the copy follows the index', () => {
+  it('sees every write made before the query: a new document, an edit, a new front-matter key', async () => {
+    const root = project({ 'a.md': '---\ntitle: A\n---\n# A\n' })
+    const index = openIndex(root)
+    expect(await index.runQuery('select path, title from documents order by path')).toEqual([{ path: 'a.md', title: 'A' }])
+
+    fs.writeFileSync(path.join(root, 'b.md'), '---\ntitle: B\nowner: ann\n---\n# B\n')
+    fs.writeFileSync(path.join(root, 'a.md'), '---\ntitle: A, edited\n---\n# A\n')
+    index.refresh([
+      { type: 'create', path: 'b.md' },
+      { type: 'update', path: 'a.md' },
+    ])
+    // `owner` is a new key: the view is recreated with a column for it.
+    expect(await index.runQuery('select path, title, owner from documents order by path')).toEqual([
+      { path: 'a.md', title: 'A, edited', owner: null },
+      { path: 'b.md', title: 'B', owner: 'ann' },
+    ])
+    // The same rows as this process's own copy, with the same parameters.
+    const sql = 'select path, length(body) as size from documents where title like :t'
+    expect(await index.runQuery(sql, { t: 'A%' })).toEqual(index.query(sql, { t: 'A%' }))
+
+    fs.rmSync(path.join(root, 'b.md'))
+    index.refresh([{ type: 'delete', path: 'b.md' }])
+    expect(await index.runQuery('select count(*) as n from documents')).toEqual([{ n: 1 }])
+  })
+
+  it('queries sent before a write see the rows before it, those sent after see it', async () => {
+    const root = project({ 'a.md': '# A\n' })
+    const index = openIndex(root)
+    await index.runQuery('select 1')
+    const before = index.runQuery('select count(*) as n from documents')
+    fs.writeFileSync(path.join(root, 'b.md'), '# B\n')
+    index.refresh([{ type: 'create', path: 'b.md' }])
+    const after = index.runQuery('select count(*) as n from documents')
+    expect(await before).toEqual([{ n: 1 }])
+    expect(await after).toEqual([{ n: 2 }])
+  })
+
+  it('a rolled-back transaction leaves nothing to replay', () => {
+    const db = new Database(':memory:')
+    const journal = new IndexJournal(db)
+    db.exec('create table t (x)')
+    const { position } = journal.snapshot()
+    const insert = db.prepare('insert into t values (?)')
+    insert.run(1)
+    expect(() =>
+      db.transaction(() => {
+        insert.run(2)
+        throw new Error('rolled back')
+      })(),
+    ).toThrow('rolled back')
+    expect(journal.since(position)).toEqual([{ sql: 'insert into t values (?)', args: [1] }])
+    db.close()
+  })
+
+  it('a copy that can no longer follow (the journal dropped what it had not received) is replaced by a fresh one', async () => {
+    const db = new Database(':memory:')
+    db.exec('create table t (x)')
+    const journal = new IndexJournal(db)
+    const sandbox = new QuerySandbox({ journal, timeoutMs: 30_000 })
+    closers.push(() => sandbox.close(), () => db.close())
+    expect(await sandbox.query('select count(*) as n from t', {})).toEqual([{ n: 0 }])
+    const [first] = liveSandboxPids()
+    // More than the journal holds, written while no query came.
+    const chunk = 'x'.repeat(1024 * 1024)
+    const insert = db.prepare('insert into t values (?)')
+    for (let written = 0; written <= MAX_JOURNAL_BYTES; written += chunk.length) insert.run(chunk)
+    expect(journal.end - journal.start).toBeLessThan(40)
+    const rows = (await sandbox.query('select count(*) as n from t', {})) as { n: number }[]
+    expect(rows[0]!.n).toBeGreaterThan(MAX_JOURNAL_BYTES / chunk.length)
+    expect(liveSandboxPids()).not.toContain(first)
+  })
+})
+
+describe('bounds', () => {
+  it('a query that never ends fails at its budget; this event loop keeps turning, and another query is answered meanwhile', async () => {
+    const root = project({ 'a.md': '# A\n' })
+    const index = openIndex(root, 2_000)
+    await index.runQuery('select 1') // the first process is up
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 20)
+    const started = performance.now()
+    const runaway = index.runQuery(RUNAWAY).then(
+      () => null,
+      (error: unknown) => ({ error, ms: performance.now() - started }),
+    )
+    // Asked while the runaway holds its process: it moves on once that one has run SLOW_MS.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const asked = performance.now()
+    expect(await index.runQuery('select count(*) as n from documents')).toEqual([{ n: 1 }])
+    const answeredIn = performance.now() - asked
+    const failed = await runaway
+    clearInterval(timer)
+    expect(failed?.error).toBeInstanceOf(QueryTimeoutError)
+    expect((failed?.error as Error).message).toBe('the query ran longer than 2 s')
+    expect(failed!.ms).toBeGreaterThanOrEqual(2_000)
+    expect(failed!.ms).toBeLessThan(6_000)
+    expect(answeredIn).toBeLessThan(2_000 - SLOW_MS)
+    // ~100 turns in 2 s if nothing held the loop; a held loop would give one or two.
+    expect(ticks).toBeGreaterThan(40)
+    // The sandbox goes on.
+    expect(await index.runQuery('select count(*) as n from documents')).toEqual([{ n: 1 }])
+  })
+
+  it('rows over the size bound fail with QueryTooLargeError', async () => {
+    const db = new Database(':memory:')
+    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000, maxRowBytes: 1024 * 1024 })
+    closers.push(() => sandbox.close(), () => db.close())
+    await expect(sandbox.query('select randomblob(2000000) as b', {})).rejects.toThrow(QueryTooLargeError)
+    // Many rows, each small: the bound is on all of them.
+    await expect(sandbox.query('with recursive n(i) as (select 1 union all select i + 1 from n where i < 3000) select hex(randomblob(200)) as h from n', {})).rejects.toThrow(
+      'the query returned more than 1 MiB of rows',
+    )
+    expect(await sandbox.query('select length(randomblob(1000)) as n', {})).toEqual([{ n: 1000 }])
+  })
+
+  it("a process that dies fails its query with what happened, and the next query is answered", async () => {
+    const db = new Database(':memory:')
+    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000 })
+    closers.push(() => sandbox.close(), () => db.close())
+    await sandbox.query('select 1', {})
+    const running = sandbox.query(RUNAWAY, {})
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    for (const pid of liveSandboxPids()) process.kill(pid, 'SIGTERM')
+    await expect(running).rejects.toThrow("the query's process ended (SIGTERM)")
+    expect(await sandbox.query('select 2 as x', {})).toEqual([{ x: 2 }])
+  })
+
+  it('SQLite errors keep their message and code', async () => {
+    const db = new Database(':memory:')
+    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000 })
+    closers.push(() => sandbox.close(), () => db.close())
+    await expect(sandbox.query('select nope from nowhere', {})).rejects.toMatchObject({ message: 'no such table: nowhere', code: 'SQLITE_ERROR' })
+    await expect(sandbox.query('delete from sqlite_master', {})).rejects.toThrow('SQL models must be a SELECT or WITH query')
+  })
+})
