@@ -125,12 +125,12 @@ export function documentBytesProblem(bytes: Buffer): { message: string; line: nu
     const offset = firstInvalidUtf8(bytes)
     if (nul === -1 || offset < nul) {
       const line = lineOfByte(bytes, offset)
-      return { message: `not valid UTF-8 at line ${line} (byte ${offset.toLocaleString('en-US')} is 0x${bytes[offset]!.toString(16).padStart(2, '0')})`, line }
+      return { message: `not valid UTF-8 at line ${line} (the byte at offset ${offset.toLocaleString('en-US')} is 0x${bytes[offset]!.toString(16).padStart(2, '0')})`, line }
     }
   }
   if (nul !== -1) {
     const line = lineOfByte(bytes, nul)
-    return { message: `holds a NUL byte at line ${line} (byte ${nul.toLocaleString('en-US')}): not a text document`, line }
+    return { message: `holds a NUL byte at line ${line} (offset ${nul.toLocaleString('en-US')}): not a text document`, line }
   }
   return null
 }
