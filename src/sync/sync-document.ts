@@ -15,9 +15,10 @@
  * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
  *   when the file does not exist. A file that is not a document's text within the limits of
  *   input-limits.ts is never rendered nor written, but reported as an error diagnostic at its
- *   line: not valid UTF-8 (decoding it would lose bytes: `not valid UTF-8 at line 3 (the byte at offset
- *   57 is 0xff): not rendered, not written`), holding a NUL byte, or larger than `MAX_DOCUMENT_BYTES`
- *   (told by its size before it is read: `document is 100 MiB (…), over the limit of 16 MiB: …`). With `write`, a changed text goes
+ *   line: not valid UTF-8 (decoding it would lose bytes: `not valid UTF-8 at line 3 (the byte
+ *   at offset 57 is 0xff); not rendered, not written`), holding a NUL byte, or larger than
+ *   `MAX_DOCUMENT_BYTES` (told by its size before it is read: `document is 100 MiB (…), over the
+ *   limit of 16 MiB; not rendered, not written`). With `write`, a changed text goes
  *   through write-back.ts's `replaceDocument`, recorded in `selfWrites` before it can be seen:
  *   on 'conflict' (the file was edited since it was read, or an editor's save raced the write
  *   and won) it reads and renders again, up to `MAX_CONFLICTS` times, then gives up with a
@@ -114,10 +115,10 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
       return unreadable(relPath, `cannot read ${relPath}: ${(error as Error).message}`, null)
     }
-    if (typeof bytes === 'number') return unreadable(relPath, `${documentTooLargeMessage(bytes)}: not rendered, not written`, 1)
+    if (typeof bytes === 'number') return unreadable(relPath, `${documentTooLargeMessage(bytes)}; not rendered, not written`, 1)
     const problem = documentBytesProblem(bytes)
     const source = bytes.toString('utf8')
-    if (problem !== null) return unreadable(relPath, `${problem.message}: not rendered, not written`, problem.line, source)
+    if (problem !== null) return unreadable(relPath, `${problem.message}; not rendered, not written`, problem.line, source)
     // Rendered ahead of any request (see InsituEngine.renderDocument's `prefetch`).
     const rendered = await renderText(engine, absolute, source, options.query, { prefetch: true })
     const sync: DocumentSync = {

@@ -78,6 +78,7 @@ const BUILT_BIN_TESTS = [
   '../integration/cli-watch.test.ts',
   '../integration/parity-cli.test.ts',
   '../integration/published-bundle.test.ts',
+  '../integration/hostile-documents.test.ts',
 ].map((file) =>
   path.join(HERE, file),
 )

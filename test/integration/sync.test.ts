@@ -259,7 +259,7 @@ describe('syncDocument', () => {
     const sync = await syncDocument(engine, 'docs/latin.md', { write: true })
     expect(sync).toMatchObject({ written: false, failed: true, stale: [] })
     // `é` in Latin-1 is the byte 0xe9 (at offset 10), not a UTF-8 sequence
-    expect(sync!.diagnostics.map((d) => [d.line, d.message])).toEqual([[1, 'not valid UTF-8 at line 1 (the byte at offset 10 is 0xe9): not rendered, not written']])
+    expect(sync!.diagnostics.map((d) => [d.line, d.message])).toEqual([[1, 'not valid UTF-8 at line 1 (the byte at offset 10 is 0xe9); not rendered, not written']])
     expect(fs.readFileSync(path.join(root, 'docs/latin.md')).equals(bytes)).toBe(true)
   })
 })
