@@ -191,6 +191,10 @@ describe.each(HOSTILE.map((hostile) => [hostile.name, hostile] as const))('%s', 
       const [row] = index.query('select title, length(body) as body, frontmatter from documents where path = :path', { path: hostile.file })
       if (hostile.indexed === 'path only') {
         expect(row).toEqual({ title: null, body: 0, frontmatter: '{}' })
+        // a document over the size limit is told by its stat: its bytes are never read (nor hashed)
+        const [stored] = index.query('select content_hash from _documents where path = :path', { path: hostile.file })
+        if (hostile.file === 'docs/big.md') expect(stored).toEqual({ content_hash: `too-large:${100 * 1024 * 1024}` })
+        else expect(stored!.content_hash).toMatch(/^[0-9a-f]{64}$/)
         const problem = hostile.checkMessage ?? hostile.message
         expect(warnings).toEqual([`insitu: ${hostile.file}: ${problem.replace('; not rendered, not written', '')}; indexed by its path alone (no title, body or front matter)`])
       } else {
