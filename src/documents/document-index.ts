@@ -70,7 +70,7 @@ import {
   sameProjection,
 } from './document-record.js'
 import { addChangedColumns } from './changed-columns.js'
-import { errorCode, isMissing, isUnresolvable } from './fs-errors.js'
+import { errorCode, isMissing } from './fs-errors.js'
 import {
   ensureSchema,
   frontMatterKeys,
@@ -472,10 +472,7 @@ export class DocumentIndex {
     }
   }
 
-  /**
-   * What `relPath` is on disk, following a symlink only when its target stays inside the root;
-   * undefined for a link that resolves to nothing (dangling, or a loop: ELOOP).
-   */
+  /** What `relPath` is on disk, following a symlink only when its target stays inside the root. */
   private kindOnDisk(relPath: string): EntryKind | undefined {
     const absolute = path.join(this.root, relPath)
     try {
@@ -489,7 +486,7 @@ export class DocumentIndex {
       if (stat.isDirectory()) return 'directory'
       return undefined
     } catch (error) {
-      if (isUnresolvable(error)) return undefined
+      if (isMissing(error)) return undefined
       throw error
     }
   }

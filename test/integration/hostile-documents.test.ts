@@ -324,8 +324,10 @@ describe('a symlink loop under a glob', () => {
         'docs/loop/b/two.md file',
         'docs/loop/up directory',
       ])
-      // A file event on any link of the loop (the link to itself included) changes nothing.
-      for (const link of ['docs/loop/knot', 'docs/loop/up', 'docs/loop/a/to-b', 'docs/loop/a/to-b/to-a', 'docs/loop']) {
+      // A file event on a link of the loop changes nothing. (An event on the link to itself
+      // makes the refresh throw ELOOP, which a dev server handles as a failed plan:
+      // failed-plans.test.ts uses it as its real failure.)
+      for (const link of ['docs/loop/up', 'docs/loop/a/to-b', 'docs/loop/a/to-b/to-a', 'docs/loop']) {
         const { value: change, ms } = await timed(() => index.refresh([{ type: 'update', path: link }]))
         expect(ms).toBeLessThan(BUDGET_MS)
         expect({ link, changed: change.projectionChanged }).toEqual({ link, changed: false })
