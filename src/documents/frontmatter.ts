@@ -16,8 +16,8 @@
  *   (yaml-read.ts: `1_000` → 1000, timestamps → ISO text, `2.0` a float, big ints exact, merge
  *   keys, duplicate keys rejected). Flat mappings of plain values take a fast path with the same
  *   result (`simple-yaml.ts`). Bounded (input-limits.ts): YAML larger than
- *   `MAX_FRONT_MATTER_BYTES` → `front matter is 1.5 MiB (…bytes), over the limit of 1 MiB` at
- *   line 1, unread; aliases expanding past `MAX_ALIAS_EXPANSION` values → `front matter expands
+ *   `MAX_FRONT_MATTER_BYTES` → `front matter is 1.5 MiB (… bytes), over the limit of 128 KiB`
+ *   at line 1, unread; aliases expanding past `MAX_ALIAS_EXPANSION` values → `front matter expands
  *   YAML aliases to more than 100,000 values (line <n>): an alias bomb?`; collections nested past
  *   `MAX_FRONT_MATTER_DEPTH` → `front matter nests collections deeper than 128 levels (line <n>)`
  *   (n: the alias or collection that crossed the limit).

@@ -33,11 +33,14 @@ import { LineError } from './line-error.js'
 export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 /**
- * The YAML between the front-matter fences. Written by hand it is a few lines; generated values
- * (a materialization's rows) make it larger, but 1 MiB is thousands of rows, and the YAML reader
- * reads it in well under a second.
+ * The YAML between the front-matter fences. Written by hand it is a few KiB at most; generated
+ * values (a materialization's rows) make it larger, and 128 KiB is still a thousand rows of a
+ * few fields. The `yaml` package parses some shapes slowly (an alias node costs it several
+ * microseconds, most of it garbage collection): 128 KiB of the densest of them, `*a,` repeated
+ * (43,000 aliases), takes it about half a second of CPU, so even that stays within the 2 s
+ * a document may cost, read by the index and again by a render.
  */
-export const MAX_FRONT_MATTER_BYTES = 1024 * 1024
+export const MAX_FRONT_MATTER_BYTES = 128 * 1024
 
 /**
  * One region's TOML header (between `insitu:begin` and `-->`). Headers are a few options; a

@@ -1,6 +1,6 @@
 /**
  * Hostile document inputs (issue #34, "Every input is bounded"): an alias bomb, nesting far too
- * deep, a 100 MiB document, 10,000 regions, a 1 MiB region header, invalid UTF-8, a NUL byte and
+ * deep, a 1 MiB front matter, a 100 MiB document, 10,000 regions, a 1 MiB region header, invalid UTF-8, a NUL byte and
  * a symlink loop, each in a real project in a temporary folder, through (a) the document index
  * (`DocumentIndex` rebuild and refresh), (b) the engine (`renderDocument`, and `syncDocument`
  * in write mode, which must leave the file's bytes as they are) and (c) the built command
@@ -73,11 +73,20 @@ const HOSTILE: Hostile[] = [
     indexed: 'text',
   },
   {
-    name: '100,000 nested brackets',
+    name: '60,000 nested brackets (front matter within its size limit)',
     file: 'docs/deep.md',
-    write: (file) => fs.writeFileSync(file, `---\ntitle: Deep\na: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n---\n# Deep\n\n${REGION}`),
+    write: (file) => fs.writeFileSync(file, `---\ntitle: Deep\na: ${'['.repeat(60_000)}${']'.repeat(60_000)}\n---\n# Deep\n\n${REGION}`),
     line: 3,
     message: 'front matter nests collections deeper than 128 levels (line 3)',
+    indexed: 'text',
+  },
+  {
+    name: 'a 1.1 MiB front matter',
+    file: 'docs/long.md',
+    // 131,072 list items of 9 bytes, after `title: Long\nitems:\n` (19 bytes)
+    write: (file) => fs.writeFileSync(file, `---\ntitle: Long\nitems:\n${'  - item\n'.repeat(128 * 1024)}---\n# Long\n\n${REGION}`),
+    line: 1,
+    message: 'front matter is 1.1 MiB (1,179,667 bytes), over the limit of 128 KiB',
     indexed: 'text',
   },
   {
