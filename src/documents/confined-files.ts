@@ -10,7 +10,8 @@
  *   device: a socket cannot be opened at all, whatever error the platform gives, so `stat` tells
  *   it and its real path is checked instead: `'outside'` when it lies outside),
  *   `{ kind: 'missing' }` (ENOENT, ENOTDIR, ELOOP) or `{ kind: 'outside' }`.
- *   Any other error is thrown.
+ *   Any other error is thrown. With `maxBytes`, a file larger than that is not read:
+ *   `{ kind: 'too-large', stat }` (also when it grows past it while being read).
  * - `listConfinedFolder(realRoot, absolute)` is the same for a folder: its entries (`fs.Dirent`,
  *   only `name` and the type are meaningful), or `'missing'` (a file where a folder is expected
  *   may be reported so: ENOTDIR), `'outside'` or `'not-a-folder'`.
@@ -27,6 +28,7 @@ import { realPathSync } from './real-path.js'
 
 export type ConfinedFile =
   | { kind: 'file'; bytes: Buffer; stat: fs.BigIntStats }
+  | { kind: 'too-large'; stat: fs.BigIntStats }
   | { kind: 'directory' | 'other' | 'missing' | 'outside' }
 
 export type ConfinedFolder = fs.Dirent[] | 'missing' | 'outside' | 'not-a-folder'
@@ -102,7 +104,7 @@ function socketKind(absolute: string, realRoot: string): 'other' | 'outside' | '
 }
 
 /** The file at `absolute`, read from the very descriptor whose location was verified. */
-export function readConfinedFile(realRoot: string, absolute: string): ConfinedFile {
+export function readConfinedFile(realRoot: string, absolute: string, maxBytes = Infinity): ConfinedFile {
   const checked = checkedBeforeOpen(absolute, realRoot)
   const fd = openOrMissing(absolute, READ_FLAGS)
   if (fd === 'missing') return { kind: 'missing' }
@@ -116,17 +118,23 @@ export function readConfinedFile(realRoot: string, absolute: string): ConfinedFi
     const stat = fs.fstatSync(fd, { bigint: true })
     if (stat.isDirectory()) return { kind: 'directory' }
     if (!stat.isFile()) return { kind: 'other' }
-    return { kind: 'file', bytes: readToEnd(fd, Number(stat.size)), stat }
+    if (Number(stat.size) > maxBytes) return { kind: 'too-large', stat }
+    const bytes = readToEnd(fd, Number(stat.size), maxBytes)
+    return bytes === null ? { kind: 'too-large', stat } : { kind: 'file', bytes, stat }
   } finally {
     fs.closeSync(fd)
   }
 }
 
-/** Everything from `fd` to its end, `expected` bytes sized up front (`readFileSync(fd)` would stat it again). */
-function readToEnd(fd: number, expected: number): Buffer {
+/**
+ * Everything from `fd` to its end, `expected` bytes sized up front (`readFileSync(fd)` would stat
+ * it again); null once more than `maxBytes` were read (the file grew past it).
+ */
+function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | null {
   let buffer = Buffer.allocUnsafe(expected + 1)
   let length = 0
   for (;;) {
+    if (length > maxBytes) return null
     if (length === buffer.length) {
       const larger = Buffer.allocUnsafe(buffer.length * 2)
       buffer.copy(larger, 0, 0, length)

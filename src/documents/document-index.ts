@@ -28,6 +28,11 @@
  *   its old mtime restored. A changed stat re-reads and re-hashes the file; identical bytes
  *   only update the stored stat (and its read time when the row's read was racy). A file event
  *   (`refresh`) always re-reads its file.
+ * - A document that is not text within the limits of input-limits.ts (too large, not UTF-8, a
+ *   NUL byte) is indexed by its path alone (document-record.ts), with one `warn` per document
+ *   and problem: `insitu: docs/big.md: document is 100 MiB (…), over the limit of 16 MiB;
+ *   indexed by its path alone (no title, body or front matter)`. It is not reported to
+ *   `onDocumentRead` (whoever serves it reads the file itself).
  * - `entries` holds every file and folder `listProjectEntries` walks (excluded and gitignored
  *   paths never appear); `_documents` holds the files among them that `isDocument` accepts;
  *   the `documents` view is described in `index-schema.ts` (it is recreated only when the set of
@@ -58,10 +63,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
 import {
+  documentContentHash,
   type DocumentProjection,
   type DocumentRead,
+  documentStateProblem,
   entryDepth,
-  hashContent,
   parseDocument,
   pathColumns,
   readDocument,
@@ -410,6 +416,11 @@ export class DocumentIndex {
     this.warn(message)
   }
 
+  /** Once per document and problem: the document is indexed by its path alone (document-record.ts). */
+  private warnPathOnly(relPath: string, problem: string): void {
+    this.warnOnce(`insitu: ${relPath}: ${problem}; indexed by its path alone (no title, body or front matter)`)
+  }
+
   private totalChanges(): number {
     return this.statement('select total_changes()').pluck().get() as number
   }
@@ -665,7 +676,7 @@ export class DocumentIndex {
     const readNs = BigInt(Date.now()) * 1_000_000n
     const state = readFileState(this.realRootPath(), path.join(this.root, relPath))
     if (!state) return this.deleteDocument(relPath)
-    const contentHash = hashContent(state.bytes)
+    const contentHash = documentContentHash(state)
     const select = this.statement(
       'select path, title, body, frontmatter, content_hash, mtime_ns, size, read_ns from _documents where path = ?',
     ).safeIntegers(true)
@@ -681,13 +692,17 @@ export class DocumentIndex {
         touch.run(state.mtimeNs, state.size, readNs, relPath)
       }
       // The stored record stands: only the text and front matter are wanted (no record built).
-      if (this.onDocumentRead) this.onDocumentRead(relPath, readDocument(state.bytes))
+      const problem = documentStateProblem(state)
+      if (problem !== null) this.warnPathOnly(relPath, problem)
+      else if (this.onDocumentRead) this.onDocumentRead(relPath, readDocument(state.bytes))
       return false
     }
     if (storedStat && !stored) stored = select.get(relPath) as StoredDocument
     const parsed = parseDocument(relPath, state, contentHash)
     const record = parsed.record
-    this.onDocumentRead?.(relPath, parsed)
+    // Not text within the limits: indexed by its path alone, and not handed on as text.
+    if (parsed.problem !== null) this.warnPathOnly(relPath, parsed.problem)
+    else this.onDocumentRead?.(relPath, parsed)
     if (this.keysOfEveryRow) for (const key of parsed.frontMatterKeys) this.keysOfEveryRow.add(key)
     this.noteKeys(stored?.frontmatter, record.frontmatter)
     const upsert = this.statement(

@@ -21,6 +21,14 @@
  *   A document whose front matter or regions cannot be parsed is still indexed, with what could
  *   be read (front matter `{}` and the whole text as body, or the body unblanked): the document's
  *   own rendering reports that error, the index must not fail a query over other documents.
+ * - A document that is not text within the bounds of input-limits.ts (`documentBytesProblem`:
+ *   larger than `MAX_DOCUMENT_BYTES`, not valid UTF-8, holding a NUL byte) is indexed by its
+ *   path alone: its row keeps the path columns and the stat, with title null, body `''` and
+ *   front matter `{}` (so a query listing pages still lists it, and nothing decoded with
+ *   replacement characters reaches a query); `ParsedDocument.problem` says why (the index warns
+ *   once). `readFileState` does not read a file over the size limit at all: it reports it
+ *   `tooLarge`, with empty bytes, and its `content_hash` is `too-large:<size>` (no sha256 of
+ *   bytes that were not read; a change of size or mtime still shows in the stat).
  * - `sameProjection(a, b)`: equal in everything queries can see (path, title, body, front matter).
  */
 import { hash as oneShotHash } from 'node:crypto'
@@ -31,6 +39,7 @@ import { pythonJsonDumps } from '../values/python-json.js'
 import { pythonStr } from '../values/python-str.js'
 import { indexableFrontMatter, splitFrontMatter } from './frontmatter.js'
 import { readConfinedFile } from './confined-files.js'
+import { documentBytesProblem, documentTooLargeMessage, MAX_DOCUMENT_BYTES } from './input-limits.js'
 import { blankRegionBodies } from './regions.js'
 import { realPathSync } from './real-path.js'
 
@@ -84,20 +93,43 @@ export function hashContent(bytes: Buffer): string {
   return oneShotHash('sha256', bytes, 'hex')
 }
 
+/** A document file as read: its bytes (none when it is `tooLarge`: not read), mtime and size. */
+export interface DocumentState {
+  bytes: Buffer
+  mtimeNs: bigint
+  size: number
+  /** Larger than `MAX_DOCUMENT_BYTES`: not read, `bytes` is empty. */
+  tooLarge?: true
+}
+
+const NO_BYTES = Buffer.alloc(0)
+
 /**
  * Reads the file at `absPath` from a descriptor verified to lie inside `realRoot` (the root's
  * real path); `null` when it no longer exists, is not a regular file, or lies outside the root.
+ * A file larger than `MAX_DOCUMENT_BYTES` is not read (`tooLarge`).
  */
-export function readFileState(realRoot: string, absPath: string): { bytes: Buffer; mtimeNs: bigint; size: number } | null {
-  const read = readConfinedFile(realRoot, absPath)
+export function readFileState(realRoot: string, absPath: string): DocumentState | null {
+  const read = readConfinedFile(realRoot, absPath, MAX_DOCUMENT_BYTES)
+  if (read.kind === 'too-large') return { bytes: NO_BYTES, mtimeNs: read.stat.mtimeNs, size: Number(read.stat.size), tooLarge: true }
   if (read.kind !== 'file') return null
   return { bytes: read.bytes, mtimeNs: read.stat.mtimeNs, size: read.bytes.length }
 }
 
+/** The `content_hash` of a document as read: the sha256 of its bytes, `too-large:<size>` when they were not read. */
+export function documentContentHash(state: DocumentState): string {
+  return state.tooLarge ? `too-large:${state.size}` : hashContent(state.bytes)
+}
+
+/** Why the document's bytes are not indexed as text (see the header), or null. */
+export function documentStateProblem(state: DocumentState): string | null {
+  return state.tooLarge ? documentTooLargeMessage(state.size) : (documentBytesProblem(state.bytes)?.message ?? null)
+}
+
 export function buildDocumentRecord(
   relPath: string,
-  state: { bytes: Buffer; mtimeNs: bigint; size: number },
-  contentHash = hashContent(state.bytes),
+  state: DocumentState,
+  contentHash = documentContentHash(state),
 ): DocumentRecord {
   return parseDocument(relPath, state, contentHash).record
 }
@@ -118,6 +150,8 @@ export interface ParsedDocument extends DocumentRead {
   record: DocumentRecord
   /** The top-level keys of the indexed front matter (the `frontmatter` JSON object's keys). */
   frontMatterKeys: string[]
+  /** Why it is indexed by its path alone (not text within the limits: see the header); null when it is text. */
+  problem: string | null
 }
 
 /** The bytes as decoded, and as read with universal newlines (Python's read_text(): the body column holds LF, issue #15). */
@@ -139,9 +173,11 @@ export function readDocument(bytes: Buffer): DocumentRead {
 /** `buildDocumentRecord`, keeping the decoded text and the parsed front matter (for the cheap path of builds). */
 export function parseDocument(
   relPath: string,
-  state: { bytes: Buffer; mtimeNs: bigint; size: number },
-  contentHash = hashContent(state.bytes),
+  state: DocumentState,
+  contentHash = documentContentHash(state),
 ): ParsedDocument {
+  const problem = documentStateProblem(state)
+  if (problem !== null) return pathOnlyDocument(relPath, state, contentHash, problem)
   const { decoded, text } = decodeDocument(state.bytes)
   let title: string | null = null
   let frontmatter = '{}'
@@ -183,7 +219,27 @@ export function parseDocument(
     mtime_ns: state.mtimeNs,
     size: state.size,
   }
-  return { record, text: decoded, frontMatter, frontMatterKeys }
+  return { record, text: decoded, frontMatter, frontMatterKeys, problem: null }
+}
+
+/** The row of a document that is not text within the limits: its path and stat, nothing read from it. */
+function pathOnlyDocument(relPath: string, state: DocumentState, contentHash: string, problem: string): ParsedDocument {
+  const columns = pathColumns(relPath)
+  const record: DocumentRecord = {
+    path: columns.path,
+    parent: columns.parent,
+    name: columns.name,
+    stem: columns.stem,
+    depth: columns.depth,
+    title: null,
+    body: '',
+    frontmatter: '{}',
+    content_hash: contentHash,
+    source_hash: oneShotHash('sha256', '{}', 'hex'),
+    mtime_ns: state.mtimeNs,
+    size: state.size,
+  }
+  return { record, text: '', frontMatter: undefined, frontMatterKeys: [], problem }
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {

@@ -15,7 +15,12 @@
  *   line <n>: <reason>` (n counted in the whole document). Values are read as ruamel reads them
  *   (yaml-read.ts: `1_000` → 1000, timestamps → ISO text, `2.0` a float, big ints exact, merge
  *   keys, duplicate keys rejected). Flat mappings of plain values take a fast path with the same
- *   result (`simple-yaml.ts`).
+ *   result (`simple-yaml.ts`). Bounded (input-limits.ts): YAML larger than
+ *   `MAX_FRONT_MATTER_BYTES` → `front matter is 1.5 MiB (… bytes), over the limit of 128 KiB`
+ *   at line 1, unread; aliases expanding past `MAX_ALIAS_EXPANSION` values → `front matter expands
+ *   YAML aliases to more than 100,000 values (line <n>): an alias bomb?`; collections nested past
+ *   `MAX_FRONT_MATTER_DEPTH` → `front matter nests collections deeper than 128 levels (line <n>)`
+ *   (n: the alias or collection that crossed the limit).
  * - Jobs: each mapping under `insitu.materializations` is one job (non-mappings at any of those
  *   three levels are skipped, as in Python). `target` is `frontmatter:<pointer>` or a mapping
  *   `{kind: frontmatter, pointer: <pointer>}`; anything else → `materialization <name> must have a
@@ -42,6 +47,7 @@ import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 import { parseSimpleMapping } from './simple-yaml.js'
 import { readYamlMapping, YamlReadError } from './yaml-read.js'
+import { aliasExpansionMessage, frontMatterTooLargeMessage, MAX_FRONT_MATTER_BYTES, nestingDepthMessage } from './input-limits.js'
 import { DEFAULTS, yamlDocument } from './yaml-documents.js'
 
 export interface FrontMatter {
@@ -86,6 +92,7 @@ export { FrontMatterWriteError, pointerSegments }
 export function splitFrontMatter(text: string): FrontMatter {
   const fence = locateFrontMatter(text)
   if (fence === null) return { data: null, raw: null, body: text, bodyStartLine: 1, bodyOffset: 0 }
+  checkFrontMatterSize(fence.raw)
   const data = parseSimpleMapping(fence.raw) ?? parseMapping(fence.raw)
   return {
     data,
@@ -253,8 +260,17 @@ function parseMapping(raw: string): Record<string, unknown> {
     if (!(error instanceof YamlReadError)) throw error
     if (error.notMapping) throw new FrontMatterError('YAML front matter must be a mapping', 1)
     const line = 2 + countNewlines(raw, error.offset)
+    if (error.limit === 'aliases') throw new FrontMatterError(aliasExpansionMessage(line), line)
+    if (error.limit === 'depth') throw new FrontMatterError(nestingDepthMessage(line), line)
     throw new FrontMatterError(`invalid YAML front matter at line ${line}: ${error.reason}`, line)
   }
+}
+
+/** YAML past `MAX_FRONT_MATTER_BYTES` is not read (a UTF-16 unit is 1–3 UTF-8 bytes: counted only near the limit). */
+function checkFrontMatterSize(raw: string): void {
+  if (raw.length * 3 <= MAX_FRONT_MATTER_BYTES) return
+  const bytes = Buffer.byteLength(raw, 'utf8')
+  if (bytes > MAX_FRONT_MATTER_BYTES) throw new FrontMatterError(frontMatterTooLargeMessage(bytes), 1)
 }
 
 /** Lines of `insitu:` and of each key under `insitu.materializations`, from the YAML source. */

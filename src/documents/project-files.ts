@@ -18,7 +18,8 @@
  *   `!` patterns (so the default `node_modules/**` and `.git/**` prune those folders).
  * - Symlinks are listed under their own path as what they point to, only when their target
  *   lies inside the (real) root; a symlinked folder that is one of its own ancestors is listed
- *   but not entered. Dangling links, sockets, FIFOs and devices are skipped. Each folder is
+ *   but not entered (a loop of links ends there: the walk is finite), and a listing `under` such
+ *   a folder is empty, as the walk from the root has nothing under it. Dangling links, sockets, FIFOs and devices are skipped. Each folder is
  *   listed through an opened descriptor verified to lie inside the real root
  *   (`listConfinedFolder`), so a folder swapped for a symlink to outside mid-walk is skipped.
  */
@@ -236,9 +237,14 @@ export function listProjectEntries(root: string, options: ProjectFilesOptions, u
     try {
       realStart = realPathSync(path.join(absoluteRoot, start))
       if (!fs.statSync(realStart).isDirectory() || !isInsideFolder(walk.realRoot, realStart)) return []
+      // The folders above `under` are being walked, as in a walk from the root: a link among
+      // them back to one of them is listed there and not entered, so it is not entered here.
+      walk.activeRealDirs.add(walk.realRoot)
+      for (let i = 1; i < segments.length; i += 1) walk.activeRealDirs.add(realPathSync(path.join(absoluteRoot, ...segments.slice(0, i))))
     } catch {
       return []
     }
+    if (walk.activeRealDirs.has(realStart)) return []
   }
   walkFolder(walk, start, realStart, layers, ignored)
   return walk.entries.sort(byPath)

@@ -10,12 +10,20 @@
  * Pure: no I/O, no state.
  *
  * Failures, one region at a time (issue #18: one broken region must not hide the others):
- * `scanRegions` never throws. A region whose header is not valid TOML is still a region (its
+ * `scanRegions` throws only for a document past the region limit (below). A region whose
+ * header is not valid TOML, or is longer than `MAX_REGION_HEADER_BYTES` (`Insitu region header
+ * at line <n> is 1 MiB (… bytes), over the limit of 64 KiB`, not parsed), is still a region (its
  * begin and end are found as usual) with `problem` set and empty options, so the engine fails
  * that region alone and renders the others; a begin comment that no end closes is reported as
  * `unterminated` and ends the scan: the regions before it are found, and nothing after it can be
  * a region (any later begin would lack an end too). `parseRegions` is the strict form: it throws
  * a `RegionError` (carrying the 1-based line of the begin comment) for the first problem.
+ * Limits (input-limits.ts): a document with more than `MAX_REGIONS` regions makes `scanRegions`
+ * (and `parseRegions`) throw an `InputLimitError` at the first region past the limit (`document
+ * has more than 1,000 Insitu regions (region 1,001 begins at line <n>)`): each region is a job,
+ * and the document fails as a whole rather than run thousands. `blankRegionBodies` and
+ * `strayEndLines` have no limit: both take time linear in the text, whatever it holds (a begin
+ * comment that no `-->` closes is never searched past the last `-->`).
  *
  * Syntax
  *   begin  `<!--`, optional whitespace, `insitu:begin`, optional kind token `[\w.-]+` (Unicode
@@ -59,6 +67,7 @@
 import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
 import { isObject } from '../protocol/object-guards.js'
 import { pythonFloat } from '../values/python-float.js'
+import { InputLimitError, MAX_REGION_HEADER_BYTES, MAX_REGIONS, regionHeaderTooLargeMessage, tooManyRegionsMessage } from './input-limits.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { defaultRegionIds } from './region-ids.js'
@@ -114,15 +123,19 @@ const END = /<!--\s*insitu:end\s*-->/g
  * the whole text. Never throws: a problem belongs to its region (see the header).
  */
 export function scanRegions(text: string, from = 0): RegionScan {
-  const { spans, unterminatedAt } = regionSpans(text, from)
+  const { spans, unterminatedAt } = regionSpans(text, from, MAX_REGIONS + 1)
   const lineAt = spans.length > 0 || unterminatedAt !== null ? lineCounter(text) : undefined
+  if (spans.length > MAX_REGIONS) {
+    const line = lineCounter(text)(spans[MAX_REGIONS]!.begin.index)
+    throw new InputLimitError(tooManyRegionsMessage(line), line)
+  }
   const found: (Omit<Region, 'id'> & { header: string; named: boolean })[] = []
   for (const { begin, end } of spans) {
     const line = lineAt!(begin.index)
     const bodyStart = begin.index + begin[0].length
     const header = begin[2] ?? ''
     const headerLine = lineAt!(bodyStart - header.length - 3)
-    const parsed = parseHeader(header, line, headerLine)
+    const parsed = header.length * 3 > MAX_REGION_HEADER_BYTES ? oversizeHeader(header, line, headerLine) ?? parseHeader(header, line, headerLine) : parseHeader(header, line, headerLine)
     const options = 'options' in parsed ? parsed.options : {}
     found.push({
       kind: begin[1] ?? namedOption(options.kind, 'sql'),
@@ -156,20 +169,37 @@ export function scanRegions(text: string, from = 0): RegionScan {
  * match, and the offset of a begin no end closes (null when none). What `scanRegions` and
  * `blankRegionBodies` share (blanking needs the bodies only, not the options or ids).
  */
-function regionSpans(text: string, from: number): { spans: { begin: RegExpExecArray; end: RegExpExecArray }[]; unterminatedAt: number | null } {
+function regionSpans(
+  text: string,
+  from: number,
+  most = Infinity,
+): { spans: { begin: RegExpExecArray; end: RegExpExecArray }[]; unterminatedAt: number | null } {
   const spans: { begin: RegExpExecArray; end: RegExpExecArray }[] = []
   // Both markers spell `insitu:`: most documents hold none (no fence scan needed).
   if (!text.includes('insitu:', from)) return { spans, unterminatedAt: null }
   const fences = fencedRanges(text, from)
+  const begins = beginSearchText(text)
   let cursor = from
-  for (;;) {
-    const begin = nextOutside(BEGIN, text, cursor, fences)
+  while (spans.length < most) {
+    const begin = nextOutside(BEGIN, begins, cursor, fences)
     if (begin === null) return { spans, unterminatedAt: null }
     const end = nextOutside(END, text, begin.index + begin[0].length, fences)
     if (end === null) return { spans, unterminatedAt: begin.index }
     spans.push({ begin, end })
     cursor = end.index + end[0].length
   }
+  return { spans, unterminatedAt: null }
+}
+
+/**
+ * The text begin comments are searched in: up to its last `-->`. A begin comment matches up to
+ * the first `-->` after it; searched in the whole text, each `<!-- insitu:begin` followed by a
+ * line break but by no `-->` would be read to the end of the text, once per such comment.
+ * (A prefix: offsets are those of the text.)
+ */
+function beginSearchText(text: string): string {
+  const close = text.lastIndexOf('-->')
+  return close === -1 ? '' : text.slice(0, close + 3)
 }
 
 /** The regions of `text` (see `scanRegions`); throws a `RegionError` for the first problem. */
@@ -189,10 +219,11 @@ export function parseRegions(text: string, from = 0): Region[] {
 export function strayEndLines(text: string, from = 0): number[] {
   const fences = fencedRanges(text, from)
   const lineAt = lineCounter(text)
+  const begins = beginSearchText(text)
   const stray: number[] = []
   let cursor = from
   for (;;) {
-    const begin = nextOutside(BEGIN, text, cursor, fences)
+    const begin = nextOutside(BEGIN, begins, cursor, fences)
     const limit = begin === null ? text.length : begin.index
     for (let end = nextOutside(END, text, cursor, fences); end !== null && end.index < limit; ) {
       stray.push(lineAt(end.index))
@@ -223,14 +254,18 @@ export function lineEndingOf(text: string): '\n' | '\r\n' {
  * is kept as it is.
  */
 export function blankRegionBodies(text: string): string {
-  const eol = lineEndingOf(text)
   const { spans } = regionSpans(text, 0)
-  let updated = text
-  for (let i = spans.length - 1; i >= 0; i--) {
-    const { begin, end } = spans[i]!
-    updated = updated.slice(0, begin.index + begin[0].length) + eol + updated.slice(end.index)
+  if (spans.length === 0) return text
+  const eol = lineEndingOf(text)
+  // Pieces joined once: splicing each body into the whole text would copy it once per region.
+  const pieces: string[] = []
+  let cursor = 0
+  for (const { begin, end } of spans) {
+    pieces.push(text.slice(cursor, begin.index + begin[0].length), eol)
+    cursor = end.index
   }
-  return updated
+  pieces.push(text.slice(cursor))
+  return pieces.join('')
 }
 
 /** [start, end) offsets of the fenced code blocks whose opening line starts at or after `from`. */
@@ -308,6 +343,13 @@ function lineCounter(text: string): (offset: number) => number {
     if (position < offset) position = offset
     return line
   }
+}
+
+/** The problem of a header past `MAX_REGION_HEADER_BYTES` (null when it is within it): it is not parsed. */
+function oversizeHeader(header: string, line: number, headerLine: number): { problem: RegionProblem } | null {
+  const bytes = Buffer.byteLength(header, 'utf8')
+  if (bytes <= MAX_REGION_HEADER_BYTES) return null
+  return { problem: { message: regionHeaderTooLargeMessage(line, bytes), line: headerLine, column: 1 } }
 }
 
 function parseHeader(

@@ -18,7 +18,9 @@
  *   at its line (`unknown include option: pth; did you mean path?`); when the job fails, the
  *   same text is added to its error instead (Python ignores such keys: never an error alone).
  * - A document whose front matter cannot be read, or with duplicate owners, yields one error
- *   diagnostic and its text unchanged. Each end comment closing no region adds a warning at
+ *   diagnostic and its text unchanged; so does one past a limit of input-limits.ts (larger than
+ *   16 MiB or holding a NUL, at line 1 or the NUL's line; front matter too large, too deep or
+ *   expanding too many aliases; more than 1,000 regions, at the first region past it). Each end comment closing no region adds a warning at
  *   its line (`stray insitu:end without a matching begin`).
  * - Front-matter values follow the Python implementation: kind `sql` without `template`
  *   gives the model's rows (one row → that object), an entry with `source` gives the raw
@@ -35,6 +37,7 @@
  *   remembered, the text's own body stays.
  */
 import { FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
+import { checkDocumentText } from '../documents/input-limits.js'
 import { LineError } from '../documents/line-error.js'
 import { lineEndingOf, type Region, type RegionProblem, regionBodyText, scanRegions, strayEndLines } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
@@ -136,6 +139,7 @@ export async function renderDocument(
   let materializations
   let strayEnds: number[] = []
   try {
+    checkDocumentText(text)
     frontMatter = splitFrontMatter(text)
     // Region markers are literal `insitu:` comments: a text without the word has none (most
     // documents of a project; scanning them for fences and markers is most of their cost).

@@ -13,8 +13,12 @@
  *   exactly when the document text does not change (a front-matter edit that no single value
  *   explains is charged to the first successful materialization).
  * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
- *   when the file does not exist. A file that is not valid UTF-8 is never rendered nor written
- *   (an error diagnostic: decoding it would lose bytes). With `write`, a changed text goes
+ *   when the file does not exist. A file that is not a document's text within the limits of
+ *   input-limits.ts is never rendered nor written, but reported as an error diagnostic at its
+ *   line: not valid UTF-8 (decoding it would lose bytes: `not valid UTF-8 at line 3 (the byte
+ *   at offset 57 is 0xff); not rendered, not written`), holding a NUL byte, or larger than
+ *   `MAX_DOCUMENT_BYTES` (told by its size before it is read: `document is 100 MiB (…), over the
+ *   limit of 16 MiB; not rendered, not written`). With `write`, a changed text goes
  *   through write-back.ts's `replaceDocument`, recorded in `selfWrites` before it can be seen:
  *   on 'conflict' (the file was edited since it was read, or an editor's save raced the write
  *   and won) it reads and renders again, up to `MAX_CONFLICTS` times, then gives up with a
@@ -25,6 +29,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { materializationJobs, splitFrontMatter, writeGeneratedValues } from '../documents/frontmatter.js'
+import { documentBytesProblem, documentTooLargeMessage, MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
 import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, TextEdit } from '../engine/render-document.js'
@@ -102,18 +107,18 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
   const relPath = engine.relativePath(absolute)
   if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
   for (let conflicts = 0; ; conflicts++) {
-    let bytes: Buffer
+    let bytes: Buffer | number
     try {
-      bytes = fs.readFileSync(absolute) // synchronous: an update waits on no other work (live-sync.ts readState)
+      bytes = readBounded(absolute) // synchronous: an update waits on no other work (live-sync.ts readState)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
-      return unreadable(relPath, `cannot read ${relPath}: ${(error as Error).message}`)
+      return unreadable(relPath, `cannot read ${relPath}: ${(error as Error).message}`, null)
     }
+    if (typeof bytes === 'number') return unreadable(relPath, `${documentTooLargeMessage(bytes)}; not rendered, not written`, 1)
+    const problem = documentBytesProblem(bytes)
     const source = bytes.toString('utf8')
-    if (!Buffer.from(source, 'utf8').equals(bytes)) {
-      return unreadable(relPath, `${relPath} is not valid UTF-8: not rendered, not written`, source)
-    }
+    if (problem !== null) return unreadable(relPath, `${problem.message}; not rendered, not written`, problem.line, source)
     // Rendered ahead of any request (see InsituEngine.renderDocument's `prefetch`).
     const rendered = await renderText(engine, absolute, source, options.query, { prefetch: true })
     const sync: DocumentSync = {
@@ -167,14 +172,25 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
   }
 }
 
-function unreadable(relPath: string, message: string, source = ''): DocumentSync {
+/** The file's bytes, or its size when it is larger than `MAX_DOCUMENT_BYTES` (then it is not read). */
+function readBounded(absolute: string): Buffer | number {
+  const fd = fs.openSync(absolute, 'r')
+  try {
+    const size = fs.fstatSync(fd).size
+    return size > MAX_DOCUMENT_BYTES ? size : fs.readFileSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+function unreadable(relPath: string, message: string, line: number | null, source = ''): DocumentSync {
   return {
     path: relPath,
     text: source,
     source,
     stale: [],
     written: false,
-    diagnostics: [{ severity: 'error', message, path: relPath, line: null, code: 'insitu/document' }],
+    diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
     failed: true,
     dependencies: [],
   }

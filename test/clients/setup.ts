@@ -79,6 +79,7 @@ const BUILT_BIN_TESTS = [
   '../integration/parity-cli.test.ts',
   '../integration/published-bundle.test.ts',
   '../integration/native-build.test.ts',
+  '../integration/hostile-documents.test.ts',
 ].map((file) =>
   path.join(HERE, file),
 )

@@ -258,7 +258,8 @@ describe('syncDocument', () => {
     const engine = await startEngine(root)
     const sync = await syncDocument(engine, 'docs/latin.md', { write: true })
     expect(sync).toMatchObject({ written: false, failed: true, stale: [] })
-    expect(sync!.diagnostics.map((d) => d.message)).toEqual(['docs/latin.md is not valid UTF-8: not rendered, not written'])
+    // `é` in Latin-1 is the byte 0xe9 (at offset 10), not a UTF-8 sequence
+    expect(sync!.diagnostics.map((d) => [d.line, d.message])).toEqual([[1, 'not valid UTF-8 at line 1 (the byte at offset 10 is 0xe9); not rendered, not written']])
     expect(fs.readFileSync(path.join(root, 'docs/latin.md')).equals(bytes)).toBe(true)
   })
 })

@@ -15,6 +15,7 @@ import {
   type Region,
 } from '../../src/documents/regions.js'
 import { applyEdits } from '../../src/engine/render-document.js'
+import { InputLimitError, MAX_REGION_HEADER_BYTES, MAX_REGIONS } from '../../src/documents/input-limits.js'
 import { PythonFloat } from '../../src/values/python-float.js'
 
 const BASIC = [
@@ -460,5 +461,51 @@ describe('idempotence (property)', () => {
         expect(blankRegionBodies(once)).toBe(blankRegionBodies(text))
       }),
     )
+  })
+})
+
+describe('bounded regions (issue #34)', () => {
+  const region = (n: number) => `<!-- insitu:begin include\npath = "a${n}.txt"\n-->\nold\n<!-- insitu:end -->\n`
+
+  it('reads 1,000 regions and refuses 1,001 at the first region past the limit, quickly', () => {
+    const atLimit = Array.from({ length: MAX_REGIONS }, (_, i) => region(i)).join('')
+    expect(scanRegions(atLimit).regions).toHaveLength(MAX_REGIONS)
+    const many = `# Many\n${Array.from({ length: 10_000 }, (_, i) => region(i)).join('')}`
+    const started = performance.now()
+    const error = thrown(InputLimitError, () => scanRegions(many))
+    expect(performance.now() - started).toBeLessThan(500)
+    // each region is 5 lines after the title: region 1,001 begins at line 2 + 1,000 × 5
+    expect(error).toMatchObject({ line: 5002, message: 'document has more than 1,000 Insitu regions (region 1,001 begins at line 5002)' })
+    expect(thrown(InputLimitError, () => parseRegions(many))).toMatchObject({ line: 5002 })
+    // Blanking (the index's body) has no limit, and takes time linear in the text.
+    const blankStarted = performance.now()
+    expect(blankRegionBodies(many)).toBe(`# Many\n${Array.from({ length: 10_000 }, (_, i) => `<!-- insitu:begin include\npath = "a${i}.txt"\n-->\n<!-- insitu:end -->\n`).join('')}`)
+    expect(performance.now() - blankStarted).toBeLessThan(500)
+  })
+
+  it('fails a header past 64 KiB alone, unparsed, at its line', () => {
+    const fits = `path = "${'x'.repeat(MAX_REGION_HEADER_BYTES - 10)}"\n`
+    expect(Buffer.byteLength(fits)).toBe(MAX_REGION_HEADER_BYTES)
+    const over = `path = "${'é'.repeat(MAX_REGION_HEADER_BYTES / 2)}"\n`
+    const text = `# T\n<!-- insitu:begin include\n${fits}-->\n<!-- insitu:end -->\n<!-- insitu:begin include\n${over}-->\n<!-- insitu:end -->\n${region(1)}`
+    const { regions } = scanRegions(text)
+    expect(regions.map((r) => r.problem)).toEqual([
+      null,
+      { message: 'Insitu region header at line 6 is 64 KiB (65,546 bytes), over the limit of 64 KiB', line: 7, column: 1 },
+      null,
+    ])
+    expect(regions[0]!.options).toEqual({ path: 'x'.repeat(MAX_REGION_HEADER_BYTES - 10) })
+    expect(regions[1]!.options).toEqual({})
+  })
+
+  it('never searches a begin comment past the last `-->`: unclosed begins cost linear time', () => {
+    const opens = `-->\n${'<!-- insitu:begin\n'.repeat(100_000)}`
+    const started = performance.now()
+    expect(scanRegions(opens)).toEqual({ regions: [], unterminated: null })
+    expect(strayEndLines(opens)).toEqual([])
+    expect(blankRegionBodies(opens)).toBe(opens)
+    expect(performance.now() - started).toBeLessThan(500)
+    // the last `-->` still closes the begin comment before it
+    expect(scanRegions(`${'<!-- insitu:begin\n'.repeat(3)}-->\nbody\n<!-- insitu:end -->\n`).regions).toHaveLength(1)
   })
 })
