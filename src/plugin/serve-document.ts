@@ -33,6 +33,10 @@
  *   `PluginCore.keepsServingFailures` decides). In a dev server an engine that could not start
  *   leaves documents served as they are (`hooks.startFailed` tells it); a module rule's module
  *   fails either way (there is no text to serve in its place).
+ * - A document over the size limit (input-limits.ts `MAX_DOCUMENT_BYTES`; the index warned about
+ *   it once, by its size) is neither read nor rendered here: its `?raw` module fails with the
+ *   limit's message (Vite's own `?raw` would read it whole and fail with a JavaScript internal);
+ *   code another plugin already read is left as it is.
  * - `hooks.transformed(id)` is told of every module transformed (build watch clears its stale
  *   mark); `hooks.replacedText(file, code)` answers for the dev server's write-backs.
  */
@@ -42,6 +46,7 @@ import MagicString from 'magic-string'
 import { type InsituEngine, ownerQuery } from '../engine/engine.js'
 import { isJobFree } from '../engine/job-free.js'
 import { hashContent } from '../documents/document-record.js'
+import { documentTooLargeMessage, MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
 import type { DocumentResult } from '../engine/render-document.js'
 import { renderText } from '../sync/sync-document.js'
 import { locatedError, type ReportingContext, reportDiagnostics } from './diagnostics.js'
@@ -98,6 +103,10 @@ export class DocumentServer {
     }
     const engine = await this.documentEngine(context)
     if (!engine?.isDocument(file)) return null
+    // Over the document limit: never read (the index warned, by its size). Vite's own `?raw` would
+    // read it whole and fail with a JavaScript internal; say what is wrong instead.
+    const size = fileSize(file)
+    if (size > MAX_DOCUMENT_BYTES) return context.error(locatedError(documentTooLargeMessage(size), { file, line: 1, column: 1 }))
     // Synchronous (as transform's check below): a page's request right after an update does not
     // wait behind Vite's watcher re-reading the changed file's folder (live-sync.ts readState).
     const code = fs.readFileSync(file, 'utf8')
@@ -120,6 +129,8 @@ export class DocumentServer {
     // Transformed now (Rollup also re-runs modules whose watch files changed): no longer stale.
     this.hooks.transformed(id)
     if (managed && engine.isDocument(file)) {
+      // Over the document limit (UTF-16 units never outnumber UTF-8 bytes): left as it is, unread again.
+      if (code.length > MAX_DOCUMENT_BYTES) return null
       // Code another plugin's `load` produced (Astro compiles Markdown there) is not the
       // document's Markdown: leave it untouched (write mode keeps the file itself current).
       // (Or the text a write-back of this plugin replaced after Vite read it: the disk moved on.)
@@ -226,6 +237,15 @@ function isIndexedText(engine: InsituEngine, file: string, code: string): boolea
 }
 
 const BOM_BYTES = Buffer.from([0xef, 0xbb, 0xbf])
+
+/** The file's size in bytes (0 when it cannot be stat'ed: the read that follows says why). */
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size
+  } catch {
+    return 0
+  }
+}
 
 /**
  * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced
