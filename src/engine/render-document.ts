@@ -270,6 +270,34 @@ export async function renderDocument(
   }
 }
 
+/**
+ * The line of the text with `edits` applied that holds what line `line` (1-based) of `text` held
+ * (a region's begin comment below a regenerated body moves by the lines that body gained or
+ * lost). A line inside an edited span maps to the edit's first line.
+ */
+export function outputLine(text: string, edits: readonly TextEdit[], line: number): number {
+  let start = 0
+  for (let current = 1; current < line; current++) {
+    const next = text.indexOf('\n', start)
+    if (next < 0) break
+    start = next + 1
+  }
+  let shift = 0
+  for (const edit of edits) {
+    if (edit.start >= start) break
+    const removed = countNewlines(text, Math.min(edit.start, start), Math.min(edit.end, start))
+    const added = edit.end <= start ? countNewlines(edit.text, 0, edit.text.length) : 0
+    shift += added - removed
+  }
+  return line + shift
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let count = 0
+  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++
+  return count
+}
+
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   let output = ''
   let cursor = 0

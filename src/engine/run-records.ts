@@ -67,6 +67,8 @@ export interface RunRecord {
   error: string | null
   /** The output text differs from the previous run's (true on a first run). */
   outputChanged: boolean
+  /** A document's output differs from its input text (a body regenerated: what write mode writes). */
+  rewrites: boolean
 }
 
 export interface OwnerRecord {
@@ -168,6 +170,7 @@ export class RunRecords {
       diagnostics: run.diagnostics,
       error: run.error,
       outputChanged: run.outputHash === null || run.outputHash !== entry.outputHash,
+      rewrites: run.type === 'document' && run.outputHash !== null && run.outputHash !== run.inputHash,
     }
     entry.pending = null
     entry.inputHash = run.inputHash

@@ -18,6 +18,11 @@
  *   - when a failure is new, Vite's own error payload (`{ type: 'error', err }`: `message`,
  *     `stack: ''`, `id`, `loc`, `frame`, `plugin`) of the first new one, so Vite's overlay shows
  *     it in every framework (Vite's client honours `server.hmr.overlay`).
+ * - Write mode (`deferRewrites`): a run whose output differs from its input is about to be
+ *   written, and its lines are those of the text the user saved, not of the file written: it is
+ *   held until the written text is rendered (the dev server renders it at the write's echo),
+ *   whose lines are the file's; `settled(file, written)` tells it the write did not happen (an
+ *   unwritable file), and the held run is told as it is.
  * - `reportStartFailure(error)`: the engine could not start (a bad `insitu.toml`): the same, under
  *   the config file, except the terminal line (logged once at start by `logEngineStartError`).
  *   `clearStartFailure()` forgets it.
@@ -80,19 +85,39 @@ const START_FAILURE = '(insitu)'
 
 export class DevFailures {
   private readonly files = new Map<string, FileFailures>()
+  /** Write mode: each file's last run held until the written text is rendered (see the contract). */
+  private readonly held = new Map<string, { record: OwnerRecord; root: string }>()
   /** The file the engine's start failure is filed under (it is logged when it happens, not here). */
   private startFailureFile: string | null = null
 
   constructor(
     private readonly channel: FailureChannel,
     private readonly logger: PluginLogger,
+    private readonly options: {
+      /** Hold the runs of documents about to be written (write mode). @default false */
+      deferRewrites?: boolean
+    } = {},
   ) {}
 
   /** Follow `engine`'s runs (see the contract). Returns the unsubscribe function. */
   connect(engine: InsituEngine): () => void {
     return engine.runRecords.onRun((record) => {
-      if (record.type === 'document') this.ran(record, engine.root)
+      if (record.type !== 'document') return
+      if (this.options.deferRewrites && record.lastRun.rewrites) {
+        this.held.set(record.file, { record, root: engine.root })
+        return
+      }
+      this.held.delete(record.file)
+      this.ran(record, engine.root)
     })
+  }
+
+  /** Write mode: `file` (project-relative) was synced; unwritten, its held run is told now. */
+  settled(file: string, written: boolean): void {
+    const held = this.held.get(file)
+    if (!held || written) return
+    this.held.delete(file)
+    this.ran(held.record, held.root)
   }
 
   reportStartFailure(error: unknown): void {

@@ -25,6 +25,8 @@
  *   warning and writes nothing;
  *   on 'missing' (deleted meanwhile) it returns null; a write error (EACCES, EROFS…) becomes an
  *   error diagnostic `cannot write <path>: <reason>` at the document. Nothing is ever lost.
+ *   A written document's diagnostics name lines of the text written, which the file now holds
+ *   (render-document.ts `outputLine`: a region below a regenerated body moves with it).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -32,7 +34,7 @@ import { materializationJobs, splitFrontMatter, writeGeneratedValues } from '../
 import { documentBytesProblem, documentTooLargeMessage, MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
 import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
-import type { DocumentResult, TextEdit } from '../engine/render-document.js'
+import { type DocumentResult, outputLine, type TextEdit } from '../engine/render-document.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { toPosixPath } from '../host/config.js'
 import { diskState, type SelfWrites } from './self-writes.js'
@@ -156,11 +158,11 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       if ((options.settle ?? 'now') === 'later') {
         sync.written = true
         sync.writtenFile = result.written
-        return sync
+        return withWrittenLines(sync, rendered.edits)
       }
       if (result.written.settle() === 'kept') {
         sync.written = true
-        return sync
+        return withWrittenLines(sync, rendered.edits)
       }
       ledger?.ledger.withdraw(recordAs) // an editor's save won: render its text again
     }
@@ -181,6 +183,18 @@ function readBounded(absolute: string): Buffer | number {
   } finally {
     fs.closeSync(fd)
   }
+}
+
+/**
+ * A written document's diagnostics at the lines of the text written (what the file and the
+ * user's editor now hold): a region's begin below a regenerated body moves with it (issue #34).
+ */
+function withWrittenLines(sync: DocumentSync, edits: readonly TextEdit[]): DocumentSync {
+  if (edits.length === 0) return sync
+  sync.diagnostics = sync.diagnostics.map((d) =>
+    d.path === sync.path && typeof d.line === 'number' && d.code !== 'insitu/write' ? { ...d, line: outputLine(sync.source, edits, d.line) } : d,
+  )
+  return sync
 }
 
 function unreadable(relPath: string, message: string, line: number | null, source = ''): DocumentSync {

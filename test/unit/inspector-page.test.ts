@@ -26,6 +26,7 @@ function record(overrides: Partial<OwnerRecord['lastRun']> = {}, owner = 'README
     diagnostics: [],
     error: null,
     outputChanged: true,
+    rewrites: true,
     ...overrides,
   }
   return { owner, file: owner.replace(/\?.*/, ''), type: 'document', reason: lastRun.reason, lastRun, runs: 2, cachedRequests: 0, pending: null }
