@@ -11,6 +11,8 @@
  * only the shape is the same as Jinja's.
  */
 import { valueError } from './errors.js'
+import { MAX_STRING_LENGTH, stringPastLimit } from './limits.js'
+import { tick } from './render-budget.js'
 import { escapeHtml } from './escape.js'
 import { Markup } from './values.js'
 
@@ -46,7 +48,12 @@ function randrange(start: number, stop: number): number {
 
 export function loremIpsum(n: number, html: boolean, min: number, max: number): string | Markup {
   const paragraphs: string[] = []
+  // Words are at most 12 characters and a separator: 16 counted per word bounds the text.
+  let size = 0
   for (let paragraph = 0; paragraph < n; paragraph++) {
+    tick()
+    size += 16
+    if (size > MAX_STRING_LENGTH) throw stringPastLimit(`lipsum(${n}, min=${min}, max=${max})`)
     let nextCapitalized = true
     let lastComma = 0
     let lastFullstop = 0
@@ -54,6 +61,9 @@ export function loremIpsum(n: number, html: boolean, min: number, max: number): 
     const words: string[] = []
     const count = randrange(min, max)
     for (let idx = 0; idx < count; idx++) {
+      tick()
+      size += 16
+      if (size > MAX_STRING_LENGTH) throw stringPastLimit(`lipsum(${n}, min=${min}, max=${max})`)
       let word: string
       do word = WORDS[Math.floor(Math.random() * WORDS.length)]!
       while (word === last)

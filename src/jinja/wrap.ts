@@ -8,6 +8,7 @@
  * (at a hyphen when possible); an empty or all-whitespace line gives no lines.
  */
 import { valueError } from './errors.js'
+import { tick } from './render-budget.js'
 
 const WS = '[\\t\\n\\x0b\\x0c\\r ]'
 const NOWS = '[^\\t\\n\\x0b\\x0c\\r ]'
@@ -32,10 +33,12 @@ export function textWrap(text: string, width: number, breakLongWords: boolean, b
   const chunks = split(text, breakOnHyphens).reverse()
   const lines: string[] = []
   while (chunks.length > 0) {
+    tick()
     const line: string[] = []
     let size = 0
     if (chunks[chunks.length - 1]!.trim() === '' && lines.length > 0) chunks.pop()
     while (chunks.length > 0) {
+      tick()
       const l = length(chunks[chunks.length - 1]!)
       if (size + l <= width) {
         line.push(chunks.pop()!)
