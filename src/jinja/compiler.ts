@@ -38,15 +38,29 @@ import { PyIterator, PyRange } from './values.js'
 export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
 export { renderTemplate } from './inheritance.js'
 
+/**
+ * A body of one statement: its wrapper (which stamps errors with the statement's position)
+ * mapped to the statement itself, so a parent (`if`, `with`, a template's root) can run the
+ * statement inside its own try and spare a stack frame per nesting level: nested includes and
+ * macros reach deeper before the JavaScript stack runs out.
+ */
+const SINGLE_STATEMENTS = new WeakMap<Run, { run: Run; file: string; line: number; column: number | undefined }>()
+
 /** Top-level statements that only produce output (skipped once the template has extended another). */
 const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
 
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
-  const root = compiler.statements(ast.body, true)
+  let root = compiler.statements(ast.body, true)
+  const single = SINGLE_STATEMENTS.get(root)
+  if (single) {
+    // A template of one statement (a recursive include's usual shape) runs it directly: the
+    // error position is stamped by renderTemplate (inheritance.ts) from `rootPosition`.
+    root = single.run
+  }
   const blocks = new Map<string, BlockEntry>()
   for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
-  return { name, root, blocks }
+  return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
 /** Runs `body` in a child scope with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
@@ -101,7 +115,7 @@ class Compiler extends ExpressionCompiler {
       if (body[0]!.kind === 'data') return only
       const line = lines[0]!
       const column = columns[0]
-      return (scope, render) => {
+      const wrapper: Run = (scope, render) => {
         try {
           only(scope, render)
         } catch (error) {
@@ -109,6 +123,8 @@ class Compiler extends ExpressionCompiler {
           throw error
         }
       }
+      SINGLE_STATEMENTS.set(wrapper, { run: only, file, line, column })
+      return wrapper
     }
     return (scope, render) => {
       let i = 0
@@ -172,6 +188,20 @@ class Compiler extends ExpressionCompiler {
         const test = this.expr(stmt.test)
         const body = this.statements(stmt.body, topLevel)
         const otherwise = this.statements(stmt.otherwise, topLevel)
+        const single = SINGLE_STATEMENTS.get(body)
+        if (stmt.elifs.length === 0 && single) {
+          // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
+          const { run, file, line, column } = single
+          return (scope, render) => {
+            if (!truthy(test(scope, render))) return otherwise(scope, render)
+            try {
+              run(scope, render)
+            } catch (error) {
+              stampPosition(error, file, line, column)
+              throw error
+            }
+          }
+        }
         if (stmt.elifs.length === 0) {
           return (scope, render) => {
             if (truthy(test(scope, render))) body(scope, render)
@@ -261,6 +291,21 @@ class Compiler extends ExpressionCompiler {
       case 'with': {
         const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
         const body = this.statements(stmt.body, false)
+        const single = SINGLE_STATEMENTS.get(body)
+        if (single) {
+          // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
+          const { run, file, line, column } = single
+          return (scope, render) => {
+            const inner = Object.create(scope) as Scope
+            for (const { assign, value } of targets) assign(inner, value(scope, render))
+            try {
+              run(inner, render)
+            } catch (error) {
+              stampPosition(error, file, line, column)
+              throw error
+            }
+          }
+        }
         return (scope, render) => {
           const inner = Object.create(scope) as Scope
           for (const { assign, value } of targets) assign(inner, value(scope, render))

@@ -71,6 +71,8 @@ export interface CompiledTemplate {
   name: string
   root: (scope: Scope, render: RenderState) => void
   blocks: Map<string, BlockEntry>
+  /** When the top level is one statement, `root` is that statement and this its position (renderTemplate stamps errors with it). */
+  rootPosition?: { line: number; column: number | undefined }
 }
 
 export type Eval = (scope: Scope, render: RenderState) => unknown

@@ -16,7 +16,7 @@
  *   the next definition; undefined when there is none. `self.<block>()` renders index 0.
  */
 import type { CompiledTemplate, RenderState } from './expression-compiler.js'
-import { TemplateRuntimeError } from './errors.js'
+import { TemplateRuntimeError, stampPosition } from './errors.js'
 import { TemplateReference, type Scope } from './runtime.js'
 import { PyFunction } from './values.js'
 
@@ -37,7 +37,15 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   let current: CompiledTemplate | null = template
   while (current) {
     const start = render.out.length
-    current.root(scope, render)
+    const position = current.rootPosition
+    if (position) {
+      try {
+        current.root(scope, render)
+      } catch (error) {
+        stampPosition(error, current.name, position.line, position.column)
+        throw error
+      }
+    } else current.root(scope, render)
     if (render.parent === null) break
     // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
     render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
