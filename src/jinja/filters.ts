@@ -81,11 +81,12 @@ function escape(value: unknown): Markup {
 
 function firstOf(value: unknown, what: string): unknown {
   // A range (or an iterator over one) gives its first or last item without a list.
-  const range = value instanceof PyRange ? value : value instanceof PyIterator && what === 'first' ? value.drainRange() : null
+  const range = value instanceof PyRange ? value : null
   if (range) {
     if (range.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
     return range.at(what === 'first' ? 0 : typeof range.length === 'number' ? range.length - 1 : range.length - 1n)
   }
+  // `first` of an iterator takes one item (the rest stays to be used).
   if (value instanceof PyIterator && what === 'first') {
     const item = value.next(NONE)
     return item === NONE ? new Undefined('No first item, sequence was empty.') : item
