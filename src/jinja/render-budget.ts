@@ -21,7 +21,8 @@ import { TemplateTimeoutError } from './errors.js'
 
 /** Units of work between two readings of the clock: about a microsecond each, so ~1 ms apart. */
 export const TICKS_PER_CLOCK_CHECK = 1024
-const UNBOUNDED = Number.MAX_SAFE_INTEGER
+/** The countdown without a deadline: a small integer (a double here would be boxed anew at every tick). */
+const UNBOUNDED = 0x3fffffff
 
 let countdown = UNBOUNDED
 let deadline = Infinity
