@@ -11,6 +11,7 @@
  *   the end; slices make new lists/strings/ranges), then, for a string key, the attribute; else
  *   an `Undefined` (`list object has no element 5`).
  * - Looking anything up on an `Undefined` raises its error (StrictUndefined).
+ * - A range is indexed and sliced without its items (exact past 2^53): a slice of a range is a range.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { typeError, valueError } from './errors.js'

@@ -13,6 +13,11 @@
  * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).
+ * - A `for` loop walks a range (or an iterator over one) without making a list; every iteration,
+ *   include, import and extends is a check point of the render's time budget (render-budget.ts).
+ *   Output past limits.ts `MAX_OUTPUT_LENGTH` is refused; includes, imports and extends nest at
+ *   most `MAX_TEMPLATE_DEPTH` (`template 'a.j2' includes itself more than 1000 levels deep`).
+ *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
 import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
 import {

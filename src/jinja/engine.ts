@@ -7,9 +7,20 @@
  * - `createJinjaEngine(options)` is one environment: StrictUndefined, autoescape off,
  *   `keep_trailing_newline`, `trim_blocks`/`lstrip_blocks` (both on unless turned off), every
  *   stock filter, test and global, plus `options.filters` / `options.globals`.
- * - `render(name, context)` loads `name` through `options.loader` (and every template it
+ * - `render(name, context, options?)` loads `name` through `options.loader` (and every template it
  *   includes, imports or extends, by name through the same loader, each time: the loader decides
- *   what is current); `renderString(source, context, name)` renders a source text.
+ *   what is current); `renderString(source, context, name?, options?)` renders a source text.
+ * - `options.deadline` (a `performance.now()` timestamp) bounds a render's time: still running
+ *   then, it throws a `TemplateTimeoutError` (render-budget.ts: checked at every loop iteration,
+ *   macro call, include/import/extends and inside filters, methods and operators; without a
+ *   deadline the checks cost a counter decrement). A render inside a render (a filter that
+ *   renders) keeps the earlier deadline.
+ * - Bounds (limits.ts): strings and the output at most `MAX_STRING_LENGTH` / `MAX_OUTPUT_LENGTH`
+ *   characters, lists `MAX_LIST_LENGTH` items, ints `MAX_INT_BITS` bits (a `TemplateLimitError`
+ *   before the value is made); nesting `MAX_NESTING_DEPTH` (a `TemplateSyntaxError`); macro,
+ *   recursive-loop and include/import/extends recursion `MAX_MACRO_DEPTH`, `MAX_LOOP_DEPTH`,
+ *   `MAX_TEMPLATE_DEPTH` (a `TemplateLimitError`). A JavaScript RangeError leaving a render (the
+ *   stack, string or array length) becomes a `TemplateLimitError` with a sentence.
  * - Compiled templates are cached per engine, keyed by name and source text, so re-rendering an
  *   unchanged file parses nothing, and an edited file is compiled afresh (at most 256 entries).
  * - Context values follow the value model of values.ts (PythonFloat and bigint included).

@@ -9,7 +9,8 @@
  * - `attrGetter(attribute, postprocess, fallback)`: `'a.b.0'` walks items (digits are indices),
  *   a `fallback` replaces an Undefined at any step; `multiAttrGetter('a,b')` gives a list key.
  * - `pySorted(items, key, reverse)` is Python's stable `sorted()`, comparing keys with `<`
- *   (TypeError for unorderable keys); `reverse` keeps equal items in their order.
+ *   (TypeError for unorderable keys); `reverse` keeps equal items in their order; a check point
+ *   of the render's time budget per key and per comparison.
  */
 import { getItem } from './access.js'
 import { typeError } from './errors.js'

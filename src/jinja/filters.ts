@@ -9,7 +9,11 @@
  * keyword or too many arguments. Filters that return generators in Jinja (`map`, `select`,
  * `reject`, `selectattr`, `rejectattr`, `unique`, `batch`, `slice`, `reverse` of a list,
  * `items`) return one-shot `PyIterator`s, so `| list` / `| join` work and `| length` fails as
- * in Jinja.
+ * in Jinja. Lazy ranges stay lazy where Python's do: `first`, `last`, `sum` (exact, from an int
+ * start), `reverse` (a `range_iterator`), `random`, `length`. Every filter passes a check point of
+ * the render's time budget per item (render-budget.ts) and refuses a string or list past the
+ * limits of limits.ts before making it (`center`, `indent`, `join`, `replace`, `wordwrap`,
+ * `batch`, `slice`, `tojson`, …).
  */
 import { PythonFloat } from '../values/python-float.js'
 import { jinjaToJson } from '../values/python-json.js'

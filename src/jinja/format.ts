@@ -10,6 +10,7 @@
  * - `percentFormat(format, args)`: `%s %r %a %d %i %u %o %x %X %e %E %f %F %g %G %c %%` with
  *   flags `-+ #0`, width, precision (`*` too) and `%(name)s` mappings; Python's errors
  *   (`not enough arguments for format string`, `not all arguments converted …`).
+ * - Widths and precisions past limits.ts `MAX_STRING_LENGTH` are refused before any padding.
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
  *   precision/type).

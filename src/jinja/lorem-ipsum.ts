@@ -8,7 +8,8 @@
  * in a full stop. `html` wraps each paragraph in `<p>…</p>` (its text escaped), one per line,
  * as Markup; otherwise paragraphs are separated by a blank line. `min >= max` is Python's
  * `ValueError: empty range for randrange() (min, max, max - min)`. The words are random (Math.random):
- * only the shape is the same as Jinja's.
+ * only the shape is the same as Jinja's. Text past limits.ts `MAX_STRING_LENGTH` is refused as
+ * it is made; a check point of the time budget per word.
  */
 import { valueError } from './errors.js'
 import { MAX_STRING_LENGTH, stringPastLimit } from './limits.js'

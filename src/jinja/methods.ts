@@ -6,7 +6,9 @@
  * when Python's type has no such attribute. Methods follow CPython 3.11 (`pop()` from the end,
  * `get(k, default)`, `update()` with a dict, pairs or keywords, `index()`'s ValueError …).
  * `numberAttribute(value, name)` gives `real`/`imag` of numbers; `DICT_METHOD_NAMES` lists the
- * names a dict answers with a method rather than its key.
+ * names a dict answers with a method rather than its key. `range.index`/`count` need no items;
+ * `append`, `extend`, `insert` refuse a list past limits.ts `MAX_LIST_LENGTH`; loops over items
+ * pass check points of the render's time budget.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { TemplateRuntimeError, valueError } from './errors.js'

@@ -13,6 +13,9 @@
  * - `iterate` is `iter()` as a list (strings by code point, dicts by key, views, ranges,
  *   one-shot iterators used up); `pyLen` is `len()`; `hashKey` is equal for values Python
  *   hashes equal (`1`, `1.0`, `True`) and raises for lists and dicts (unhashable).
+ * - Ranges are lazy: `in`, `==`, `len`, hashing without items (`rangeIndex`); `iterate` of a range
+ *   longer than limits.ts `MAX_LIST_LENGTH` is refused. Loops over items pass check points of the
+ *   render's time budget (render-budget.ts).
  */
 import { compareCodePoints } from '../values/code-point-order.js'
 import { PythonFloat } from '../values/python-float.js'

@@ -8,7 +8,9 @@
  * `splitlines()` line boundaries, `title()` word starts after any uncased character,
  * `center()` padding as CPython places the odd space, errors such as `substring not found`;
  * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
- * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import).
+ * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import). Widths
+ * (`center`, `ljust`, `rjust`, `zfill`, `expandtabs`), `replace` and `join` refuse a result past
+ * limits.ts `MAX_STRING_LENGTH` before making it; scans pass check points of the time budget.
  */
 import { pythonCasefold } from '../values/python-casefold.js'
 import { typeError, valueError } from './errors.js'

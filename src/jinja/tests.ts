@@ -6,7 +6,8 @@
  * (`==`/`eq`/`equalto`, `<`/`lt`/`lessthan`, …); `number` is true for booleans too, `integer` is
  * not; `sequence` is anything with a length and items (dicts included); an Undefined is only
  * `undefined` (and `callable`, as StrictUndefined defines `__call__`). `STOCK_GLOBALS()` makes
- * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts).
+ * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts);
+ * `range` is lazy (range.ts), exact for ints past 2^53.
  */
 import { PythonFloat } from '../values/python-float.js'
 import type { TestFunction } from './compiler.js'

@@ -16,7 +16,9 @@
  * - bytes (an SQL BLOB: better-sqlite3 gives a `Buffer`) is any `Uint8Array`: `b'\x00A'`.
  * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
  *   `true`/`false` at the top level only), then `str()`.
- * - Truth, comparisons, iteration, length and hashing are in protocols.ts.
+ * - Truth, comparisons, iteration, length and hashing are in protocols.ts; `PyRange` is range.ts.
+ * - `pyRepr` refuses a text past limits.ts `MAX_STRING_LENGTH` as it writes it, with a check
+ *   point of the time budget per item.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { pythonFloatRepr } from '../values/python-json.js'

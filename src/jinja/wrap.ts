@@ -5,7 +5,8 @@
  * Contract: `textWrap(line, width, breakLongWords, breakOnHyphens)` returns the wrapped lines of
  * one paragraph, chunked by CPython's `wordsep_re` (hyphenated words and em-dashes split when
  * `breakOnHyphens`) or on whitespace only, filled greedily, long words broken at `width`
- * (at a hyphen when possible); an empty or all-whitespace line gives no lines.
+ * (at a hyphen when possible); an empty or all-whitespace line gives no lines. A check point
+ * of the render's time budget (render-budget.ts) per line and chunk.
  */
 import { valueError } from './errors.js'
 import { tick } from './render-budget.js'
