@@ -42,6 +42,7 @@ import { withDeadline } from './render-budget.js'
 
 export { TemplateLimitError, TemplateRuntimeError, TemplateSyntaxError, TemplateTimeoutError, type LimitName } from './errors.js'
 export {
+  MAX_INT_BITS,
   MAX_LIST_LENGTH,
   MAX_LOOP_DEPTH,
   MAX_MACRO_DEPTH,
