@@ -11,6 +11,7 @@
  *   the end; slices make new lists/strings/ranges), then, for a string key, the attribute; else
  *   an `Undefined` (`list object has no element 5`).
  * - Looking anything up on an `Undefined` raises its error (StrictUndefined).
+ * - A range is indexed and sliced without its items (exact past 2^53): a slice of a range is a range.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { typeError, valueError } from './errors.js'
@@ -101,6 +102,7 @@ function item(obj: unknown, key: unknown): unknown {
     }
     return undefined
   }
+  if (obj instanceof PyRange) return rangeItem(obj, key)
   const index = integerIndex(key)
   if (index === undefined) return undefined
   if (Array.isArray(obj)) {
@@ -112,11 +114,20 @@ function item(obj: unknown, key: unknown): unknown {
     const i = index < 0 ? points.length + index : index
     return i >= 0 && i < points.length ? points[i] : undefined
   }
-  if (obj instanceof PyRange) {
-    const i = index < 0 ? obj.length + index : index
-    return i >= 0 && i < obj.length ? obj.at(i) : undefined
-  }
   return undefined
+}
+
+/** `range[i]` (negative from the end), or undefined when out of range; exact past 2^53. */
+function rangeItem(range: PyRange, key: unknown): unknown {
+  const index = typeof key === 'bigint' ? key : integerIndex(key)
+  if (index === undefined) return undefined
+  if (typeof index === 'number' && typeof range.length === 'number') {
+    const i = index < 0 ? range.length + index : index
+    return i >= 0 && i < range.length ? range.at(i) : undefined
+  }
+  const length = BigInt(range.length)
+  const i = BigInt(index) < 0n ? length + BigInt(index) : BigInt(index)
+  return i >= 0n && i < length ? range.at(i) : undefined
 }
 
 function integerIndex(key: unknown): number | undefined {
@@ -175,10 +186,8 @@ function sliceOf(obj: unknown, slice: PySlice): unknown {
     return obj instanceof Markup ? new Markup(out) : out
   }
   if (obj instanceof PyRange) {
-    const picked = sliceIndices(obj.length, slice).map((i) => obj.at(i))
-    if (picked.length === 0) return new PyRange(0, 0, 1)
-    const step = (sliceBound(slice.step, 'step') ?? 1) * obj.step
-    return new PyRange(picked[0]!, picked[picked.length - 1]! + step, step)
+    const bound = (value: unknown, what: string) => (typeof value === 'bigint' ? value : sliceBound(value, what))
+    return obj.slice(bound(slice.start, 'start'), bound(slice.stop, 'stop'), bound(slice.step, 'step'))
   }
   if (obj instanceof PyIterator) return undefined
   return undefined

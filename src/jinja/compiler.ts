@@ -13,6 +13,11 @@
  * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).
+ * - A `for` loop walks a range (or an iterator over one) without making a list; every iteration,
+ *   include, import and extends is a check point of the render's time budget (render-budget.ts).
+ *   Output past limits.ts `MAX_OUTPUT_LENGTH` is refused; includes, imports and extends nest at
+ *   most `MAX_TEMPLATE_DEPTH` (`template 'a.j2' includes itself more than 1000 levels deep`).
+ *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
 import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
 import {
@@ -29,21 +34,38 @@ import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
 import { Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
-import { autoescapeNow, withAutoescape } from './eval-context.js'
+import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
+import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, checkList, outputTooLong, templateTooDeep } from './limits.js'
+import { tick } from './render-budget.js'
+import { PyIterator, PyRange } from './values.js'
 
 export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
 export { renderTemplate } from './inheritance.js'
+
+/**
+ * A body of one statement: its wrapper (which stamps errors with the statement's position)
+ * mapped to the statement itself, so a parent (`if`, `with`, a template's root) can run the
+ * statement inside its own try and spare a stack frame per nesting level: nested includes and
+ * macros reach deeper before the JavaScript stack runs out.
+ */
+const SINGLE_STATEMENTS = new WeakMap<Run, { run: Run; file: string; line: number; column: number | undefined }>()
 
 /** Top-level statements that only produce output (skipped once the template has extended another). */
 const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
 
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
-  const root = compiler.statements(ast.body, true)
+  let root = compiler.statements(ast.body, true)
+  const single = SINGLE_STATEMENTS.get(root)
+  if (single) {
+    // A template of one statement (a recursive include's usual shape) runs it directly: the
+    // error position is stamped by renderTemplate (inheritance.ts) from `rootPosition`.
+    root = single.run
+  }
   const blocks = new Map<string, BlockEntry>()
   for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
-  return { name, root, blocks }
+  return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
 /** Runs `body` in a child scope with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
@@ -87,7 +109,7 @@ class Compiler extends ExpressionCompiler {
    * innermost body that saw the error names it).
    */
   statements(body: Stmt[], topLevel: boolean): Run {
-    const runs = body.map((stmt) => this.statement(stmt, topLevel))
+    const runs = this.nested(body[0]?.line ?? 0, 'tags', () => body.map((stmt) => this.statement(stmt, topLevel)))
     const lines = body.map((stmt) => stmt.line)
     const columns = body.map((stmt) => stmt.column)
     const file = this.file
@@ -98,7 +120,7 @@ class Compiler extends ExpressionCompiler {
       if (body[0]!.kind === 'data') return only
       const line = lines[0]!
       const column = columns[0]
-      return (scope, render) => {
+      const wrapper: Run = (scope, render) => {
         try {
           only(scope, render)
         } catch (error) {
@@ -106,6 +128,8 @@ class Compiler extends ExpressionCompiler {
           throw error
         }
       }
+      SINGLE_STATEMENTS.set(wrapper, { run: only, file, line, column })
+      return wrapper
     }
     return (scope, render) => {
       let i = 0
@@ -123,7 +147,7 @@ class Compiler extends ExpressionCompiler {
     if (stmt.kind === 'data') {
       const text = stmt.text
       run = (_scope, render) => {
-        render.out += text
+        if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
       }
     } else {
       run = this.statementBody(stmt, topLevel)
@@ -147,31 +171,66 @@ class Compiler extends ExpressionCompiler {
         if (this.autoescape && stmt.expr.kind === 'const') {
           const text = escapeConstant(stmt.expr.value)
           return (_scope, render) => {
-            render.out += text
+            if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
           }
         }
         if (this.volatileAutoescape && stmt.expr.kind !== 'const') {
           return (scope, render) => {
             const printed = value(scope, render)
-            render.out += autoescapeNow() ? escapeOutput(printed) : toOutput(printed)
+            if ((render.out += autoescapeNow() ? escapeOutput(printed) : toOutput(printed)).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
           }
         }
         if (this.autoescape) {
           return (scope, render) => {
-            render.out += escapeOutput(value(scope, render))
+            if ((render.out += escapeOutput(value(scope, render))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
           }
         }
         return (scope, render) => {
-          render.out += toOutput(value(scope, render))
+          if ((render.out += toOutput(value(scope, render))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
       case 'if': {
         const test = this.expr(stmt.test)
         const body = this.statements(stmt.body, topLevel)
         const otherwise = this.statements(stmt.otherwise, topLevel)
+        const single = SINGLE_STATEMENTS.get(body)
+        if (stmt.elifs.length === 0 && single) {
+          // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
+          const { run, file, line, column } = single
+          return (scope, render) => {
+            if (!truthy(test(scope, render))) return otherwise(scope, render)
+            try {
+              run(scope, render)
+            } catch (error) {
+              stampPosition(error, file, line, column)
+              throw error
+            }
+          }
+        }
+        if (stmt.elifs.length === 0) {
+          return (scope, render) => {
+            if (truthy(test(scope, render))) body(scope, render)
+            else otherwise(scope, render)
+          }
+        }
+        // `elif` branches are a flat list (Jinja compiles them flat too): any number of them.
+        const tests = [test, ...stmt.elifs.map((branch) => this.expr(branch.test))]
+        const bodies = [body, ...stmt.elifs.map((branch) => this.statements(branch.body, topLevel))]
+        const lines = [stmt.line, ...stmt.elifs.map((branch) => branch.line)]
+        const file = this.file
         return (scope, render) => {
-          if (truthy(test(scope, render))) body(scope, render)
-          else otherwise(scope, render)
+          for (let i = 0; i < tests.length; i++) {
+            let matched: boolean
+            try {
+              matched = truthy(tests[i]!(scope, render))
+            } catch (error) {
+              // An error in an `elif` test is at the `elif`'s line (the `if` stamps its own).
+              if (i > 0) stampPosition(error, file, lines[i]!)
+              throw error
+            }
+            if (matched) return bodies[i]!(scope, render)
+          }
+          otherwise(scope, render)
         }
       }
       case 'for':
@@ -208,7 +267,7 @@ class Compiler extends ExpressionCompiler {
           const fn = callee(scope, render)
           const [positional, keywords] = args(scope, render)
           // Jinja writes a call block's result as it is, autoescape or not.
-          render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))
+          if ((render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
       case 'filterblock': {
@@ -217,7 +276,8 @@ class Compiler extends ExpressionCompiler {
         const markup = this.markupOfBlocks()
         return (scope, render) => {
           const text = captureOutput(body, scope, render, markup())
-          render.out += toOutput(filters(scope, render, text)) // written as it is, as Jinja does
+          // Written as it is, as Jinja does.
+          if ((render.out += toOutput(filters(scope, render, text))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
       case 'autoescape': {
@@ -236,6 +296,21 @@ class Compiler extends ExpressionCompiler {
       case 'with': {
         const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
         const body = this.statements(stmt.body, false)
+        const single = SINGLE_STATEMENTS.get(body)
+        if (single) {
+          // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
+          const { run, file, line, column } = single
+          return (scope, render) => {
+            const inner = Object.create(scope) as Scope
+            for (const { assign, value } of targets) assign(inner, value(scope, render))
+            try {
+              run(inner, render)
+            } catch (error) {
+              stampPosition(error, file, line, column)
+              throw error
+            }
+          }
+        }
         return (scope, render) => {
           const inner = Object.create(scope) as Scope
           for (const { assign, value } of targets) assign(inner, value(scope, render))
@@ -247,13 +322,23 @@ class Compiler extends ExpressionCompiler {
         const { withContext, ignoreMissing } = stmt
         const host = this.host
         return (scope, render) => {
+          tick()
           const compiled = this.loadTemplate(template(scope, render), ignoreMissing)
           if (!compiled) return
+          const nesting = render.templates
+          if (nesting.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(compiled.name, 'includes', nesting.includes(compiled.name))
           const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
           // Jinja passes the includer's names but not its `loop` variable.
           if (withContext && root.loop !== undefined) root.loop = undefined
-          // An included template runs with its own eval context (autoescape off).
-          withAutoescape(false, () => renderTemplate(compiled, root, render))
+          // An included template runs with its own eval context (autoescape off); set here, not
+          // through withAutoescape's callback, to spend fewer stack frames per nested include.
+          const outer = setAutoescape(false)
+          try {
+            renderTemplate(compiled, root, render)
+          } finally {
+            setAutoescape(outer)
+          }
+          if (render.out.length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
       case 'import': {
@@ -282,8 +367,12 @@ class Compiler extends ExpressionCompiler {
       case 'extends': {
         const template = this.expr(stmt.template)
         return (scope, render) => {
+          tick()
           if (render.parent !== null) throw new TemplateRuntimeError('extended multiple times')
           const parent = this.loadTemplate(template(scope, render), false)!
+          const chain = render.inheritance
+          if (chain.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(parent.name, 'extends', chain.includes(parent.name))
+          chain.push(parent.name)
           for (const [blockName, entry] of parent.blocks) {
             const chain = render.blocks.get(blockName)
             if (chain) chain.push(entry)
@@ -297,7 +386,7 @@ class Compiler extends ExpressionCompiler {
         const { name, scoped } = stmt
         return (scope, render) => {
           const text = renderBlock(render, name, 0, scoped ? scope : undefined)
-          if (text !== undefined) render.out += text
+          if (text !== undefined && (render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
     }
@@ -327,13 +416,22 @@ class Compiler extends ExpressionCompiler {
   }
 
   private module(nameValue: unknown, context: Scope | null, render: RenderState): TemplateModule {
+    tick()
     const compiled = this.loadTemplate(nameValue, false)!
+    const nesting = render.templates
+    if (nesting.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(compiled.name, 'imports', nesting.includes(compiled.name))
     const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
     const saved = render.out
     render.out = ''
-    withAutoescape(false, () => renderTemplate(compiled, root, render))
-    const body = render.out
-    render.out = saved
+    const outer = setAutoescape(false)
+    let body: string
+    try {
+      renderTemplate(compiled, root, render)
+      body = render.out
+    } finally {
+      setAutoescape(outer)
+      render.out = saved
+    }
     const exports: Scope = {}
     for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
     return new TemplateModule(compiled.name, exports, body)
@@ -377,17 +475,39 @@ class Compiler extends ExpressionCompiler {
     const filter = stmt.filter ? this.expr(stmt.filter) : null
     const recursive = stmt.recursive
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
-      let items = iterate(iterable)
-      if (filter) {
+      // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
+      const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
+      let items: unknown[] | PyRange
+      if (range && !filter) items = range
+      else if (range) {
+        const kept: unknown[] = []
         const probe = Object.create(scope) as Scope
-        items = items.filter((item) => {
+        const count = Number(range.length)
+        for (let i = 0; i < count; i++) {
+          tick()
+          const item = range.at(i)
           assign(probe, item)
-          return truthy(filter(probe, render))
-        })
-      } else if (items === iterable) {
-        items = items.slice()
+          if (truthy(filter!(probe, render))) {
+            if (kept.length === MAX_LIST_LENGTH) checkList(kept.length + 1, () => `the loop over ${range.repr()} filtered with 'if'`)
+            kept.push(item)
+          }
+        }
+        items = kept
+      } else {
+        items = iterate(iterable)
+        if (filter) {
+          const probe = Object.create(scope) as Scope
+          items = items.filter((item) => {
+            tick()
+            assign(probe, item)
+            return truthy(filter(probe, render))
+          })
+        } else if (items === iterable) {
+          items = items.slice()
+        }
       }
-      if (items.length === 0) {
+      const count = Number(items.length)
+      if (count === 0) {
         otherwise(scope, render)
         return
       }
@@ -395,19 +515,31 @@ class Compiler extends ExpressionCompiler {
         ? (children: unknown, depth: number): string => {
             const saved = render.out
             render.out = ''
-            run(children, depth, scope, render)
-            const text = render.out
-            render.out = saved
-            return text
+            try {
+              run(children, depth, scope, render)
+              return render.out
+            } finally {
+              render.out = saved
+            }
           }
         : null
       const loop = new LoopContext(items, depth0, recurse)
       const inner = Object.create(scope) as Scope
       inner.loop = loop
-      for (let i = 0; i < items.length; i++) {
-        loop.index0 = i
-        assign(inner, items[i])
-        body(inner, render)
+      if (Array.isArray(items)) {
+        for (let i = 0; i < count; i++) {
+          tick()
+          loop.index0 = i
+          assign(inner, items[i])
+          body(inner, render)
+        }
+      } else {
+        for (let i = 0; i < count; i++) {
+          tick()
+          loop.index0 = i
+          assign(inner, items.at(i))
+          body(inner, render)
+        }
       }
     }
     return (scope, render) => run(iter(scope, render), 0, scope, render)

@@ -4,7 +4,8 @@
  * Contract:
  * - `toInt(value)`: ints stay, floats truncate (OverflowError for inf/nan), bools are 0/1, strings
  *   are parsed as `int(text)`; `parseIntText(text, base)` is `int(text, base)` (whitespace,
- *   signs, `_` between digits, `0x`/`0o`/`0b` prefixes for their base or base 0).
+ *   signs, `_` between digits, `0x`/`0o`/`0b` prefixes for their base or base 0; Python 3.11's
+ *   limit of 4300 digits for bases that are not powers of two).
  * - `toFloat(value)`: `float(value)` (strings: digits with `_`, exponents, `inf`, `nan`).
  * - `catchConversion(run, fallback)` returns the fallback for Python's TypeError, ValueError and
  *   OverflowError, as the filters' `default` argument does.
@@ -54,6 +55,14 @@ export function parseIntText(input: string, base: number): number | bigint {
   const pattern = INT_DIGITS[radix] ?? new RegExp(`^[0-9a-z]+$`, 'i')
   if (!pattern.test(text)) throw valueError(`invalid literal for int() with base ${base}: ${pyRepr(input)}`)
   const digits = text.replaceAll('_', '').toLowerCase()
+  // Bases 2, 8 and 16 parse natively (linear); others digit by digit (quadratic), which Python
+  // 3.11 allows up to 4300 digits only.
+  const native = radix === 16 ? '0x' : radix === 8 ? '0o' : radix === 2 ? '0b' : ''
+  if (native) return normalizeInt(sign * BigInt(native + digits))
+  if (digits.length > 4300) {
+    throw valueError(`Exceeds the limit (4300 digits) for integer string conversion: value has ${digits.length} digits; use sys.set_int_max_str_digits() to increase the limit`)
+  }
+  if (radix === 10) return normalizeInt(sign * BigInt(digits))
   let value = 0n
   for (const digit of digits) value = value * BigInt(radix) + BigInt(parseInt(digit, 36))
   return normalizeInt(sign * value)

@@ -7,9 +7,20 @@
  * - `createJinjaEngine(options)` is one environment: StrictUndefined, autoescape off,
  *   `keep_trailing_newline`, `trim_blocks`/`lstrip_blocks` (both on unless turned off), every
  *   stock filter, test and global, plus `options.filters` / `options.globals`.
- * - `render(name, context)` loads `name` through `options.loader` (and every template it
+ * - `render(name, context, options?)` loads `name` through `options.loader` (and every template it
  *   includes, imports or extends, by name through the same loader, each time: the loader decides
- *   what is current); `renderString(source, context, name)` renders a source text.
+ *   what is current); `renderString(source, context, name?, options?)` renders a source text.
+ * - `options.deadline` (a `performance.now()` timestamp) bounds a render's time: still running
+ *   then, it throws a `TemplateTimeoutError` (render-budget.ts: checked at every loop iteration,
+ *   macro call, include/import/extends and inside filters, methods and operators; without a
+ *   deadline the checks cost a counter decrement). A render inside a render (a filter that
+ *   renders) keeps the earlier deadline.
+ * - Bounds (limits.ts): strings and the output at most `MAX_STRING_LENGTH` / `MAX_OUTPUT_LENGTH`
+ *   characters, lists `MAX_LIST_LENGTH` items, ints `MAX_INT_BITS` bits (a `TemplateLimitError`
+ *   before the value is made); nesting `MAX_NESTING_DEPTH` (a `TemplateSyntaxError`); macro,
+ *   recursive-loop and include/import/extends recursion `MAX_MACRO_DEPTH`, `MAX_LOOP_DEPTH`,
+ *   `MAX_TEMPLATE_DEPTH` (a `TemplateLimitError`). A JavaScript RangeError leaving a render (the
+ *   stack, string or array length) becomes a `TemplateLimitError` with a sentence.
  * - Compiled templates are cached per engine, keyed by name and source text, so re-rendering an
  *   unchanged file parses nothing, and an edited file is compiled afresh (at most 256 entries).
  * - Context values follow the value model of values.ts (PythonFloat and bigint included).
@@ -26,8 +37,20 @@ import { STOCK_FILTERS } from './filters.js'
 import { parseTemplate } from './parser.js'
 import type { Scope } from './runtime.js'
 import { STOCK_TESTS, stockGlobals } from './tests.js'
+import { fromRangeError } from './limits.js'
+import { withDeadline } from './render-budget.js'
 
-export { TemplateRuntimeError, TemplateSyntaxError } from './errors.js'
+export { TemplateLimitError, TemplateRuntimeError, TemplateSyntaxError, TemplateTimeoutError, type LimitName } from './errors.js'
+export {
+  MAX_INT_BITS,
+  MAX_LIST_LENGTH,
+  MAX_LOOP_DEPTH,
+  MAX_MACRO_DEPTH,
+  MAX_NESTING_DEPTH,
+  MAX_OUTPUT_LENGTH,
+  MAX_STRING_LENGTH,
+  MAX_TEMPLATE_DEPTH,
+} from './limits.js'
 
 export interface TemplateLoader {
   /** The source text of template `name`; throws (e.g. `templateNotFound(name)`) when there is none. */
@@ -50,9 +73,18 @@ export interface JinjaEngineOptions {
   lstripBlocks?: boolean
 }
 
+/** Options of one render. */
+export interface RenderOptions {
+  /**
+   * A `performance.now()` timestamp: a render still running then throws a `TemplateTimeoutError`
+   * (checked cooperatively, about every millisecond of work). @default none
+   */
+  deadline?: number
+}
+
 export interface JinjaEngine {
-  render(name: string, context: Record<string, unknown>): string
-  renderString(source: string, context: Record<string, unknown>, name?: string): string
+  render(name: string, context: Record<string, unknown>, options?: RenderOptions): string
+  renderString(source: string, context: Record<string, unknown>, name?: string, options?: RenderOptions): string
 }
 
 const CACHE_LIMIT = 256
@@ -91,20 +123,29 @@ export function createJinjaEngine(options: JinjaEngineOptions = {}): JinjaEngine
     newRootScope: () => Object.create(globals) as Scope,
   }
 
-  const run = (template: CompiledTemplate, context: Record<string, unknown>): string => {
-    const scope = Object.create(globals) as Scope
-    for (const key of Object.keys(context)) {
-      const value = context[key]
-      if (value !== undefined) scope[key] = value
+  const run = (template: () => CompiledTemplate, context: Record<string, unknown>, options: RenderOptions | undefined): string => {
+    try {
+      return withDeadline(options?.deadline, () => {
+        const compiled = template()
+        const scope = Object.create(globals) as Scope
+        for (const key of Object.keys(context)) {
+          const value = context[key]
+          if (value !== undefined) scope[key] = value
+        }
+        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, extendsMark: -1, parent: null, macros: [], templates: [], inheritance: [] }
+        renderTemplate(compiled, scope, state)
+        return state.out
+      })
+    } catch (error) {
+      // The last resort: JavaScript's own RangeErrors (the stack, string or array length) as a
+      // sentence, at the template position stamped on them.
+      throw fromRangeError(error)
     }
-    const state: RenderState = { out: '', host, blocks: new Map(), context: scope, extendsMark: -1, parent: null }
-    renderTemplate(template, scope, state)
-    return state.out
   }
 
   return {
-    render: (name, context) => run(host.getTemplate(name), context),
-    renderString: (source, context, name = '<template>') => run(compile(source, name), context),
+    render: (name, context, options) => run(() => host.getTemplate(name), context, options),
+    renderString: (source, context, name = '<template>', options) => run(() => compile(source, name), context, options),
   }
 }
 

@@ -8,6 +8,11 @@
  *   (`UndefinedError`, `TypeError`, `ValueError`, `ZeroDivisionError`, `TemplateNotFound`, …);
  *   the engine stamps `templateName` and `line` on any error leaving a render (the innermost
  *   template position it was evaluating), once.
+ * - `TemplateTimeoutError` (a `TemplateRuntimeError`, `pythonType` `TimeoutError`): the render
+ *   was still running at its deadline (render-budget.ts); `budgetMs` is the time it was given.
+ * - `TemplateLimitError` (a `TemplateRuntimeError`, `pythonType` `MemoryError` for sizes,
+ *   `RecursionError` for depths): the template would build a string, list, output or int larger than
+ *   limits.ts allows, or recursed deeper than it allows (`limit` names which, `max` its value).
  */
 export class TemplateSyntaxError extends Error {
   readonly pythonType = 'TemplateSyntaxError'
@@ -49,4 +54,33 @@ export function stampPosition(error: unknown, templateName: string, line: number
   target.line = line
   target.column = column
   Object.defineProperty(target, 'jinjaStamped', { value: true, enumerable: false })
+}
+
+/** A render still running at its deadline (engine.ts `RenderOptions.deadline`). */
+export class TemplateTimeoutError extends TemplateRuntimeError {
+  constructor(
+    /** The time the render was given, in milliseconds (deadline minus the render's start). */
+    readonly budgetMs: number,
+    /** How long it had run when it was stopped, in milliseconds. */
+    readonly elapsedMs: number,
+  ) {
+    super(`rendering took longer than the ${budgetMs} ms it was given (stopped after ${elapsedMs} ms)`, 'TimeoutError')
+    this.name = 'TemplateTimeoutError'
+  }
+}
+
+/** Which bound of limits.ts a `TemplateLimitError` hit. */
+export type LimitName = 'string' | 'list' | 'output' | 'integer' | 'macro-depth' | 'loop-depth' | 'template-depth' | 'stack'
+
+/** A template that would go past a size or depth bound of limits.ts. */
+export class TemplateLimitError extends TemplateRuntimeError {
+  constructor(
+    message: string,
+    readonly limit: LimitName,
+    /** The bound's value (characters, items or levels); 0 for `stack` (the JavaScript stack ran out). */
+    readonly max: number,
+  ) {
+    super(message, limit === 'string' || limit === 'list' || limit === 'output' || limit === 'integer' ? 'MemoryError' : 'RecursionError')
+    this.name = 'TemplateLimitError'
+  }
 }

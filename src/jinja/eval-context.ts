@@ -5,7 +5,8 @@
  * Contract: `autoescapeNow()` is true while the body of an `{% autoescape true %}` block (or of
  * a non-literal one whose value was true) runs, in the template that holds the block — and in
  * what that body calls: macros, `caller()`, blocks. `withAutoescape(enabled, run)` runs `run`
- * with that value and restores the previous one, also when `run` throws. An included or
+ * with that value and restores the previous one, also when `run` throws; `setAutoescape(enabled)`
+ * sets it and returns the previous one (for callers that restore it themselves). An included or
  * imported template runs with its own (off, the environment's default). Jinja reads this at run
  * time for a macro's result (Markup when called inside such a block) and for the eval-context
  * filters (`join`, `replace`, `urlize`, `xmlattr`). Rendering is synchronous, so one value per
@@ -25,4 +26,10 @@ export function withAutoescape<T>(enabled: boolean, run: () => T): T {
   } finally {
     active = outer
   }
+}
+
+export function setAutoescape(enabled: boolean): boolean {
+  const outer = active
+  active = enabled
+  return outer
 }

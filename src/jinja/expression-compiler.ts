@@ -10,6 +10,10 @@
  *   plain Undefined when false.
  * - Filters and tests are resolved when compiling: an unknown name is a `TemplateSyntaxError`
  *   at its line (Jinja's `No filter named 'x'.`); `map('x')`-style lookups happen at run time.
+ * - Nesting: tags (`nested`) and expression levels (`expr`) open at once are bounded by limits.ts
+ *   `MAX_NESTING_DEPTH` (operator and filter chains build deep trees without deep parsing): past
+ *   it a `TemplateSyntaxError` `expressions nest more than 500 levels deep` at the node's line.
+ * - `~` refuses a result past `MAX_STRING_LENGTH` before copying anything.
  * - `callValue` calls a template callable (`PyCallable`) with Python's arguments, or a plain
  *   JavaScript function (e.g. SQL models' `ref`) with the positional ones (keywords, when
  *   given, as a trailing object).
@@ -24,6 +28,8 @@ import { add, binary, negate, positive } from './operators.js'
 import type { Scope } from './runtime.js'
 import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
 import { iterate, pyCompare, truthy } from './protocols.js'
+import { MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkString, stringTooLong } from './limits.js'
+import { ticks } from './render-budget.js'
 
 /** A filter: `value | name(*args, **kwargs)`. */
 export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown
@@ -50,6 +56,12 @@ export interface RenderState {
   blocks: Map<string, BlockEntry[]>
   /** The template context (root scope) of the template being rendered. */
   context: Scope
+  /** Names of the macros running now, outermost first (limits.ts `MAX_MACRO_DEPTH`). */
+  macros: string[]
+  /** Names of the templates rendering now: the main one, then includes and imports inside it (`MAX_TEMPLATE_DEPTH`). */
+  templates: string[]
+  /** The inheritance chain of the template rendering now: it, then each template it extends (`MAX_TEMPLATE_DEPTH`). */
+  inheritance: string[]
   /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
   extendsMark: number
   parent: CompiledTemplate | null
@@ -59,6 +71,8 @@ export interface CompiledTemplate {
   name: string
   root: (scope: Scope, render: RenderState) => void
   blocks: Map<string, BlockEntry>
+  /** When the top level is one statement, `root` is that statement and this its position (renderTemplate stamps errors with it). */
+  rootPosition?: { line: number; column: number | undefined }
 }
 
 export type Eval = (scope: Scope, render: RenderState) => unknown
@@ -112,7 +126,11 @@ export class ExpressionCompiler {
     }
     return (scope, render) => {
       const positional = args.map((arg) => arg(scope, render))
-      if (dynArgs) positional.push(...iterate(dynArgs(scope, render)))
+      if (dynArgs) {
+        const extra = iterate(dynArgs(scope, render))
+        ticks(extra.length >> 4)
+        for (let i = 0; i < extra.length; i++) positional.push(extra[i])
+      }
       const keywords: Record<string, unknown> = {}
       for (const { name, value } of kwargs) keywords[name] = value(scope, render)
       if (dynKwargs) {
@@ -151,7 +169,32 @@ export class ExpressionCompiler {
     }
   }
 
+  /** Tags and expression levels open where the compiler is (limits.ts `MAX_NESTING_DEPTH`). */
+  private depth = 0
+
+  /**
+   * Compiles one more level of nesting: refused past the bound (operator and filter chains nest
+   * without parser recursion, so the parser's count alone does not bound the tree).
+   */
+  protected nested<T>(line: number, what: 'tags' | 'expressions', compile: () => T): T {
+    if (++this.depth > MAX_NESTING_DEPTH) this.fail(`${what} nest more than ${MAX_NESTING_DEPTH} levels deep`, line)
+    try {
+      return compile()
+    } finally {
+      this.depth--
+    }
+  }
+
   expr(expr: Expr): Eval {
+    if (++this.depth > MAX_NESTING_DEPTH) this.fail(`expressions nest more than ${MAX_NESTING_DEPTH} levels deep`, expr.line)
+    try {
+      return this.exprNode(expr)
+    } finally {
+      this.depth--
+    }
+  }
+
+  private exprNode(expr: Expr): Eval {
     switch (expr.kind) {
       case 'const': {
         const value = expr.value
@@ -244,12 +287,21 @@ export class ExpressionCompiler {
         const items = expr.items.map((item) => this.expr(item))
         // Jinja's markup_join: with a Markup among the parts, the others are escaped (in
         // volatile mode Jinja compiles a plain str join).
-        if (this.autoescape && !this.volatileAutoescape) return (scope, render) => markupJoin(items.map((item) => item(scope, render)))
+        if (this.autoescape && !this.volatileAutoescape) {
+          return (scope, render) => {
+            const joined = markupJoin(items.map((item) => item(scope, render)))
+            checkString(typeof joined === 'string' ? joined.length : joined.text.length, () => `joining ${items.length} values with '~'`)
+            return joined
+          }
+        }
         return (scope, render) => {
           let out = ''
           for (const item of items) {
             const value = item(scope, render)
-            out += typeof value === 'string' ? value : pyStr(value)
+            // A rope's length is known without flattening it: check before anything is copied.
+            if ((out += typeof value === 'string' ? value : pyStr(value)).length > MAX_STRING_LENGTH) {
+              throw stringTooLong(`joining ${items.length} values with '~'`, out.length)
+            }
           }
           return out
         }

@@ -7,22 +7,41 @@
  * `-`/`+`) < postfix (`.x`, `[i]`, slices, calls) < filters and tests (`|f`, `is t`, which bind
  * to the unary operand: `-3 | abs` is `(-3) | abs`). Number literals become values of the
  * template value model (ints, bigints beyond 2^53, floats boxed when integral); adjacent string
- * literals concatenate.
+ * literals concatenate. Nesting (brackets, unary operators, inline `if`s) is counted with the
+ * tags around it: past limits.ts `MAX_NESTING_DEPTH` a `TemplateSyntaxError`
+ * (`expressions nest more than 500 levels deep`) at the line where it happens.
  */
 import { pythonFloat } from '../values/python-float.js'
 import type { Token } from './lexer.js'
 import type { CallArgs, CompareOperator, Expr } from './nodes.js'
 import { TokenStream, describe } from './token-stream.js'
+import { MAX_NESTING_DEPTH } from './limits.js'
 
-const COMPARE = new Set(['==', '!=', '<', '<=', '>', '>='])
+/** Binding powers of the binary operators, loosest first (Jinja's parse_or … parse_pow). */
+const OR = 1
+const AND = 2
+const NOT = 3
+const COMPARE = 4
+const MATH1 = 5
+const CONCAT = 6
+const MATH2 = 7
+const POW = 8
 
 export class ExpressionParser extends TokenStream {
+  /** Tags and expression levels open where the parser is (limits.ts `MAX_NESTING_DEPTH`). */
+  protected depth = 0
+
+  /** One more level of nesting: refused past the bound, so no template exhausts the stack. */
+  protected enterNesting(what: 'tags' | 'expressions'): void {
+    if (++this.depth > MAX_NESTING_DEPTH) this.fail(`${what} nest more than ${MAX_NESTING_DEPTH} levels deep`)
+  }
 
   parseExpression(withCondexpr = true): Expr {
     return withCondexpr ? this.parseCondexpr() : this.parseOr()
   }
 
   protected parseCondexpr(): Expr {
+    this.enterNesting('expressions')
     let line = this.current.line
     let expr = this.parseOr()
     while (this.skipName('if')) {
@@ -31,96 +50,109 @@ export class ExpressionParser extends TokenStream {
       expr = { kind: 'condexpr', line, test, then: expr, otherwise }
       line = this.current.line
     }
+    this.depth--
     return expr
   }
 
   protected parseOr(): Expr {
-    const line = this.current.line
-    let left = this.parseAnd()
-    while (this.skipName('or')) left = { kind: 'or', line, left, right: this.parseAnd() }
-    return left
+    return this.parseBinary(OR)
   }
 
-  protected parseAnd(): Expr {
+  /**
+   * The binary operators by precedence climbing: one call handles a whole chain at its level
+   * and every tighter level, so a parenthesis costs a few stack frames, not one per precedence
+   * level. Same trees as Jinja's parse_or … parse_pow: `or`/`and` and arithmetic left
+   * associative (`**` too), comparisons one chained node, `~` one flat node, `not` a prefix
+   * between `and` and the comparisons; a node's line is the line where its left operand starts.
+   */
+  protected parseBinary(minimum: number): Expr {
     const line = this.current.line
-    let left = this.parseNot()
-    while (this.skipName('and')) left = { kind: 'and', line, left, right: this.parseNot() }
-    return left
-  }
-
-  protected parseNot(): Expr {
-    if (this.isName('not')) {
-      const line = this.next().line
-      return { kind: 'not', line, operand: this.parseNot() }
+    let left: Expr
+    if (minimum <= NOT && this.isName('not')) {
+      const token = this.next()
+      this.enterNesting('expressions')
+      left = { kind: 'not', line: token.line, operand: this.parseBinary(NOT) }
+      this.depth--
+    } else {
+      left = this.parseUnary(true)
     }
-    return this.parseCompare()
-  }
-
-  protected parseCompare(): Expr {
-    const line = this.current.line
-    const first = this.parseMath1()
-    const ops: { op: CompareOperator; expr: Expr }[] = []
+    // The chain node this call built last (a later operator of the same kind extends it).
+    let chain: Expr | null = null
     for (;;) {
       const token = this.current
-      if (token.type === 'operator' && COMPARE.has(token.value)) {
+      const power = this.binaryPower(token)
+      if (power === 0 || power < minimum) return left
+      if (power === OR || power === AND) {
         this.next()
-        ops.push({ op: token.value as CompareOperator, expr: this.parseMath1() })
-      } else if (this.skipName('in')) {
-        ops.push({ op: 'in', expr: this.parseMath1() })
-      } else if (this.isName('not') && this.isName('in', this.look())) {
+        const right = this.parseBinary(power + 1)
+        left = { kind: power === OR ? 'or' : 'and', line, left, right }
+      } else if (power === COMPARE) {
+        let op: CompareOperator
+        if (this.isName('in')) op = 'in'
+        else if (this.isName('not')) {
+          this.next()
+          op = 'notin'
+        } else op = token.value as CompareOperator
         this.next()
+        const operand = this.parseBinary(MATH1)
+        if (chain !== null && chain === left && chain.kind === 'compare') chain.ops.push({ op, expr: operand })
+        else left = chain = { kind: 'compare', line, first: left, ops: [{ op, expr: operand }] }
+      } else if (power === CONCAT) {
         this.next()
-        ops.push({ op: 'notin', expr: this.parseMath1() })
+        const item = this.parseBinary(MATH2)
+        if (chain !== null && chain === left && chain.kind === 'concat') chain.items.push(item)
+        else left = chain = { kind: 'concat', line, items: [left, item] }
       } else {
-        break
+        const op = this.next().value as '+' | '-' | '*' | '/' | '//' | '%' | '**'
+        const right = power === POW ? this.parseUnary(true) : this.parseBinary(power + 1)
+        left = { kind: 'binop', line, op, left, right }
       }
     }
-    return ops.length === 0 ? first : { kind: 'compare', line, first, ops }
   }
 
-  protected parseMath1(): Expr {
-    const line = this.current.line
-    let left = this.parseConcat()
-    while (this.isOp('+') || this.isOp('-')) {
-      const op = this.next().value as '+' | '-'
-      left = { kind: 'binop', line, op, left, right: this.parseConcat() }
+  /** The binding power of `token` as a binary operator (0: not one). */
+  private binaryPower(token: Token): number {
+    if (token.type === 'name') {
+      if (token.value === 'or') return OR
+      if (token.value === 'and') return AND
+      if (token.value === 'in') return COMPARE
+      if (token.value === 'not' && this.isName('in', this.look())) return COMPARE
+      return 0
     }
-    return left
-  }
-
-  protected parseConcat(): Expr {
-    const line = this.current.line
-    const items = [this.parseMath2()]
-    while (this.skipOp('~')) items.push(this.parseMath2())
-    return items.length === 1 ? items[0]! : { kind: 'concat', line, items }
-  }
-
-  protected parseMath2(): Expr {
-    const line = this.current.line
-    let left = this.parsePow()
-    while (this.isOp('*') || this.isOp('/') || this.isOp('//') || this.isOp('%')) {
-      const op = this.next().value as '*' | '/' | '//' | '%'
-      left = { kind: 'binop', line, op, left, right: this.parsePow() }
+    if (token.type !== 'operator') return 0
+    switch (token.value) {
+      case '==':
+      case '!=':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        return COMPARE
+      case '+':
+      case '-':
+        return MATH1
+      case '~':
+        return CONCAT
+      case '*':
+      case '/':
+      case '//':
+      case '%':
+        return MATH2
+      case '**':
+        return POW
+      default:
+        return 0
     }
-    return left
-  }
-
-  protected parsePow(): Expr {
-    const line = this.current.line
-    let left = this.parseUnary(true)
-    while (this.skipOp('**')) left = { kind: 'binop', line, op: '**', left, right: this.parseUnary(true) }
-    return left
   }
 
   protected parseUnary(withFilter: boolean): Expr {
     const token = this.current
     let node: Expr
-    if (this.isOp('-')) {
+    if (this.isOp('-') || this.isOp('+')) {
       this.next()
-      node = { kind: 'neg', line: token.line, operand: this.parseUnary(false) }
-    } else if (this.isOp('+')) {
-      this.next()
-      node = { kind: 'pos', line: token.line, operand: this.parseUnary(false) }
+      this.enterNesting('expressions')
+      node = { kind: token.value === '-' ? 'neg' : 'pos', line: token.line, operand: this.parseUnary(false) }
+      this.depth--
     } else {
       node = this.parsePrimary()
     }
@@ -166,15 +198,13 @@ export class ExpressionParser extends TokenStream {
     explicitParentheses?: boolean
   }): Expr {
     let line = this.current.line
-    const parse = options.simplified
-      ? () => this.parsePrimary()
-      : () => this.parseExpression(options.withCondexpr ?? true)
+    const withCondexpr = options.withCondexpr ?? true
     const items: Expr[] = []
     let isTuple = false
     for (;;) {
       if (items.length > 0) this.expectOp(',')
       if (this.isTupleEnd(options.extraEnd)) break
-      items.push(parse())
+      items.push(options.simplified ? this.parsePrimary() : withCondexpr ? this.parseCondexpr() : this.parseOr())
       if (this.isOp(',')) isTuple = true
       else break
       line = this.current.line

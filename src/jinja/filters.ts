@@ -9,7 +9,11 @@
  * keyword or too many arguments. Filters that return generators in Jinja (`map`, `select`,
  * `reject`, `selectattr`, `rejectattr`, `unique`, `batch`, `slice`, `reverse` of a list,
  * `items`) return one-shot `PyIterator`s, so `| list` / `| join` work and `| length` fails as
- * in Jinja.
+ * in Jinja. Lazy ranges stay lazy where Python's do: `first`, `last`, `sum` (exact, from an int
+ * start), `reverse` (a `range_iterator`), `random`, `length`. Every filter passes a check point of
+ * the render's time budget per item (render-budget.ts) and refuses a string or list past the
+ * limits of limits.ts before making it (`center`, `indent`, `join`, `replace`, `wordwrap`,
+ * `batch`, `slice`, `tojson`, …).
  */
 import { PythonFloat } from '../values/python-float.js'
 import { jinjaToJson } from '../values/python-json.js'
@@ -27,8 +31,28 @@ import { add, escapeArgument } from './operators.js'
 import { toPythonJson } from './json.js'
 import { textWrap } from './wrap.js'
 import { urlize } from './urlize.js'
-import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './values.js'
+import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isInt, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './values.js'
 import { hashKey, iterate, pyLen, pyLess, truthy } from './protocols.js'
+import { brief, checkList, checkString, joinChecked } from './limits.js'
+import { tick, ticks } from './render-budget.js'
+
+const NONE = Symbol('no item')
+
+/** `items.map(fn)` with a check point per item. */
+function mapTicked<T, R>(items: readonly T[], fn: (item: T) => R): R[] {
+  const out = new Array<R>(items.length)
+  for (let i = 0; i < items.length; i++) {
+    tick()
+    out[i] = fn(items[i]!)
+  }
+  return out
+}
+
+/** `text`, after the check points a pass over it is worth (one per 16 characters). */
+function textTicked(text: string): string {
+  ticks(text.length >> 4)
+  return text
+}
 
 type NamedFilter = FilterFunction & { pythonName?: string }
 
@@ -60,6 +84,17 @@ function escape(value: unknown): Markup {
 }
 
 function firstOf(value: unknown, what: string): unknown {
+  // A range (or an iterator over one) gives its first or last item without a list.
+  const range = value instanceof PyRange ? value : null
+  if (range) {
+    if (range.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
+    return range.at(what === 'first' ? 0 : typeof range.length === 'number' ? range.length - 1 : range.length - 1n)
+  }
+  // `first` of an iterator takes one item (the rest stays to be used).
+  if (value instanceof PyIterator && what === 'first') {
+    const item = value.next(NONE)
+    return item === NONE ? new Undefined('No first item, sequence was empty.') : item
+  }
   const items = iterate(value)
   if (items.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
   return what === 'first' ? items[0] : items[items.length - 1]
@@ -72,6 +107,7 @@ function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, att
   let best = items[0]
   let bestKey = key(best)
   for (let i = 1; i < items.length; i++) {
+    tick()
     const k = key(items[i])
     if (max ? pyLess(bestKey, k, '>') : pyLess(k, bestKey, '<')) {
       best = items[i]
@@ -94,11 +130,12 @@ function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwar
     const name = args[offset]
     const rest = args.slice(offset + 1)
     test = (item) => {
+      tick()
       const fn = host.tests[String(name)]
       if (!fn) throw new TemplateRuntimeError(`No test named '${String(name)}'.`)
       return fn(host, item, rest, kwargs)
     }
-  } else test = truthy
+  } else test = (item) => (tick(), truthy(item))
   const items = iterate(value).filter((item) => test(transform(item)) === select)
   return new PyIterator(items)
 }
@@ -119,9 +156,11 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   }),
   batch: define([['linecount'], ['fill_with', null]], (_h, value, linecount: unknown, fillWith: unknown) => {
     const size = Number(toInt(linecount))
+    if (fillWith !== null) checkList(size, () => `batch(${size}, ${brief(fillWith)})`)
     const out: unknown[][] = []
     let current: unknown[] = []
     for (const item of iterate(value)) {
+      tick()
       if (current.length === size) {
         out.push(current)
         current = []
@@ -135,7 +174,11 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     return new PyIterator(out)
   }),
   capitalize: keepsMarkup(define([], (_h, value) => pyCapitalize(softStr(value)))),
-  center: keepsMarkup(define([['width', 80]], (_h, value, width: unknown) => pyCenter(softStr(value), Number(toInt(width))))),
+  center: keepsMarkup(define([['width', 80]], (_h, value, width: unknown) => {
+    const size = toInt(width)
+    checkString(size, () => `center(${size})`)
+    return pyCenter(softStr(value), Number(size))
+  })),
   count: define([], (_h, value) => pyLen(value)),
   default: define([['default_value', ''], ['boolean', false]], (_h, value, fallback: unknown, boolean: unknown) =>
     value instanceof Undefined || (truthy(boolean) && !truthy(value)) ? fallback : value,
@@ -205,12 +248,17 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   }),
   join: define([['d', ''], ['attribute', null]], (_h, value, separator: unknown, attribute: unknown) => {
     let items = iterate(value)
-    if (attribute !== null) items = items.map(attrGetter(attribute))
-    return items.map(softStr).join(softStr(separator))
+    if (attribute !== null) items = mapTicked(items, attrGetter(attribute))
+    const sep = softStr(separator)
+    return joinChecked(mapTicked(items, softStr), sep, () => `join(${brief(sep)}) of ${items.length} items`)
   }),
   last: define([], (_h, value) => firstOf(value, 'last')),
   length: define([], (_h, value) => pyLen(value)),
-  list: define([], (_h, value) => [...iterate(value)]),
+  list: define([], (_h, value) => {
+    const items = iterate(value)
+    ticks(items.length >> 4)
+    return items === value ? items.slice() : items
+  }),
   lower: keepsMarkup(define([], (_h, value) => softStr(value).toLowerCase())),
   map: (host, value, args, kwargs) => {
     const items = iterate(value)
@@ -218,14 +266,14 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       const { attribute, default: fallback = null, ...rest } = kwargs
       const extra = Object.keys(rest)
       if (extra.length > 0) throw new TemplateRuntimeError(`Unexpected keyword argument '${extra[0]}'`, 'FilterArgumentError')
-      return new PyIterator(items.map(attrGetter(attribute, undefined, fallback)))
+      return new PyIterator(mapTicked(items, attrGetter(attribute, undefined, fallback)))
     }
     if (args.length === 0) throw new TemplateRuntimeError('map requires a filter argument', 'FilterArgumentError')
     const name = String(args[0])
     const filter = host.filters[name]
     if (!filter) throw new TemplateRuntimeError(`No filter named '${name}'.`)
     const rest = args.slice(1)
-    return new PyIterator(items.map((item) => filter(host, item, rest, kwargs)))
+    return new PyIterator(mapTicked(items, (item) => filter(host, item, rest, kwargs)))
   },
   max: define([['case_sensitive', false], ['attribute', null]], (host, value, caseSensitive: unknown, attribute: unknown) =>
     minOrMax(host, value, caseSensitive, attribute, true),
@@ -241,15 +289,24 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   ),
   random: define([], (_h, value) => {
     // random.choice(seq): an empty sequence gives Jinja's undefined with this hint.
-    const items = isString(value) ? Array.from(textOf(value)) : Array.isArray(value) || value instanceof PyRange ? iterate(value) : null
+    // random.choice(range) picks by index, without a list.
+    if (value instanceof PyRange) {
+      if (value.length === 0) return new Undefined('No random item, sequence was empty.')
+      return value.at(Math.floor(Math.random() * Number(value.length)))
+    }
+    const items = isString(value) ? Array.from(textOf(value)) : Array.isArray(value) ? iterate(value) : null
     if (items === null) throw typeError(`object of type '${typeName(value)}' has no len()`)
     if (items.length === 0) return new Undefined('No random item, sequence was empty.')
     return items[Math.floor(Math.random() * items.length)]
   }),
   reverse: define([], (_h, value) => {
+    if (isString(value)) ticks(textOf(value).length >> 4)
     if (value instanceof Markup) return new Markup(Array.from(value.text).reverse().join(''))
     if (isString(value)) return Array.from(textOf(value)).reverse().join('')
+    // reversed(range) is a range_iterator: lazy.
+    if (value instanceof PyRange) return new PyIterator(value.reversed(), 'range_iterator')
     const items = iterate(value)
+    ticks(items.length >> 4)
     return new PyIterator([...items].reverse(), Array.isArray(value) ? 'list_reverseiterator' : 'reversed')
   }),
   round: define([['precision', 0], ['method', 'common']], (_h, value, precision: unknown, method: unknown) => {
@@ -267,6 +324,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   slice: define([['slices'], ['fill_with', null]], (_h, value, slices: unknown, fillWith: unknown) => {
     const items = iterate(value)
     const count = Number(toInt(slices))
+    checkList(count, () => `slice(${count})`)
     const perSlice = Math.floor(items.length / count)
     const withExtra = items.length % count
     let offset = 0
@@ -275,6 +333,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       const start = offset + n * perSlice
       if (n < withExtra) offset++
       const end = offset + (n + 1) * perSlice
+      tick()
       const part = items.slice(start, end)
       if (fillWith !== null && n >= withExtra) part.push(fillWith)
       out.push(part)
@@ -287,14 +346,19 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   string: define([], (_h, value) => (value instanceof Markup ? value : softStr(value))),
   striptags: define([], (_h, value) => striptags(value)),
   sum: define([['attribute', null], ['start', 0]], (_h, value, attribute: unknown, start: unknown) => {
+    // The sum of a range from an int is exact in closed form (Python adds every item: the same int).
+    if (value instanceof PyRange && attribute === null && (isInt(start) || typeof start === 'boolean')) return value.sum(typeof start === 'boolean' ? Number(start) : start)
     let items = iterate(value)
-    if (attribute !== null) items = items.map(attrGetter(attribute))
+    if (attribute !== null) items = mapTicked(items, attrGetter(attribute))
     let total = start
-    for (const item of items) total = add(total, item)
+    for (const item of items) {
+      tick()
+      total = add(total, item)
+    }
     return total
   }),
   title: define([], (_h, value) =>
-    softStr(value)
+    textTicked(softStr(value))
       .split(/([-\s({[<]+)/u)
       .filter(Boolean)
       .map((item) => {
@@ -303,14 +367,18 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       })
       .join(''),
   ),
-  tojson: define([['indent', null]], (_h, value, indentValue: unknown) =>
-    new Markup(jinjaToJson(toPythonJson(value), indentValue === null ? null : typeof indentValue === 'string' ? indentValue : Number(toInt(indentValue)))),
-  ),
+  tojson: define([['indent', null]], (_h, value, indentValue: unknown) => {
+    const indent = indentValue === null ? null : typeof indentValue === 'string' ? indentValue : Number(toInt(indentValue))
+    const width = indent === null ? 0 : typeof indent === 'string' ? indent.length : Math.max(0, indent)
+    checkString(width, () => `tojson(indent=${width})`)
+    // Every item of the value takes a line indented at least `width` characters.
+    return new Markup(jinjaToJson(toPythonJson(value, width), indent))
+  }),
   trim: keepsMarkup(define([['chars', null]], (_h, value, chars: unknown) => {
     const text = softStr(value)
     if (chars === null) return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, '')
     const set = new Set(Array.from(softStr(chars)))
-    const points = Array.from(text)
+    const points = Array.from(textTicked(text))
     let start = 0
     let end = points.length
     while (start < end && set.has(points[start]!)) start++
@@ -330,6 +398,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     const seen = new Set<string>()
     const out: unknown[] = []
     for (const item of iterate(value)) {
+      tick()
       const hash = hashKey(key(item))
       if (!seen.has(hash)) {
         seen.add(hash)
@@ -343,8 +412,8 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (isString(value) || !(Array.isArray(value) || isDict(value) || value instanceof DictView || value instanceof PyIterator || value instanceof PyRange)) {
       return urlQuote(value, false)
     }
-    const pairs = isDict(value) ? Object.entries(value) : iterate(value).map((pair) => iterate(pair))
-    return pairs.map(([k, v]) => `${urlQuote(k, true)}=${urlQuote(v, true)}`).join('&')
+    const pairs = isDict(value) ? Object.entries(value) : mapTicked(iterate(value), (pair) => iterate(pair))
+    return joinChecked(mapTicked(pairs, ([k, v]) => `${urlQuote(k, true)}=${urlQuote(v, true)}`), '&', () => `urlencode of ${pairs.length} pairs`)
   }),
   urlize: define([['trim_url_limit', null], ['nofollow', false], ['target', null], ['rel', null], ['extra_schemes', null]], (_h, value, limit: unknown, nofollow: unknown, target: unknown, rel: unknown, extraSchemes: unknown) => {
     const relParts = new Set(softStr(rel ?? '').split(/\s+/).filter(Boolean))
@@ -360,14 +429,16 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   wordcount: define([], (_h, value) => wordCount(softStr(value))),
   wordwrap: define([['width', 79], ['break_long_words', true], ['wrapstring', null], ['break_on_hyphens', true]], (_h, value, width: unknown, breakLong: unknown, wrapstring: unknown, hyphens: unknown) => {
     const separator = wrapstring === null ? '\n' : softStr(wrapstring)
-    return pySplitlines(softStr(value))
-      .map((line) => textWrap(line, Number(toInt(width)), truthy(breakLong), truthy(hyphens)).join(separator))
-      .join(separator)
+    const size = Number(toInt(width))
+    const what = () => `wordwrap(${size}) with a separator of ${separator.length} characters`
+    const paragraphs = mapTicked(pySplitlines(softStr(value)), (line) => joinChecked(textWrap(line, size, truthy(breakLong), truthy(hyphens)), separator, what))
+    return joinChecked(paragraphs, separator, what)
   }),
   xmlattr: define([['autospace', true]], (_h, value, autospace: unknown) => {
     if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
     const items: string[] = []
     for (const [key, item] of Object.entries(value)) {
+      tick()
       if (item === null || item instanceof Undefined) continue
       if (XML_ATTRIBUTE_KEY.test(key)) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`)
       items.push(`${escapeHtml(key)}="${escape(item).text}"`)

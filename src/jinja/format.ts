@@ -10,10 +10,13 @@
  * - `percentFormat(format, args)`: `%s %r %a %d %i %u %o %x %X %e %E %f %F %g %G %c %%` with
  *   flags `-+ #0`, width, precision (`*` too) and `%(name)s` mappings; Python's errors
  *   (`not enough arguments for format string`, `not all arguments converted …`).
+ * - Widths and precisions past limits.ts `MAX_STRING_LENGTH` are refused before any padding.
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
  *   precision/type).
  */
+import { brief, checkString } from './limits.js'
+import { tick } from './render-budget.js'
 import { PythonFloat } from '../values/python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
@@ -154,6 +157,7 @@ export function percentFormat(format: string, args: unknown): string {
   let out = ''
   let last = 0
   for (let match = pattern.exec(format); match; match = pattern.exec(format)) {
+    tick()
     out += format.slice(last, match.index)
     last = pattern.lastIndex
     const [, key, flags = '', widthText, precisionText, conversion] = match
@@ -165,6 +169,7 @@ export function percentFormat(format: string, args: unknown): string {
     let value: unknown
     const width = widthText === '*' ? Number(nextArg()) : widthText ? Number(widthText) : 0
     const precision = precisionText === '*' ? Number(nextArg()) : precisionText !== undefined ? Number(precisionText || '0') : undefined
+    checkString(Math.max(width, precision ?? 0), () => `formatting ${brief(match[0])}`)
     if (conversion === '%') value = '%'
     else if (key !== undefined) {
       if (!mapping) throw typeError('format requires a mapping')
@@ -173,6 +178,7 @@ export function percentFormat(format: string, args: unknown): string {
       value = mapping[key]
     } else value = nextArg()
     out += convert(value, conversion, flags, width, precision)
+    checkString(out.length, () => `formatting ${brief(format)}`)
   }
   out += format.slice(last)
   if (!usedMapping && !mapping && index < positional.length) {
@@ -269,6 +275,7 @@ export function formatSpec(value: unknown, spec: string): string {
   const [, fillChar, alignChar, signChar = '-', , alternate, zeroFlag, widthText, grouping, precisionText, typeChar] = match
   const width = widthText ? Number(widthText) : 0
   const precision = precisionText !== undefined ? Number(precisionText) : undefined
+  checkString(Math.max(width, precision ?? 0), () => `formatting with ${brief(spec)}`)
   let fill = fillChar ?? ' '
   let align = alignChar
   if (zeroFlag && !alignChar) {
@@ -354,6 +361,7 @@ export function strFormat(
   let out = ''
   let i = 0
   while (i < format.length) {
+    tick()
     const char = format[i]!
     if (char === '{') {
       if (format[i + 1] === '{') {
@@ -371,6 +379,7 @@ export function strFormat(
       if (depth > 0) throw valueError("expected '}' before end of string")
       const field = format.slice(i + 1, j - 1)
       out += formatField(field)
+      checkString(out.length, () => `formatting ${brief(format)}`)
       i = j
       continue
     }

@@ -8,13 +8,15 @@
  *   extended a parent (the `extends` statement set `render.parent` and appended the parent's
  *   blocks), drops what the child output after `{% extends %}` and renders the parent with the
  *   same context, up the chain. The render's previous chains are restored afterwards
- *   (includes and imports render this way inside another template).
+ *   (includes and imports render this way inside another template). `render.templates` holds the
+ *   templates rendering now (nested includes and imports), `render.inheritance` the chain of the
+ *   one rendering now, for the depth bounds of limits.ts.
  * - `renderBlock(render, name, index, scope?)` renders definition `index` of block `name` in a
  *   child of the template context (or of `scope` for `scoped` blocks), with `super()` bound to
  *   the next definition; undefined when there is none. `self.<block>()` renders index 0.
  */
 import type { CompiledTemplate, RenderState } from './expression-compiler.js'
-import { TemplateRuntimeError } from './errors.js'
+import { TemplateRuntimeError, stampPosition } from './errors.js'
 import { TemplateReference, type Scope } from './runtime.js'
 import { PyFunction } from './values.js'
 
@@ -24,6 +26,9 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   const savedContext = render.context
   const savedMark = render.extendsMark
   const savedParent = render.parent
+  const savedChain = render.inheritance
+  render.templates.push(template.name)
+  render.inheritance = [template.name]
   render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
   render.context = scope
   render.extendsMark = -1
@@ -32,7 +37,15 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   let current: CompiledTemplate | null = template
   while (current) {
     const start = render.out.length
-    current.root(scope, render)
+    const position = current.rootPosition
+    if (position) {
+      try {
+        current.root(scope, render)
+      } catch (error) {
+        stampPosition(error, current.name, position.line, position.column)
+        throw error
+      }
+    } else current.root(scope, render)
     if (render.parent === null) break
     // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
     render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
@@ -44,6 +57,8 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   render.context = savedContext
   render.extendsMark = savedMark
   render.parent = savedParent
+  render.inheritance = savedChain
+  render.templates.pop()
 }
 
 export function renderBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {

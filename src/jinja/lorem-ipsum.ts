@@ -8,9 +8,12 @@
  * in a full stop. `html` wraps each paragraph in `<p>…</p>` (its text escaped), one per line,
  * as Markup; otherwise paragraphs are separated by a blank line. `min >= max` is Python's
  * `ValueError: empty range for randrange() (min, max, max - min)`. The words are random (Math.random):
- * only the shape is the same as Jinja's.
+ * only the shape is the same as Jinja's. Text past limits.ts `MAX_STRING_LENGTH` is refused as
+ * it is made; a check point of the time budget per word.
  */
 import { valueError } from './errors.js'
+import { MAX_STRING_LENGTH, stringPastLimit } from './limits.js'
+import { tick } from './render-budget.js'
 import { escapeHtml } from './escape.js'
 import { Markup } from './values.js'
 
@@ -46,7 +49,12 @@ function randrange(start: number, stop: number): number {
 
 export function loremIpsum(n: number, html: boolean, min: number, max: number): string | Markup {
   const paragraphs: string[] = []
+  // Words are at most 12 characters and a separator: 16 counted per word bounds the text.
+  let size = 0
   for (let paragraph = 0; paragraph < n; paragraph++) {
+    tick()
+    size += 16
+    if (size > MAX_STRING_LENGTH) throw stringPastLimit(`lipsum(${n}, min=${min}, max=${max})`)
     let nextCapitalized = true
     let lastComma = 0
     let lastFullstop = 0
@@ -54,6 +62,9 @@ export function loremIpsum(n: number, html: boolean, min: number, max: number): 
     const words: string[] = []
     const count = randrange(min, max)
     for (let idx = 0; idx < count; idx++) {
+      tick()
+      size += 16
+      if (size > MAX_STRING_LENGTH) throw stringPastLimit(`lipsum(${n}, min=${min}, max=${max})`)
       let word: string
       do word = WORDS[Math.floor(Math.random() * WORDS.length)]!
       while (word === last)

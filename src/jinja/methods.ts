@@ -6,13 +6,17 @@
  * when Python's type has no such attribute. Methods follow CPython 3.11 (`pop()` from the end,
  * `get(k, default)`, `update()` with a dict, pairs or keywords, `index()`'s ValueError …).
  * `numberAttribute(value, name)` gives `real`/`imag` of numbers; `DICT_METHOD_NAMES` lists the
- * names a dict answers with a method rather than its key.
+ * names a dict answers with a method rather than its key. `range.index`/`count` need no items;
+ * `append`, `extend`, `insert` refuse a list past limits.ts `MAX_LIST_LENGTH`; loops over items
+ * pass check points of the render's time budget.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { TemplateRuntimeError, valueError } from './errors.js'
 import { STR_METHODS, int, type Method } from './str-methods.js'
-import { DictView, Markup, PyFunction, PyRange, float, isDict, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './values.js'
-import { iterate, pyEq, pyLess } from './protocols.js'
+import { DictView, Markup, PyFunction, PyRange, float, isDict, isInt, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './values.js'
+import { iterate, pyEq, pyLess, rangeIndex } from './protocols.js'
+import { brief, checkList } from './limits.js'
+import { tick, ticks } from './render-budget.js'
 
 
 const indexError = (message: string) => new TemplateRuntimeError(message, 'IndexError')
@@ -30,24 +34,30 @@ function listIndex(list: unknown[], index: unknown, what: string): number {
 
 const TUPLE_METHODS: Record<string, Method> = {
   index: (l: unknown[], a) => {
-    const at = l.findIndex((item) => pyEq(item, a[0]))
+    const at = l.findIndex((item) => (tick(), pyEq(item, a[0])))
     if (at < 0) throw valueError(isTuple(l) ? 'tuple.index(x): x not in tuple' : `${pyRepr(a[0])} is not in list`)
     return at
   },
-  count: (l: unknown[], a) => l.filter((item) => pyEq(item, a[0])).length,
+  count: (l: unknown[], a) => l.filter((item) => (tick(), pyEq(item, a[0]))).length,
 }
 
 const LIST_METHODS: Record<string, Method> = {
   ...TUPLE_METHODS,
   append: (l: unknown[], a) => {
+    checkList(l.length + 1, () => `append to ${brief(l)}`)
     l.push(a[0])
     return null
   },
   extend: (l: unknown[], a) => {
-    l.push(...iterate(a[0]))
+    const items = iterate(a[0])
+    checkList(l.length + items.length, () => `extend ${brief(l)} by ${brief(items)}`)
+    ticks(items.length)
+    for (const item of items) l.push(item)
     return null
   },
   insert: (l: unknown[], a) => {
+    checkList(l.length + 1, () => `insert into ${brief(l)}`)
+    ticks(l.length >> 4)
     const i = int(a[0], 0)
     l.splice(i < 0 ? Math.max(0, l.length + i) : Math.min(i, l.length), 0, a[1])
     return null
@@ -57,7 +67,7 @@ const LIST_METHODS: Record<string, Method> = {
     return l.splice(listIndex(l, a.length > 0 ? a[0] : -1, 'pop'), 1)[0]
   },
   remove: (l: unknown[], a) => {
-    const at = l.findIndex((item) => pyEq(item, a[0]))
+    const at = l.findIndex((item) => (tick(), pyEq(item, a[0])))
     if (at < 0) throw valueError('list.remove(x): x not in list')
     l.splice(at, 1)
     return null
@@ -67,12 +77,12 @@ const LIST_METHODS: Record<string, Method> = {
     return null
   },
   sort: (l: unknown[], _a, k) => {
-    const sorted = [...l].sort((x, y) => (pyLess(x, y) ? -1 : pyLess(y, x) ? 1 : 0))
+    const sorted = [...l].sort((x, y) => (tick(), pyLess(x, y) ? -1 : pyLess(y, x) ? 1 : 0))
     if (k.reverse === true) sorted.reverse()
-    l.splice(0, l.length, ...sorted)
+    for (let i = 0; i < sorted.length; i++) l[i] = sorted[i]
     return null
   },
-  copy: (l: unknown[]) => [...l],
+  copy: (l: unknown[]) => (ticks(l.length >> 4), [...l]),
   clear: (l: unknown[]) => {
     l.length = 0
     return null
@@ -130,8 +140,12 @@ const DICT_METHODS: Record<string, Method> = {
 export const DICT_METHOD_NAMES: ReadonlySet<string> = new Set(Object.keys(DICT_METHODS))
 
 const RANGE_METHODS: Record<string, Method> = {
-  index: (r: PyRange, a) => TUPLE_METHODS.index!(r.list() as never, a, {}),
-  count: (r: PyRange, a) => TUPLE_METHODS.count!(r.list() as never, a, {}),
+  index: (r: PyRange, a) => {
+    const at = rangeIndex(r, a[0])
+    if (at === -1) throw valueError(isInt(a[0]) ? `${pyRepr(a[0])} is not in range` : 'sequence.index(x): x not in sequence')
+    return at
+  },
+  count: (r: PyRange, a) => (rangeIndex(r, a[0]) === -1 ? 0 : 1),
 }
 
 function bind(self: unknown, name: string, method: Method, owner: string): PyCallable {

@@ -3,7 +3,8 @@
  *
  * Contract: plain data, one interface per Jinja2 node kind that the parser produces; every node
  * has the 1-based `line` where it starts. Expressions (`Expr`) and statements (`Stmt`) are
- * discriminated by `kind`.
+ * discriminated by `kind`. An `if`'s `elif` branches are a flat list (any number of them nests
+ * nothing).
  */
 
 export type Expr =
@@ -49,7 +50,7 @@ export type Stmt = StmtKinds & { column?: number }
 type StmtKinds =
   | { kind: 'data'; line: number; text: string }
   | { kind: 'output'; line: number; expr: Expr }
-  | { kind: 'if'; line: number; test: Expr; body: Stmt[]; otherwise: Stmt[] }
+  | { kind: 'if'; line: number; test: Expr; body: Stmt[]; elifs: { line: number; test: Expr; body: Stmt[] }[]; otherwise: Stmt[] }
   | {
       kind: 'for'
       line: number

@@ -9,7 +9,10 @@
  *   (`-1 % 3 == 2`, `-7 // 2 == -4`), floats as CPython computes them; `**` of ints with a
  *   non-negative exponent is exact, otherwise a float.
  * - str/list/tuple `+` concatenate, `*` repeats them by an int; `str % args` is printf-style
- *   formatting (format.ts); a Markup operand escapes the other (markupsafe).
+ *   formatting (format.ts); a Markup operand escapes the other (markupsafe). A result longer
+ *   than limits.ts allows is refused before it is made (`'x' * 10000000000 would make a string
+ *   of 10000000000 characters, more than the limit of 16777216`).
+ * - An int result of `*` or `**` past limits.ts `MAX_INT_BITS` is refused before it is computed.
  * - Errors: `ZeroDivisionError`, and `TypeError` with Python's text
  *   (`unsupported operand type(s) for -: 'str' and 'str'`, `can only concatenate str …`).
  */
@@ -24,13 +27,17 @@ import {
   fail,
   float,
   isDict,
+  isString,
   isTuple,
   normalizeInt,
   pyStr,
+  textOf,
   tuple,
   typeName,
 } from './values.js'
 import type { BinaryOperator } from './nodes.js'
+import { MAX_INT_BITS, MAX_STRING_LENGTH, brief, checkList, checkString, intTooLarge, stringTooLong } from './limits.js'
+import { ticks } from './render-budget.js'
 
 type Num = { int: true; value: bigint } | { int: false; value: number }
 
@@ -79,15 +86,22 @@ export function add(a: unknown, b: unknown): unknown {
     if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(sum) ? sum : normalizeInt(BigInt(a) + BigInt(b))
     return float(sum)
   }
-  if (typeof a === 'string' && typeof b === 'string') return a + b
+  if (typeof a === 'string' && typeof b === 'string') {
+    if (a.length + b.length > MAX_STRING_LENGTH) throw stringTooLong(`${brief(a)} + ${brief(b)}`, a.length + b.length)
+    return a + b
+  }
   check(a, b)
   if (a instanceof Markup || b instanceof Markup) {
     if ((typeof a === 'string' || a instanceof Markup) && (typeof b === 'string' || b instanceof Markup)) {
-      return new Markup(markupText(a) + markupText(b))
+      const joined = markupText(a) + markupText(b)
+      checkString(joined.length, () => `${brief(markupText(a))} + ${brief(markupText(b))}`)
+      return new Markup(joined)
     }
   }
   if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
-    const joined = [...a, ...b]
+    checkList(a.length + b.length, () => `${brief(a)} + ${brief(b)}`)
+    ticks((a.length + b.length) >> 4)
+    const joined = a.concat(b)
     return isTuple(a) ? tuple(joined) : joined
   }
   const x = num(a)
@@ -128,15 +142,29 @@ export function multiply(a: unknown, b: unknown): unknown {
   check(a, b)
   const x = num(a)
   const y = num(b)
-  if (x && y) return x.int && y.int ? normalizeInt(x.value * y.value) : float(Number(x.value) * Number(y.value))
+  if (x && y) {
+    if (!(x.int && y.int)) return float(Number(x.value) * Number(y.value))
+    const bits = bitLength(x.value) + bitLength(y.value)
+    if (bits > MAX_INT_BITS) throw intTooLarge(`multiplying two integers of ${bitLength(x.value)} and ${bitLength(y.value)} bits`, bits)
+    return normalizeInt(x.value * y.value)
+  }
   const repeat = (sequence: unknown, count: Num | undefined): unknown => {
     if (!count || !count.int) return undefined
-    const times = Number(count.value)
-    if (typeof sequence === 'string') return times > 0 ? sequence.repeat(times) : ''
-    if (sequence instanceof Markup) return new Markup(times > 0 ? sequence.text.repeat(times) : '')
+    const times = count.value > 0n ? count.value : 0n
+    const what = () => (sequence === a ? `${brief(a)} * ${count.value}` : `${count.value} * ${brief(b)}`)
+    if (isString(sequence)) {
+      const text = textOf(sequence)
+      checkString(BigInt(text.length) * times, what)
+      ticks(Number(times) * text.length >> 6)
+      const repeated = times > 0n ? text.repeat(Number(times)) : ''
+      return sequence instanceof Markup ? new Markup(repeated) : repeated
+    }
     if (Array.isArray(sequence)) {
-      const out: unknown[] = []
-      for (let i = 0; i < times; i++) out.push(...sequence)
+      checkList(BigInt(sequence.length) * times, what)
+      const size = sequence.length * Number(times)
+      ticks(size >> 4)
+      const out = new Array<unknown>(size)
+      for (let i = 0; i < size; i++) out[i] = sequence[i % sequence.length]
       return isTuple(sequence) ? tuple(out) : out
     }
     return undefined
@@ -210,12 +238,13 @@ export function power(a: unknown, b: unknown): unknown {
   const y = num(b)
   if (!x || !y) return unsupported('** or pow()', a, b)
   if (x.int && y.int && y.value >= 0n) {
-    const magnitude = x.value < 0n ? -x.value : x.value
-    // Python would compute it (for ever, or until memory runs out): refuse instead of hanging.
-    if (magnitude > 1n && y.value > 1_000_000n) throw new TemplateRuntimeError('exponent too large to compute', 'MemoryError')
+    // Python would compute it (for long, or until memory runs out): refuse a result past the bound.
+    const bits = bitLength(x.value)
+    if (bits > 1 && BigInt(bits - 1) * y.value > BigInt(MAX_INT_BITS)) throw intTooLarge(`${brief(a)} ** ${y.value}`, BigInt(bits - 1) * y.value)
     return normalizeInt(x.value ** y.value)
   }
-  if (x.int && y.int && x.value !== 0n) {
+  // int ** -n below the float range is 0.0 (or a tiny float): only small powers are computed exactly.
+  if (x.int && y.int && x.value !== 0n && BigInt(bitLength(x.value)) * -y.value <= 1100n) {
     // int ** -n: 1 / base**n with one rounding (as C's pow gives it; JavaScript's ** may be 1 ulp off).
     const denominator = x.value ** -y.value
     const magnitude = denominator < 0n ? -denominator : denominator
@@ -252,6 +281,13 @@ export function positive(value: unknown): unknown {
   const x = num(value)
   if (!x) throw typeError(`bad operand type for unary +: '${typeName(value)}'`)
   return x.int ? normalizeInt(x.value) : float(x.value)
+}
+
+/** The bits of |value| (0 for 0). */
+function bitLength(value: bigint): number {
+  const magnitude = value < 0n ? -value : value
+  if (magnitude <= 9007199254740991n) return magnitude === 0n ? 0 : Math.floor(Math.log2(Number(magnitude))) + 1
+  return magnitude.toString(16).length * 4
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

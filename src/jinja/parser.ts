@@ -9,7 +9,9 @@
  *   `call`, `filter`, `with`, `include` (`ignore missing`, with/without context), `import`,
  *   `from … import`, `extends`, `block` (`scoped`, `required`), `print`, `autoescape`.
  * - Errors: `TemplateSyntaxError` with the template name and the line of the offending token
- *   (`unknown tag`, `Unexpected end of template`, `expected token …`, `block 'x' defined twice`).
+ *   (`unknown tag`, `Unexpected end of template`, `expected token …`, `block 'x' defined twice`,
+ *   `tags nest more than 500 levels deep`: tags and the expressions in them share the nesting
+ *   bound of limits.ts, so no template can exhaust the parser's stack).
  */
 import { ExpressionParser } from './expression-parser.js'
 import { tokenize, type LexerOptions } from './lexer.js'
@@ -37,6 +39,7 @@ const STATEMENTS = new Set([
 export function parseTemplate(source: string, name: string, options?: LexerOptions): TemplateAst {
   return new Parser(tokenize(source, name, options), name).parse()
 }
+
 class Parser extends ExpressionParser {
   private readonly tagStack: string[] = []
   private readonly endTokenStack: string[][] = []
@@ -50,7 +53,10 @@ class Parser extends ExpressionParser {
 
   private subparse(endTokens: string[] | null): Stmt[] {
     const body: Stmt[] = []
-    if (endTokens) this.endTokenStack.push(endTokens)
+    if (endTokens) {
+      this.enterNesting('tags')
+      this.endTokenStack.push(endTokens)
+    }
     try {
       for (;;) {
         const token = this.current
@@ -76,7 +82,10 @@ class Parser extends ExpressionParser {
         }
       }
     } finally {
-      if (endTokens) this.endTokenStack.pop()
+      if (endTokens) {
+        this.endTokenStack.pop()
+        this.depth--
+      }
     }
     return body
   }
@@ -167,26 +176,19 @@ class Parser extends ExpressionParser {
     const line = this.expectName('if').line
     const test = this.parseTuple({ withCondexpr: false })
     const body = this.parseStatements(['elif', 'else', 'endif'])
-    const token = this.next()
+    const elifs: { line: number; test: Expr; body: Stmt[] }[] = []
     let otherwise: Stmt[] = []
-    if (token.value === 'elif') {
-      // `elif` parses as a nested if that shares the outer `endif`.
-      const nested = this.parseElif(token.line)
-      otherwise = [nested]
-    } else if (token.value === 'else') {
-      otherwise = this.parseStatements(['endif'], true)
+    for (;;) {
+      const token = this.next()
+      if (token.value === 'elif') {
+        const branchTest = this.parseTuple({ withCondexpr: false })
+        elifs.push({ line: token.line, test: branchTest, body: this.parseStatements(['elif', 'else', 'endif']) })
+        continue
+      }
+      if (token.value === 'else') otherwise = this.parseStatements(['endif'], true)
+      break
     }
-    return { kind: 'if', line, test, body, otherwise }
-  }
-
-  private parseElif(line: number): Stmt {
-    const test = this.parseTuple({ withCondexpr: false })
-    const body = this.parseStatements(['elif', 'else', 'endif'])
-    const token = this.next()
-    let otherwise: Stmt[] = []
-    if (token.value === 'elif') otherwise = [this.parseElif(token.line)]
-    else if (token.value === 'else') otherwise = this.parseStatements(['endif'], true)
-    return { kind: 'if', line, test, body, otherwise }
+    return { kind: 'if', line, test, body, elifs, otherwise }
   }
 
   private parseBlock(): Stmt {

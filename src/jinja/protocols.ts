@@ -13,10 +13,14 @@
  * - `iterate` is `iter()` as a list (strings by code point, dicts by key, views, ranges,
  *   one-shot iterators used up); `pyLen` is `len()`; `hashKey` is equal for values Python
  *   hashes equal (`1`, `1.0`, `True`) and raises for lists and dicts (unhashable).
+ * - Ranges are lazy: `in`, `==`, `len`, hashing without items (`rangeIndex`); `iterate` of a range
+ *   longer than limits.ts `MAX_LIST_LENGTH` is refused. Loops over items pass check points of the
+ *   render's time budget (render-budget.ts).
  */
 import { compareCodePoints } from '../values/code-point-order.js'
 import { PythonFloat } from '../values/python-float.js'
-import { typeError } from './errors.js'
+import { TemplateRuntimeError, typeError } from './errors.js'
+import { tick, ticks } from './render-budget.js'
 import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'
 
 /** Python's `bool(value)`. */
@@ -76,15 +80,18 @@ export function pyEq(a: unknown, b: unknown): boolean {
   if (a instanceof Uint8Array) return b instanceof Uint8Array && a.length === b.length && a.every((byte, i) => byte === b[i])
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || isTuple(a) !== isTuple(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!pyEq(a[i], b[i])) return false
+    for (let i = 0; i < a.length; i++) {
+      tick()
+      if (!pyEq(a[i], b[i])) return false
+    }
     return true
   }
-  if (a instanceof PyRange && b instanceof PyRange) return pyEq(a.list(), b.list())
+  if (a instanceof PyRange && b instanceof PyRange) return a.equals(b)
   if (isDict(a)) {
     if (!isDict(b)) return false
     const keys = Object.keys(a)
     if (keys.length !== Object.keys(b).length) return false
-    return keys.every((key) => Object.hasOwn(b, key) && pyEq(a[key], b[key]))
+    return keys.every((key) => (tick(), Object.hasOwn(b, key) && pyEq(a[key], b[key])))
   }
   if (a instanceof DictView && b instanceof DictView && a.view === b.view) return pyEq(a.list(), b.list())
   return false
@@ -97,10 +104,17 @@ export function pyLess(a: unknown, b: unknown, op = '<'): boolean {
   const x = numeric(a)
   const y = numeric(b)
   if (x !== undefined && y !== undefined) return x < y
-  if (isString(a) && isString(b)) return compareCodePoints(textOf(a), textOf(b)) < 0
+  if (isString(a) && isString(b)) {
+    const x = textOf(a)
+    const y = textOf(b)
+    // Comparing long strings is work: one unit per 64 characters compared at most.
+    if (x.length > 64 && y.length > 64) ticks(Math.min(x.length, y.length) >> 6)
+    return compareCodePoints(x, y) < 0
+  }
   if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
     const n = Math.min(a.length, b.length)
     for (let i = 0; i < n; i++) {
+      tick()
       if (!pyEq(a[i], b[i])) return pyLess(a[i], b[i], op)
     }
     return a.length < b.length
@@ -145,7 +159,10 @@ export function contains(container: unknown, item: unknown): boolean {
     return textOf(container).includes(textOf(item))
   }
   if (Array.isArray(container)) {
-    for (const element of container) if (pyEq(element, item)) return true
+    for (const element of container) {
+      tick()
+      if (pyEq(element, item)) return true
+    }
     return false
   }
   if (isDict(container)) return isString(item) && Object.hasOwn(container, textOf(item))
@@ -153,17 +170,23 @@ export function contains(container: unknown, item: unknown): boolean {
     if (container.view === 'keys') return isString(item) && Object.hasOwn(container.dict, textOf(item))
     return contains(container.list(), item)
   }
-  if (container instanceof PyRange) {
-    const n = numeric(item)
-    if (n === undefined || !Number.isInteger(Number(n))) return container.list().some((v) => pyEq(v, item))
-    const k = Number(n)
-    const offset = (k - container.start) / container.step
-    return Number.isInteger(offset) && offset >= 0 && offset < container.length
-  }
+  if (container instanceof PyRange) return rangeIndex(container, item) !== -1
   if (container instanceof Undefined) return container.strict ? fail(container) : false
   if (container instanceof PyIterator) return contains(container.drain(), item)
   if (container instanceof Namespace) return Object.hasOwn(container.attrs, String(item))
   throw typeError(`argument of type '${typeName(container)}' is not iterable`)
+}
+
+/**
+ * The index of `item` in a range, or -1: Python compares ints in O(1); anything else equals an
+ * item only when it is an integral number (`2.0`, `True`, `(2+0j)`).
+ */
+export function rangeIndex(range: PyRange, item: unknown): number | bigint {
+  const n = item instanceof PyComplex ? (item.imag === 0 ? item.real : undefined) : numeric(item)
+  if (n === undefined) return -1
+  if (typeof n === 'bigint') return range.indexOf(n)
+  if (!Number.isInteger(n)) return -1
+  return range.indexOf(Number.isSafeInteger(n) ? n : BigInt(n))
 }
 
 const SURROGATE = /[\uD800-\uDFFF]/
@@ -171,7 +194,10 @@ const SURROGATE = /[\uD800-\uDFFF]/
 /** The items of an iterable, as Python's `iter()` yields them (a fresh array or the list itself). */
 export function iterate(value: unknown): unknown[] {
   if (Array.isArray(value)) return value
-  if (typeof value === 'string') return SURROGATE.test(value) ? Array.from(value) : value.split('')
+  if (typeof value === 'string') {
+    ticks(value.length >> 6)
+    return SURROGATE.test(value) ? Array.from(value) : value.split('')
+  }
   if (value instanceof Undefined) return value.strict ? fail(value) : []
   if (isDict(value)) return Object.keys(value)
   if (value instanceof DictView || value instanceof PyRange) return value.list()
@@ -202,7 +228,12 @@ export function pyLen(value: unknown): number {
   if (value instanceof Markup) return pyLen(value.text)
   if (isDict(value)) return Object.keys(value).length
   if (value instanceof DictView) return Object.keys(value.dict).length
-  if (value instanceof PyRange) return value.length
+  if (value instanceof PyRange) {
+    if (typeof value.length === 'bigint' && value.length > 9223372036854775807n) {
+      throw new TemplateRuntimeError('Python int too large to convert to C ssize_t', 'OverflowError')
+    }
+    return value.length as number
+  }
   if (value instanceof Uint8Array) return value.length
   throw typeError(`object of type '${typeName(value)}' has no len()`)
 }
@@ -234,8 +265,9 @@ export function hashKey(value: unknown): string {
   if (value instanceof Undefined) fail(value)
   if (Array.isArray(value)) {
     if (!isTuple(value)) throw typeError("unhashable type: 'list'")
-    return 't(' + value.map(hashKey).join(',') + ')'
+    return 't(' + value.map((item) => (tick(), hashKey(item))).join(',') + ')'
   }
+  if (value instanceof PyRange) return value.hashKey()
   if (isDict(value)) throw typeError("unhashable type: 'dict'")
   if (typeof value === 'object' || typeof value === 'function') {
     let id = identities.get(value as object)

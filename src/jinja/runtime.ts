@@ -9,7 +9,11 @@
  * - `Macro.invoke(args, kwargs)` binds arguments as Jinja 3.1's `Macro.__call__` does
  *   (positional, then keywords, defaults evaluated in the macro's scope, missing ones Undefined
  *   with `parameter 'a' was not provided`; `varargs`, `kwargs`, `caller` when the body uses them;
- *   Jinja's TypeErrors for extra arguments) and returns the rendered text.
+ *   Jinja's TypeErrors for extra arguments) and returns the rendered text. Each call is a check
+ *   point of the render's time budget; more than `MAX_MACRO_DEPTH` nested calls raise
+ *   `macro 'walk' called itself more than 500 levels deep` (limits.ts).
+ * - A recursive loop's `loop(children)` nests at most `MAX_LOOP_DEPTH` levels; its items may be
+ *   a list or a lazy range.
  * - `Cycler` (`next()`, `reset()`, `current`), `Joiner`, `TemplateModule` (exported names,
  *   `str()` is the module's output).
  */
@@ -17,12 +21,17 @@ import { typeError } from './errors.js'
 import { autoescapeNow } from './eval-context.js'
 import { Markup, PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
 import { pyEq } from './protocols.js'
+import { MAX_LOOP_DEPTH, MAX_MACRO_DEPTH, loopTooDeep, macroTooDeep } from './limits.js'
+import { tick } from './render-budget.js'
+import type { PyRange } from './range.js'
 
 export type Scope = Record<string, unknown>
 
 /** The per-render output buffer and what a template needs while it renders. */
 export interface Output {
   out: string
+  /** Names of the macros running now, outermost first (limits.ts `MAX_MACRO_DEPTH`). */
+  macros: string[]
 }
 
 export class LoopContext extends PyCallable implements HasAttributes {
@@ -30,16 +39,24 @@ export class LoopContext extends PyCallable implements HasAttributes {
   index0 = 0
   private lastChanged: unknown[] | undefined
 
+  private readonly length: number
+
   constructor(
-    private readonly items: unknown[],
+    private readonly items: unknown[] | PyRange,
     readonly depth0: number,
     private readonly recurse: ((items: unknown, depth0: number) => string) | null,
   ) {
     super()
+    this.length = Number(items.length)
+  }
+
+  private item(index: number): unknown {
+    const items = this.items
+    return Array.isArray(items) ? items[index] : items.at(index)
   }
 
   getAttribute(name: string): unknown {
-    const length = this.items.length
+    const length = this.length
     switch (name) {
       case 'index':
         return this.index0 + 1
@@ -60,9 +77,9 @@ export class LoopContext extends PyCallable implements HasAttributes {
       case 'depth0':
         return this.depth0
       case 'previtem':
-        return this.index0 > 0 ? this.items[this.index0 - 1] : new Undefined('there is no previous item')
+        return this.index0 > 0 ? this.item(this.index0 - 1) : new Undefined('there is no previous item')
       case 'nextitem':
-        return this.index0 < length - 1 ? this.items[this.index0 + 1] : new Undefined('there is no next item')
+        return this.index0 < length - 1 ? this.item(this.index0 + 1) : new Undefined('there is no next item')
       case 'cycle':
         return new BoundFunction('cycle', (args) => {
           if (args.length === 0) throw typeError('no items for cycling given')
@@ -81,11 +98,12 @@ export class LoopContext extends PyCallable implements HasAttributes {
 
   invoke(args: unknown[]): unknown {
     if (!this.recurse) throw typeError("The loop must be marked as 'recursive' to call it")
+    if (this.depth0 + 1 > MAX_LOOP_DEPTH) throw loopTooDeep()
     return this.recurse(args[0], this.depth0 + 1)
   }
 
   override repr(): string {
-    return `<LoopContext ${this.index0 + 1}/${this.items.length}>`
+    return `<LoopContext ${this.index0 + 1}/${this.length}>`
   }
 }
 
@@ -192,11 +210,21 @@ export class Macro extends PyCallable implements HasAttributes {
       }
       scope[name] = value
     }
-    const saved = this.output.out
-    this.output.out = ''
-    d.body(scope)
-    const text = this.output.out
-    this.output.out = saved
+    const output = this.output
+    const running = output.macros
+    if (running.length >= MAX_MACRO_DEPTH) throw macroTooDeep(d.name, running.includes(d.name))
+    tick()
+    const saved = output.out
+    output.out = ''
+    running.push(d.name)
+    let text: string
+    try {
+      d.body(scope)
+      text = output.out
+    } finally {
+      running.pop()
+      output.out = saved
+    }
     // Markup when called where autoescape is on (Jinja decides at the call, not the definition).
     return autoescapeNow() ? new Markup(text) : text
   }

@@ -8,13 +8,17 @@
  * `splitlines()` line boundaries, `title()` word starts after any uncased character,
  * `center()` padding as CPython places the odd space, errors such as `substring not found`;
  * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
- * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import).
+ * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import). Widths
+ * (`center`, `ljust`, `rjust`, `zfill`, `expandtabs`), `replace` and `join` refuse a result past
+ * limits.ts `MAX_STRING_LENGTH` before making it; scans pass check points of the time budget.
  */
 import { pythonCasefold } from '../values/python-casefold.js'
 import { typeError, valueError } from './errors.js'
 import { strFormat } from './format.js'
 import { isString, isTuple, textOf, tuple, typeName } from './values.js'
 import { iterate } from './protocols.js'
+import { brief as reprBrief, checkString, joinChecked } from './limits.js'
+import { tick, ticks } from './render-budget.js'
 
 export type Method = (self: never, args: unknown[], kwargs: Record<string, unknown>) => unknown
 
@@ -43,6 +47,13 @@ export function int(value: unknown, fallback: number): number {
   throw typeError(`'${typeName(value)}' object cannot be interpreted as an integer`)
 }
 
+/** A width argument (`center`, `ljust`, `rjust`, `zfill`), refused past `MAX_STRING_LENGTH`. */
+function widthArg(value: unknown, method: string): number {
+  const size = int(value, 0)
+  checkString(size, () => `${method}(${size})`)
+  return size
+}
+
 const PY_WHITESPACE = '\\s\\x1c-\\x1f\\x85'
 const WS_RUN = new RegExp(`[${PY_WHITESPACE}]+`, 'u')
 const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/
@@ -55,6 +66,7 @@ function stripChars(text: string, chars: unknown, side: 'both' | 'left' | 'right
     return text
   }
   const set = new Set(Array.from(str(chars, 'strip arg')))
+  ticks(text.length >> 4)
   const points = Array.from(text)
   let start = 0
   let end = points.length
@@ -68,6 +80,7 @@ export function pySplit(text: string, sep: unknown, maxsplit: number): string[] 
     const out: string[] = []
     let rest = stripChars(text, null, 'left')
     while (rest !== '') {
+      tick()
       if (maxsplit >= 0 && out.length >= maxsplit) {
         out.push(stripChars(rest, null, 'right'))
         return out
@@ -84,6 +97,7 @@ export function pySplit(text: string, sep: unknown, maxsplit: number): string[] 
   }
   const separator = str(sep, 'sep')
   if (separator === '') throw valueError('empty separator')
+  ticks(text.length >> 6)
   const parts = text.split(separator)
   if (maxsplit < 0 || parts.length <= maxsplit + 1) return parts
   return [...parts.slice(0, maxsplit), parts.slice(maxsplit).join(separator)]
@@ -117,6 +131,7 @@ export function pySplitlines(text: string, keepends = false): string[] {
   const out: string[] = []
   let rest = text
   while (rest !== '') {
+    tick()
     const match = LINE_BREAK.exec(rest)
     if (!match) {
       out.push(rest)
@@ -129,6 +144,14 @@ export function pySplitlines(text: string, keepends = false): string[] {
 }
 
 export function pyReplace(text: string, old: string, replacement: string, count: number): string {
+  ticks(text.length >> 6)
+  if (old === '' || replacement.length > old.length) {
+    // The result's length, known before it is made: every match replaced (up to count).
+    const found = old === '' ? Array.from(text).length + 1 : text.split(old).length - 1
+    const replaced = count < 0 ? found : Math.min(count, found)
+    const length = text.length + replaced * (replacement.length - old.length)
+    checkString(length, () => `replacing ${reprBrief(old)} by ${reprBrief(replacement)} in a string of ${text.length} characters`)
+  }
   if (count < 0) {
     if (old === '') return replacement + Array.from(text).join(replacement) + (text === '' ? '' : replacement)
     return text.split(old).join(replacement)
@@ -148,6 +171,7 @@ export function pyReplace(text: string, old: string, replacement: string, count:
     return out
   }
   while (done < count) {
+    tick()
     const at = rest.indexOf(old)
     if (at < 0) break
     out += rest.slice(0, at) + replacement
@@ -171,6 +195,7 @@ function titleChar(char: string): string {
 export function pyTitle(text: string): string {
   let out = ''
   let previousCased = false
+  ticks(text.length >> 4)
   for (const char of text) {
     if (isCased(char)) {
       out += previousCased ? char.toLowerCase() : titleChar(char)
@@ -191,6 +216,7 @@ export function pyCapitalize(text: string): string {
 
 /** Python's `str.center(width, fill)`. */
 export function pyCenter(text: string, width: number, fill = ' '): string {
+  checkString(width, () => `center(${width})`)
   const length = Array.from(text).length
   const margin = width - length
   if (margin <= 0) return text
@@ -199,6 +225,7 @@ export function pyCenter(text: string, width: number, fill = ' '): string {
 }
 
 function allChars(text: string, test: RegExp): boolean {
+  ticks(text.length >> 4)
   return text !== '' && Array.from(text).every((char) => test.test(char))
 }
 
@@ -281,19 +308,23 @@ export const STR_METHODS: Record<string, Method> = {
     const slice = s.slice(start, end)
     return sub === '' ? Array.from(slice).length + 1 : slice.split(sub).length - 1
   },
-  join: (s: string, a) =>
-    iterate(a[0])
-      .map((item, i) => {
-        if (!isString(item)) throw typeError(`sequence item ${i}: expected str instance, ${typeName(item)} found`)
-        return textOf(item)
-      })
-      .join(s),
+  join: (s: string, a) => {
+    const items = iterate(a[0])
+    const parts = new Array<string>(items.length)
+    for (let i = 0; i < items.length; i++) {
+      tick()
+      const item = items[i]
+      if (!isString(item)) throw typeError(`sequence item ${i}: expected str instance, ${typeName(item)} found`)
+      parts[i] = textOf(item)
+    }
+    return joinChecked(parts, s, () => `${reprBrief(s)}.join() of ${parts.length} strings`)
+  },
   format: (s: string, a, k) => strFormat(s, a, k, formatLookup),
-  center: (s: string, a, k) => pyCenter(s, int(a[0], 0), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
-  ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, int(a[0], 0) - Array.from(s).length)),
-  rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, int(a[0], 0) - Array.from(s).length)) + s,
+  center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
+  ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'ljust') - Array.from(s).length)),
+  rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'rjust') - Array.from(s).length)) + s,
   zfill: (s: string, a) => {
-    const width = int(a[0], 0)
+    const width = widthArg(a[0], 'zfill')
     const sign = s[0] === '-' || s[0] === '+' ? s[0] : ''
     const body = sign ? s.slice(1) : s
     return sign + body.padStart(width - sign.length, '0')
@@ -333,8 +364,10 @@ export const STR_METHODS: Record<string, Method> = {
     let out = ''
     let column = 0
     for (const char of s) {
+      tick()
       if (char === '\t') {
         const spaces = size > 0 ? size - (column % size) : 0
+        checkString(out.length + spaces, () => `expandtabs(${size})`)
         out += ' '.repeat(spaces)
         column += spaces
       } else {

@@ -6,7 +6,8 @@
  * (`==`/`eq`/`equalto`, `<`/`lt`/`lessthan`, …); `number` is true for booleans too, `integer` is
  * not; `sequence` is anything with a length and items (dicts included); an Undefined is only
  * `undefined` (and `callable`, as StrictUndefined defines `__call__`). `STOCK_GLOBALS()` makes
- * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts).
+ * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts);
+ * `range` is lazy (range.ts), exact for ints past 2^53.
  */
 import { PythonFloat } from '../values/python-float.js'
 import type { TestFunction } from './compiler.js'
@@ -96,10 +97,10 @@ Object.assign(STOCK_TESTS, {
   '>=': STOCK_TESTS.ge,
 })
 
-function rangeArg(value: unknown): number {
+function rangeArg(value: unknown): number | bigint {
   if (typeof value === 'number' && Number.isInteger(value)) return value
   if (typeof value === 'boolean') return value ? 1 : 0
-  if (typeof value === 'bigint') return Number(value)
+  if (typeof value === 'bigint') return value
   if (value instanceof Undefined) fail(value)
   throw typeError(`'${value instanceof PythonFloat || typeof value === 'number' ? 'float' : typeof value}' object cannot be interpreted as an integer`)
 }
@@ -113,7 +114,7 @@ export function stockGlobals(): Record<string, unknown> {
         if (args.length === 0 || args.length > 3) throw typeError(`range expected at most 3 arguments, got ${args.length}`)
         const [a, b, c] = args.map(rangeArg)
         if (args.length === 1) return new PyRange(0, a!, 1)
-        if (c === 0) throw valueError('range() arg 3 must not be zero')
+        if (c === 0 || c === 0n) throw valueError('range() arg 3 must not be zero')
         return new PyRange(a!, b!, c ?? 1)
       },
       "<class 'range'>",

@@ -4,7 +4,8 @@
  * (markupsafe's); `pprint` is pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
- * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths.
+ * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths;
+ * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
 import { TemplateRuntimeError } from './errors.js'
 import { unescapeHtml } from './escape.js'
@@ -14,9 +15,12 @@ import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
 import { isString, textOf } from './values.js'
 import { truthy } from './protocols.js'
+import { checkString } from './limits.js'
+import { ticks } from './render-budget.js'
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
   const bytes = new TextEncoder().encode(softStr(value))
+  ticks(bytes.length >> 4)
   let out = ''
   for (const byte of bytes) {
     const char = String.fromCharCode(byte)
@@ -47,12 +51,20 @@ export function fileSize(value: unknown, binary: unknown): string {
 }
 
 export function indent(value: unknown, width: unknown, first: unknown, blank: unknown): string {
-  const indention = isString(width) ? textOf(width) : ' '.repeat(Number(toInt(width)))
-  const text = softStr(value) + '\n'
-  let out: string
-  if (truthy(blank)) out = pySplitlines(text).join('\n' + indention)
+  let indention: string
+  if (isString(width)) indention = textOf(width)
   else {
-    const lines = pySplitlines(text)
+    const size = toInt(width)
+    checkString(size, () => `indent(${size})`)
+    indention = ' '.repeat(Math.max(0, Number(size)))
+  }
+  const text = softStr(value) + '\n'
+  const lines = pySplitlines(text)
+  // Every line but the first gets the indention (and the first too with `first`).
+  checkString(text.length + lines.length * indention.length, () => `indent(${indention.length}) of ${lines.length} lines`)
+  let out: string
+  if (truthy(blank)) out = lines.join('\n' + indention)
+  else {
     out = lines.shift() ?? ''
     if (lines.length > 0) out += '\n' + lines.map((line) => (line ? indention + line : line)).join('\n')
   }
@@ -61,6 +73,7 @@ export function indent(value: unknown, width: unknown, first: unknown, blank: un
 
 export function truncate(value: unknown, length: unknown, killwords: unknown, end: unknown, leeway: unknown): string {
   const text = softStr(value)
+  ticks(text.length >> 4)
   const points = Array.from(text)
   const size = Number(toInt(length))
   const ending = softStr(end)
@@ -77,11 +90,13 @@ export function truncate(value: unknown, length: unknown, killwords: unknown, en
 export function striptags(value: unknown): string {
   let text = softStr(value)
   for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
+    ticks(text.length >> 6)
     const end = text.indexOf('-->', start)
     if (end === -1) break
     text = text.slice(0, start) + text.slice(end + 3)
   }
   for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
+    ticks(text.length >> 6)
     const end = text.indexOf('>', start)
     if (end === -1) break
     text = text.slice(0, start) + text.slice(end + 1)

@@ -16,11 +16,18 @@
  * - bytes (an SQL BLOB: better-sqlite3 gives a `Buffer`) is any `Uint8Array`: `b'\x00A'`.
  * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
  *   `true`/`false` at the top level only), then `str()`.
- * - Truth, comparisons, iteration, length and hashing are in protocols.ts.
+ * - Truth, comparisons, iteration, length and hashing are in protocols.ts; `PyRange` is range.ts.
+ * - `pyRepr` refuses a text past limits.ts `MAX_STRING_LENGTH` as it writes it, with a check
+ *   point of the time budget per item.
  */
 import { PythonFloat } from '../values/python-float.js'
 import { pythonFloatRepr } from '../values/python-json.js'
 import { undefinedError } from './errors.js'
+import { MAX_STRING_LENGTH, brief, stringPastLimit } from './limits.js'
+import { PyRange } from './range.js'
+import { tick, ticks } from './render-budget.js'
+
+export { PyRange } from './range.js'
 
 /**
  * An undefined value. Strict (StrictUndefined, what missing names and attributes give): every
@@ -86,41 +93,45 @@ export class DictView {
   }
 }
 
-/** Python's `range`. */
-export class PyRange {
-  readonly length: number
-  constructor(
-    readonly start: number,
-    readonly stop: number,
-    readonly step: number,
-  ) {
-    const span = step > 0 ? stop - start : start - stop
-    this.length = span <= 0 ? 0 : Math.ceil(span / Math.abs(step))
-  }
-
-  at(index: number): number {
-    return this.start + index * this.step
-  }
-
-  list(): number[] {
-    const out = new Array<number>(this.length)
-    for (let i = 0; i < this.length; i++) out[i] = this.start + i * this.step
-    return out
-  }
-}
-
-/** A one-shot iterator (a generator, `reversed()`, `map()`): iterating it uses it up. */
+/**
+ * A one-shot iterator (a generator, `reversed()`, `map()`): iterating it uses it up. Its items
+ * are a list, or a range (`reversed(range(…))`), which stays lazy: `drainRange()` gives it to a
+ * `for` loop or `first` without making a list.
+ */
 export class PyIterator {
   private index = 0
   constructor(
-    private readonly items: unknown[],
+    private readonly items: unknown[] | PyRange,
     readonly typeName = 'generator',
   ) {}
 
+  /** The items not used yet, as a list (a range longer than `MAX_LIST_LENGTH` is refused); uses them up. */
   drain(): unknown[] {
-    const rest = this.index === 0 ? this.items : this.items.slice(this.index)
-    this.index = this.items.length
+    const items = this.items
+    if (items instanceof PyRange) {
+      const rest = this.drainRange()!
+      return rest.list(() => `list(<${this.typeName} over ${rest.repr()}>)`)
+    }
+    const rest = this.index === 0 ? items : items.slice(this.index)
+    this.index = items.length
     return rest
+  }
+
+  /** The items not used yet as a range when they are one (uses them up), else null. */
+  drainRange(): PyRange | null {
+    const items = this.items
+    if (!(items instanceof PyRange)) return null
+    const rest = this.index === 0 ? items : this.index >= items.length ? new PyRange(0, 0, 1) : items.slice(this.index, null, null)
+    this.index = Infinity
+    return rest
+  }
+
+  /** The next item (used up), or `done` when there is none. */
+  next<T>(done: T): unknown {
+    const items = this.items
+    const length = items.length
+    if (this.index >= length) return done
+    return items instanceof PyRange ? items.at(this.index++) : items[this.index++]
   }
 }
 
@@ -287,8 +298,77 @@ export function pyStr(value: unknown): string {
   return pyRepr(value)
 }
 
-/** Python's `repr(value)`. */
-export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
+/** How many more units the `pyRepr` call running now may write (its result is bounded by `MAX_STRING_LENGTH`). */
+let reprLeft = 0
+/** The value the `pyRepr` call running now prints (named when it is too long). */
+let reprTop: unknown
+
+/**
+ * Python's `repr(value)`. A result past `MAX_STRING_LENGTH` is refused as it is written (a list
+ * repeating one long string, nested lists repeating each other: their text can be far larger
+ * than the memory they take); a check point every item.
+ */
+export function pyRepr(value: unknown): string {
+  const savedLeft = reprLeft
+  const savedTop = reprTop
+  reprLeft = MAX_STRING_LENGTH
+  reprTop = value
+  try {
+    return reprOf(value, new Set())
+  } finally {
+    reprLeft = savedLeft
+    reprTop = savedTop
+  }
+}
+
+function spend(units: number): void {
+  if ((reprLeft -= units) < 0) throw stringPastLimit(`printing ${brief(reprTop)}`)
+}
+
+function reprOf(value: unknown, seen: Set<unknown>): string {
+  const text = reprLeaf(value, seen)
+  if (text !== undefined) {
+    spend(text.length)
+    return text
+  }
+  if (Array.isArray(value)) {
+    seen.add(value)
+    spend(value.length === 0 ? 2 : 2 * value.length + (value.length === 1 && isTuple(value) ? 1 : 0))
+    const parts = new Array<string>(value.length)
+    for (let i = 0; i < value.length; i++) {
+      tick()
+      parts[i] = reprOf(value[i], seen)
+    }
+    seen.delete(value)
+    // Jinja's _GroupTuple prints as a plain tuple (its __repr__ is tuple.__repr__).
+    if (isTuple(value)) return parts.length === 1 ? `(${parts[0]},)` : `(${parts.join(', ')})`
+    return `[${parts.join(', ')}]`
+  }
+  if (value instanceof DictView) {
+    spend(value.view.length + 7)
+    return `dict_${value.view}(${reprOf(value.list(), seen)})`
+  }
+  if (value instanceof Namespace) {
+    spend(12)
+    return `<Namespace ${reprOf(value.attrs, seen)}>`
+  }
+  const dict = value as Record<string, unknown>
+  seen.add(dict)
+  const keys = Object.keys(dict)
+  spend(keys.length === 0 ? 2 : 4 * keys.length)
+  const parts = new Array<string>(keys.length)
+  for (let i = 0; i < keys.length; i++) {
+    tick()
+    const key = reprString(keys[i]!)
+    spend(key.length)
+    parts[i] = `${key}: ${reprOf(dict[keys[i]!], seen)}`
+  }
+  seen.delete(dict)
+  return `{${parts.join(', ')}}`
+}
+
+/** The repr of anything but a list, tuple, dict, dict view or namespace (undefined for those). */
+function reprLeaf(value: unknown, seen: Set<unknown>): string | undefined {
   switch (typeof value) {
     case 'string':
       return reprString(value)
@@ -313,31 +393,16 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
   if (value instanceof Markup) return `Markup(${reprString(value.text)})`
   if (value instanceof Undefined) return 'Undefined'
   if (typeof value === 'object' && seen.has(value)) return Array.isArray(value) ? '[...]' : '{...}'
-  if (Array.isArray(value)) {
-    seen.add(value)
-    const parts = value.map((item) => pyRepr(item, seen))
-    seen.delete(value)
-    // Jinja's _GroupTuple prints as a plain tuple (its __repr__ is tuple.__repr__).
-    if (isTuple(value)) return parts.length === 1 ? `(${parts[0]},)` : `(${parts.join(', ')})`
-    return `[${parts.join(', ')}]`
-  }
-  if (value instanceof DictView) return `dict_${value.view}(${pyRepr(value.list(), seen)})`
-  if (value instanceof PyRange) {
-    return value.step === 1 ? `range(${value.start}, ${value.stop})` : `range(${value.start}, ${value.stop}, ${value.step})`
-  }
+  if (Array.isArray(value) || value instanceof DictView || value instanceof Namespace) return undefined
+  if (value instanceof PyRange) return value.repr()
   if (value instanceof PyIterator) return `<${value.typeName} object>`
-  if (value instanceof Namespace) return `<Namespace ${pyRepr(value.attrs, seen)}>`
   if (value instanceof PyCallable) return value.repr()
   if (hasAttributes(value)) return value.repr()
-  if (isDict(value)) {
-    seen.add(value)
-    const parts = Object.keys(value).map((key) => `${reprString(key)}: ${pyRepr(value[key], seen)}`)
-    seen.delete(value)
-    return `{${parts.join(', ')}}`
-  }
+  if (isDict(value)) return undefined
   return `<${typeName(value)} object>`
 }
 
+const PLAIN_ASCII = /^[ !#-&(-[\]-~]*$/
 const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
 
 /** Python's `repr(bytes)`: `b'...'`, printable ASCII as is, `\t` `\n` `\r`, other bytes as `\xhh`. */
@@ -358,9 +423,13 @@ export function reprBytes(bytes: Uint8Array): string {
 
 /** Python's `repr(str)`. */
 export function reprString(text: string): string {
+  // Printable ASCII without quotes or backslashes is written as it is.
+  if (PLAIN_ASCII.test(text)) return `'${text}'`
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'"
   let out = quote
+  let count = 0
   for (const char of text) {
+    if ((++count & 1023) === 0) ticks(1024)
     const code = char.codePointAt(0)!
     if (char === quote || char === '\\') out += '\\' + char
     else if (char === '\n') out += '\\n'

@@ -5,9 +5,11 @@
  * Contract: `textWrap(line, width, breakLongWords, breakOnHyphens)` returns the wrapped lines of
  * one paragraph, chunked by CPython's `wordsep_re` (hyphenated words and em-dashes split when
  * `breakOnHyphens`) or on whitespace only, filled greedily, long words broken at `width`
- * (at a hyphen when possible); an empty or all-whitespace line gives no lines.
+ * (at a hyphen when possible); an empty or all-whitespace line gives no lines. A check point
+ * of the render's time budget (render-budget.ts) per line and chunk.
  */
 import { valueError } from './errors.js'
+import { tick } from './render-budget.js'
 
 const WS = '[\\t\\n\\x0b\\x0c\\r ]'
 const NOWS = '[^\\t\\n\\x0b\\x0c\\r ]'
@@ -32,10 +34,12 @@ export function textWrap(text: string, width: number, breakLongWords: boolean, b
   const chunks = split(text, breakOnHyphens).reverse()
   const lines: string[] = []
   while (chunks.length > 0) {
+    tick()
     const line: string[] = []
     let size = 0
     if (chunks[chunks.length - 1]!.trim() === '' && lines.length > 0) chunks.pop()
     while (chunks.length > 0) {
+      tick()
       const l = length(chunks[chunks.length - 1]!)
       if (size + l <= width) {
         line.push(chunks.pop()!)
