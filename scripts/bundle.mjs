@@ -16,8 +16,9 @@
  *   ours are one library). It holds its own copy of src/protocol (an extension process loads
  *   one small file, not the plugin's shared chunk): the classes the two entry points export are
  *   distinct (`instanceof` across them is false; README §In Node, with the SDK).
- * - The query sandbox's process: `dist/sandbox-child.js`, a bundle of its own (the copy of the
- *   document index that runs the project's SQL queries: src/documents/query-sandbox.ts).
+ * - The sandbox's process: `dist/sandbox-child.js`, a bundle of its own (src/sandbox-child.ts:
+ *   the copy of the document index that runs the project's SQL queries, and the renders that
+ *   outrun their slice of the plugin's process; src/sandbox/process-pool.ts forks it).
  * - The dependencies stay in package.json's `dependencies`: the declarations name their types,
  *   and the SDK imports `zod`.
  * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
@@ -48,9 +49,9 @@ const BUNDLES = [
     external: ['zod'],
   },
   {
-    // The query sandbox's process (src/documents/query-sandbox.ts forks it): a bundle of its own,
+    // The sandbox's process (src/sandbox/process-pool.ts forks it): a bundle of its own,
     // so that it loads the little it needs, not the plugin's shared chunk.
-    input: { 'sandbox-child': 'src/documents/sandbox-child.ts' },
+    input: { 'sandbox-child': 'src/sandbox-child.ts' },
     external: ['better-sqlite3'],
   },
 ]

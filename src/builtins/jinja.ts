@@ -50,8 +50,10 @@ import { isPlainObject } from '../protocol/object-guards.js'
 import type { Location } from '../protocol/schemas.js'
 import { didYouMean } from '../values/did-you-mean.js'
 import { pythonJsonDumps, pythonJsonText } from '../values/python-json.js'
+import { describeDuration } from '../sandbox/process-pool.js'
 import {
   TemplateRuntimeError,
+  TemplateTimeoutError,
   createJinjaEngine,
   errorPosition,
   type JinjaEngine,
@@ -125,25 +127,31 @@ export function rowsOf(value: unknown): Record<string, unknown>[] {
   return [{ value }]
 }
 
+/** Bounds of one render: a `performance.now()` deadline, and the budget its message names. */
+export interface RenderBounds {
+  deadline?: number
+  budgetMs?: number
+}
+
 export function createJinjaRenderer(options: JinjaRendererOptions): {
-  render(input: RenderInput): RenderOutput
+  render(input: RenderInput, bounds?: RenderBounds): RenderOutput
 } {
   const loader = new InsituTemplateLoader(options.templatesDir)
   const engine = buildEngine(loader, options.templatesDir)
   const dependencyOf = (file: string) => `fs:file:${toPosixRelative(options.root, file)}`
   return {
-    render(input) {
+    render(input, bounds = {}) {
       const name = input.template || DEFAULT_TEMPLATE
       loader.startRender()
       try {
-        return renderLocated(name, input)
+        return renderLocated(name, input, bounds)
       } finally {
         loader.endRender()
       }
     },
   }
 
-  function renderLocated(name: string, input: RenderInput): RenderOutput {
+  function renderLocated(name: string, input: RenderInput, bounds: RenderBounds): RenderOutput {
     try {
       // Resolve first so name errors are reported as they are, not as render errors.
       loader.locate(name)
@@ -155,15 +163,20 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
     loader.loaded.clear()
     let output: string
     try {
-      output = engine.render(name, {
-        rows: rowsOf(input.value),
-        params: input.params ?? {},
-        this: input.location,
-        value: input.value,
-      })
+      output = engine.render(
+        name,
+        {
+          rows: rowsOf(input.value),
+          params: input.params ?? {},
+          this: input.location,
+          value: input.value,
+        },
+        { deadline: bounds.deadline },
+      )
     } catch (error) {
       const dependencies = [...loader.loaded].map(dependencyOf)
-      const failure = new JinjaTemplateError(templateMessage(name, error), dependencies, error)
+      const failure = new JinjaTemplateError(templateMessage(name, error, bounds.budgetMs), dependencies, error)
+      if (error instanceof TemplateTimeoutError) failure.timedOut = true
       // The overlay and `File:` line point at the template file and line (issue #18).
       const at = errorPosition(error)
       const file = at && !at.templateName.startsWith(BUILTIN_PREFIX) ? loader.candidate(at.templateName) : undefined
@@ -180,6 +193,9 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
  * attempt read (or would read, for a missing file), so a caller can watch them and retry.
  */
 export class JinjaTemplateError extends Error {
+  /** The render ran out of its time (`RenderBounds.deadline`). */
+  timedOut = false
+
   constructor(
     message: string,
     readonly dependencies: string[],
@@ -420,8 +436,13 @@ function notFound(name: string, directory?: string): TemplateRuntimeError {
  * `template <name>: <reason> (line <n>, column <c>)`; when the error happened in an included
  * template, the position names it (`(<included> line <n>, ...)`).
  */
-function templateMessage(name: string, error: unknown): string {
-  const reason = error instanceof Error ? error.message : String(error)
+function templateMessage(name: string, error: unknown, budgetMs?: number): string {
+  const reason =
+    error instanceof TemplateTimeoutError
+      ? `the render ran longer than ${describeDuration(budgetMs ?? error.budgetMs)}`
+      : error instanceof Error
+        ? error.message
+        : String(error)
   const position = errorPosition(error)
   if (!position) return `template ${name}: ${reason}`
   const where = position.templateName === name ? '' : `${position.templateName} `

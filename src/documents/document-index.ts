@@ -48,9 +48,10 @@
  *   `content_hash`/`mtime_ns`/`size` but report false. `changedColumns`: which columns of
  *   `documents` changed, when every changed row kept its path (see the interface), and
  *   `changedPaths` the paths of those rows.
- * - `runQuery(sql, params)`: the project's own queries (SQL models), as `query` but in the query
- *   sandbox (query-sandbox.ts: another process keeps a copy that replays this index's writes,
- *   index-journal.ts), bounded by `queryTimeoutMs`; `prepareQueries()` starts it ahead.
+ * - `runQuery(sql, params)`: the project's own queries (SQL models), as `query` but in the
+ *   sandbox's processes (`sandbox`: src/sandbox/process-pool.ts; each keeps a copy that replays
+ *   this index's writes, query-sandbox.ts), bounded by `queryTimeoutMs`; `prepareQueries()`
+ *   starts one ahead; `closeQueries()` ends them.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
@@ -92,7 +93,8 @@ import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
 import { IndexJournal } from './index-journal.js'
-import { QuerySandbox } from './query-sandbox.js'
+import { queryHooks, runQuery } from './query-sandbox.js'
+import { ProcessPool } from '../sandbox/process-pool.js'
 import { realPathSync } from './real-path.js'
 import { openDatabase, SqliteBindingError } from './sqlite-database.js'
 
@@ -180,10 +182,14 @@ export class DocumentIndex {
   private readonly db: Database.Database
   /** The index's writes, for the query sandbox's copies (index-journal.ts). */
   private readonly journal: IndexJournal
-  /** Where `runQuery` runs the project's queries; made at the first one. */
-  private sandbox: QuerySandbox | undefined
+  /**
+   * Where `runQuery` runs the project's queries; made at the first use (`sandbox`). A holder, so
+   * that views made with `Object.create(index)` (the job memo's recording view) share it.
+   */
+  private readonly sandboxHolder: { pool: ProcessPool | undefined } = { pool: undefined }
   private queriesClosed = false
-  private readonly queryTimeoutMs: number
+  /** Milliseconds one of the project's queries (or the templates of a SQL model) may run. */
+  readonly queryTimeoutMs: number
   private readonly includes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly excludes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly walkOptions: { exclude: readonly string[]; respectGitignore: boolean }
@@ -328,14 +334,22 @@ export class DocumentIndex {
   runQuery(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
     this.assertOpen()
     if (this.queriesClosed) return Promise.reject(new Error('the document index is closed'))
-    this.sandbox ??= new QuerySandbox({ journal: this.journal, timeoutMs: this.queryTimeoutMs })
-    return this.sandbox.query(sql, params)
+    return runQuery(this.sandbox, sql, params, this.queryTimeoutMs)
   }
 
-  /** Start the query sandbox's first process now, ahead of the first `runQuery` (a project with SQL models). */
+  /**
+   * The sandbox's processes, each with a copy of this index (made at the first use): where
+   * `runQuery` runs, and where other work that may never end can run too (a template that
+   * outruns its slice of this process: builtins/jinja-renderer.ts).
+   */
+  get sandbox(): ProcessPool {
+    this.sandboxHolder.pool ??= new ProcessPool(queryHooks(this.journal))
+    return this.sandboxHolder.pool
+  }
+
+  /** Start the sandbox's first process now, ahead of the first `runQuery` (a project with SQL models). */
   prepareQueries(): void {
-    if (this.closed) return
-    this.sandbox ??= new QuerySandbox({ journal: this.journal, timeoutMs: this.queryTimeoutMs })
+    if (this.closed || this.queriesClosed) return
     this.sandbox.prepare()
   }
 
@@ -365,14 +379,14 @@ export class DocumentIndex {
   /** End the query sandbox's processes (resolves once they are gone); `runQuery` fails after it. */
   async closeQueries(): Promise<void> {
     this.queriesClosed = true
-    await this.sandbox?.close()
+    await this.sandboxHolder.pool?.close()
   }
 
   close(): void {
     if (this.closed) return
     this.persist()
     this.closed = true
-    void this.sandbox?.close()
+    void this.sandboxHolder.pool?.close()
     this.db.close()
   }
 

@@ -17,6 +17,11 @@
  *   wrapping CTE, so duplicate result columns keep their names, as in the Python implementation). Each model's SQL (a trailing `;` stripped) must itself be
  *   a SELECT or WITH query. `files` lists the project-relative model files compiled, the
  *   requested model first, then in the order refs were first met.
+ * - Bounds (issue #34): `compile(name, { deadline, budgetMs })` stops rendering the model
+ *   templates at the deadline (`ModelTimeoutError`: `insitu/models/x.sql:3: its template ran
+ *   longer than 30 s`); `runSqlModel` compiles within `IN_PROCESS_SLICE_MS` here and, past it,
+ *   again in the sandbox with the rest of the index's budget (`compileModelTask` runs there),
+ *   then runs the query in the sandbox (the index's `runQuery`).
  * - Errors: `unknown SQL model: <name> (looked for <models>/<name>.sql)`, then `; did you mean
  *   <model>?` when an existing model's name is close (a name that cannot be a file under the
  *   models folder says so instead); `dependency cycle: a -> b -> a` (the chain of refs from the
@@ -40,7 +45,9 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { createJinjaEngine, errorPosition as templateErrorPosition } from '../jinja/engine.js'
+import { createJinjaEngine, errorPosition as templateErrorPosition, TemplateTimeoutError } from '../jinja/engine.js'
+import { describeDuration, IN_PROCESS_SLICE_MS, SANDBOX_GRACE_MS } from '../sandbox/process-pool.js'
+import { fromSandboxError } from '../sandbox/task-errors.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
@@ -66,7 +73,16 @@ export interface SqlModels {
   readonly modelsDir: string
   /** Sorted model names. */
   names(): string[]
-  compile(name: string): CompiledSqlModel
+  /**
+   * `options.deadline` (a `performance.now()` time) bounds the rendering of the model templates:
+   * past it the compile fails with a `ModelTimeoutError` (`budgetMs` names the budget in its message).
+   */
+  compile(name: string, options?: { deadline?: number; budgetMs?: number }): CompiledSqlModel
+}
+
+/** A SQL model's template ran out of its time (its message names the model file and line). */
+export class ModelTimeoutError extends Error {
+  readonly timedOut = true
 }
 
 export const RESULT_CTE = '__insitu_result'
@@ -87,6 +103,27 @@ export function modelCteName(name: string): string {
   if (sanitized === name) return `__insitu_model_${name}`
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8)
   return `__insitu_model_${sanitized}_${hash}`
+}
+
+interface RenderLimits {
+  deadline?: number
+  budgetMs?: number
+}
+
+/** A model compiled in a sandbox process (src/sandbox-child.ts runs `compileModelTask`). */
+export interface CompileModelTask {
+  kind: 'compile-model'
+  root: string
+  modelsDir: string
+  name: string
+  /** What is left of the budget when the task is sent. */
+  remainingMs: number
+  budgetMs: number
+}
+
+/** The sandbox's side of `compileBounded`: the model compiled with the rest of its budget. */
+export function compileModelTask(task: CompileModelTask): CompiledSqlModel {
+  return loadSqlModels(task.root, task.modelsDir).compile(task.name, { deadline: performance.now() + task.remainingMs, budgetMs: task.budgetMs })
 }
 
 export function loadSqlModels(root: string, modelsDir: string): SqlModels {
@@ -116,11 +153,11 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   /** Rendered models by their text: the render is a function of the text alone (nested projects run one model hundreds of times). */
   const renderedByText = new Map<string, { sql: string; refs: string[] }>()
 
-  function render(name: string): { sql: string; source: string; refs: string[] } {
+  function render(name: string, limits: RenderLimits): { sql: string; source: string; refs: string[] } {
     const source = readModel(name)
     const known = renderedByText.get(source)
     if (known) return { sql: known.sql, source, refs: [...known.refs] }
-    const rendered = renderText(name, source)
+    const rendered = renderText(name, source, limits)
     // A text that may render differently each time (Jinja's `random`, `lipsum`) is not kept.
     if (!/random|lipsum/.test(source)) {
       if (renderedByText.size >= MAX_RENDERED_MODELS) renderedByText.clear()
@@ -129,7 +166,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     return { ...rendered, source, refs: [...rendered.refs] }
   }
 
-  function renderText(name: string, source: string): { sql: string; refs: string[] } {
+  function renderText(name: string, source: string, limits: RenderLimits): { sql: string; refs: string[] } {
     const refs: string[] = []
     const ref = (target: unknown): string => {
       if (typeof target !== 'string') throw new Error('ref() takes the name of a SQL model')
@@ -138,14 +175,17 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
     }
     let sql: string
     try {
-      sql = engine.renderString(source, { ref }, fileOf(name))
+      sql = engine.renderString(source, { ref }, fileOf(name), { deadline: limits.deadline })
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('unknown SQL model: ')) throw error
       const message = error instanceof Error ? error.message : String(error)
       const position = templateErrorPosition(error)
       const column = position?.column !== undefined ? `, column ${position.column}` : ''
       const where = position ? ` (${fileOf(name)} line ${position.line}${column})` : ''
-      const failure = new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}${where}`, { cause: error })
+      const failure =
+        error instanceof TemplateTimeoutError
+          ? new ModelTimeoutError(`${fileOf(name)}${position ? `:${position.line}` : ''}: its template ran longer than ${describeDuration(limits.budgetMs ?? error.budgetMs)}`, { cause: error })
+          : new Error(`cannot render SQL model ${name}: ${message.replace(/\s*\n\s*/g, ' ')}${where}`, { cause: error })
       // The overlay and `File:` line point at the model file and line (issue #18).
       throw withPosition(failure, { path: fileOf(name), line: position?.line ?? null, column: position?.column ?? null })
     }
@@ -157,7 +197,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
   return {
     modelsDir: dir,
     names: () => listModelNames(absoluteDir),
-    compile(name) {
+    compile(name, limits = {}) {
       const compiled = new Map<string, { sql: string; source: string }>()
       const order: string[] = []
       const files: string[] = []
@@ -165,7 +205,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
         if (trace.includes(current)) throw new Error(`dependency cycle: ${[...trace, current].join(' -> ')}`)
         if (compiled.has(current)) return
         files.push(fileOf(current))
-        const { sql, source, refs } = render(current)
+        const { sql, source, refs } = render(current, limits)
         for (const target of refs) visit(target, [...trace, current])
         compiled.set(current, { sql, source })
         order.push(current)
@@ -194,7 +234,7 @@ export async function runSqlModel(
   params: Record<string, unknown>,
   location: Location,
 ): Promise<{ rows: Record<string, unknown>[]; dependencies: string[] }> {
-  const { sql, files, parts } = models.compile(name)
+  const { sql, files, parts } = await compileBounded(index, models, name)
   // `entries` lists every file and folder: only a model that reads it depends on that listing.
   const listing = ENTRIES_TABLE.test(sql) ? ['index:entries'] : []
   const dependencies = ['index:documents', ...listing, ...files.map((file) => `fs:file:${file}`)]
@@ -220,6 +260,32 @@ export async function runSqlModel(
     throw withDependencies(site?.file ? withPosition(located, { path: site.file, line: site.line, column: null }) : located, dependencies)
   }
   return { rows, dependencies }
+}
+
+/**
+ * A model compiled here when its templates render within `IN_PROCESS_SLICE_MS`; one that takes
+ * longer is compiled again in the sandbox (sandbox-tasks.ts) with the rest of the index's budget,
+ * so a runaway model template never holds this process for the whole budget.
+ */
+async function compileBounded(index: DocumentIndex, models: SqlModels, name: string): Promise<CompiledSqlModel> {
+  const budgetMs = index.queryTimeoutMs
+  const started = performance.now()
+  const slice = Math.min(IN_PROCESS_SLICE_MS, budgetMs)
+  try {
+    return models.compile(name, { deadline: started + slice, budgetMs })
+  } catch (error) {
+    if (!(error instanceof ModelTimeoutError) || slice >= budgetMs) throw error
+  }
+  const remainingMs = Math.max(1, Math.round(budgetMs - (performance.now() - started)))
+  const task: CompileModelTask = { kind: 'compile-model', root: index.root, modelsDir: models.modelsDir, name, remainingMs, budgetMs }
+  try {
+    return (await index.sandbox.run(task, {
+      timeoutMs: remainingMs + SANDBOX_GRACE_MS,
+      timedOut: () => new ModelTimeoutError(`${models.modelsDir === '' ? '' : `${models.modelsDir}/`}${name}.sql: its template ran longer than ${describeDuration(budgetMs)}`),
+    })) as CompiledSqlModel
+  } catch (error) {
+    throw fromSandboxError(error)
+  }
 }
 
 function isSqliteError(error: unknown): error is Error & { code: string } {

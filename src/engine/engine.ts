@@ -259,6 +259,8 @@ export class InsituEngine {
         templatesDir: path.join(root, config.paths.templates),
         index: recordingIndex,
         models: () => models,
+        renderTimeoutMs: index.queryTimeoutMs,
+        sandbox: () => index.sandbox,
       })
       const [host, gitPaths] = await Promise.all([
         InsituHost.start({

@@ -1,6 +1,6 @@
 /**
- * The query sandbox (src/documents/query-sandbox.ts): the project's SQL queries run in child
- * processes holding a copy of the document index, so a query that never ends is stopped at its
+ * The query sandbox (src/documents/query-sandbox.ts on src/sandbox/process-pool.ts): the
+ * project's SQL queries run in child processes holding a copy of the document index, so a query that never ends is stopped at its
  * budget and never holds this process (issue #34). Real processes, real SQLite, real files.
  *
  * - The copy follows the index: every write before a query is seen by it (a new document, an
@@ -19,7 +19,15 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DocumentIndex } from '../../src/documents/document-index.js'
 import { IndexJournal, MAX_JOURNAL_BYTES } from '../../src/documents/index-journal.js'
-import { liveSandboxPids, QuerySandbox, QueryTimeoutError, QueryTooLargeError, SLOW_MS } from '../../src/documents/query-sandbox.js'
+import { queryHooks, QueryTimeoutError, QueryTooLargeError, runQuery } from '../../src/documents/query-sandbox.js'
+import { liveSandboxPids, ProcessPool, SLOW_MS } from '../../src/sandbox/process-pool.js'
+
+/** A pool of copies of a bare database's index, as the document index makes one. */
+function querySandbox(db: Database.Database, options: { maxRowBytes?: number } = {}) {
+  const pool = new ProcessPool(queryHooks(new IndexJournal(db), options))
+  closers.push(() => pool.close(), () => db.close())
+  return { query: (sql: string, params: Record<string, unknown>) => runQuery(pool, sql, params, 30_000) }
+}
 
 const folders: string[] = []
 const closers: (() => unknown)[] = []
@@ -111,8 +119,9 @@ describe('the copy follows the index', () => {
     const db = new Database(':memory:')
     db.exec('create table t (x)')
     const journal = new IndexJournal(db)
-    const sandbox = new QuerySandbox({ journal, timeoutMs: 30_000 })
-    closers.push(() => sandbox.close(), () => db.close())
+    const pool = new ProcessPool(queryHooks(journal))
+    closers.push(() => pool.close(), () => db.close())
+    const sandbox = { query: (sql: string, params: Record<string, unknown>) => runQuery(pool, sql, params, 30_000) }
     expect(await sandbox.query('select count(*) as n from t', {})).toEqual([{ n: 0 }])
     const [first] = liveSandboxPids()
     // More than the journal holds, written while no query came.
@@ -157,9 +166,7 @@ describe('bounds', () => {
   })
 
   it('rows over the size bound fail with QueryTooLargeError', async () => {
-    const db = new Database(':memory:')
-    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000, maxRowBytes: 1024 * 1024 })
-    closers.push(() => sandbox.close(), () => db.close())
+    const sandbox = querySandbox(new Database(':memory:'), { maxRowBytes: 1024 * 1024 })
     await expect(sandbox.query('select randomblob(2000000) as b', {})).rejects.toThrow(QueryTooLargeError)
     // Many rows, each small: the bound is on all of them.
     await expect(sandbox.query('with recursive n(i) as (select 1 union all select i + 1 from n where i < 3000) select hex(randomblob(200)) as h from n', {})).rejects.toThrow(
@@ -169,21 +176,17 @@ describe('bounds', () => {
   })
 
   it("a process that dies fails its query with what happened, and the next query is answered", async () => {
-    const db = new Database(':memory:')
-    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000 })
-    closers.push(() => sandbox.close(), () => db.close())
+    const sandbox = querySandbox(new Database(':memory:'))
     await sandbox.query('select 1', {})
     const running = sandbox.query(RUNAWAY, {})
     await new Promise((resolve) => setTimeout(resolve, 200))
     for (const pid of liveSandboxPids()) process.kill(pid, 'SIGTERM')
-    await expect(running).rejects.toThrow("the query's process ended (SIGTERM)")
+    await expect(running).rejects.toThrow('the sandbox process ended (SIGTERM)')
     expect(await sandbox.query('select 2 as x', {})).toEqual([{ x: 2 }])
   })
 
   it('SQLite errors keep their message and code', async () => {
-    const db = new Database(':memory:')
-    const sandbox = new QuerySandbox({ journal: new IndexJournal(db), timeoutMs: 30_000 })
-    closers.push(() => sandbox.close(), () => db.close())
+    const sandbox = querySandbox(new Database(':memory:'))
     await expect(sandbox.query('select nope from nowhere', {})).rejects.toMatchObject({ message: 'no such table: nowhere', code: 'SQLITE_ERROR' })
     await expect(sandbox.query('delete from sqlite_master', {})).rejects.toThrow('SQL models must be a SELECT or WITH query')
   })

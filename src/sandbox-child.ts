@@ -1,0 +1,75 @@
+/**
+ * A sandbox process (src/sandbox/process-pool.ts forks it, IPC with V8 serialization): where the
+ * project's work that may never end runs, so that ending this process stops it.
+ *
+ * Messages, handled one per turn of the event loop in the order they came (so a `skip` that
+ * arrived meanwhile is read before the next task runs):
+ * - `setup`: `index-init` and `index-apply` keep this process's copy of the document index
+ *   (documents/index-copy.ts);
+ * - `task`: answered `start` when it starts, then `result` with its value or `error`
+ *   (sandbox/task-errors.ts): `query` (a SQL query on the copy), `render` (a template render
+ *   that outran its slice in the parent: builtins/jinja-renderer.ts), `compile-model` (a SQL
+ *   model whose templates did: documents/sql-models.ts);
+ * - `skip`: tasks the parent gave to another process meanwhile: not run.
+ * It exits when its IPC channel closes (the parent ended or let it go).
+ */
+import { renderTask, type RenderTask } from './builtins/jinja-renderer.js'
+import { createIndexCopy, type IndexCopySetup, type QueryTask } from './documents/index-copy.js'
+import { type CompileModelTask, compileModelTask } from './documents/sql-models.js'
+import type { SandboxMessage, SandboxReply } from './sandbox/process-pool.js'
+import { taskErrorReply } from './sandbox/task-errors.js'
+
+type Task = QueryTask | RenderTask | CompileModelTask
+
+const copy = createIndexCopy()
+const skipped = new Set<number>()
+const inbox: Exclude<SandboxMessage, { type: 'skip' }>[] = []
+let draining = false
+
+function send(reply: SandboxReply): void {
+  process.send?.(reply)
+}
+
+function receive(message: SandboxMessage): void {
+  if (message.type === 'skip') {
+    for (const id of message.ids) skipped.add(id)
+    return
+  }
+  inbox.push(message)
+  if (!draining) {
+    draining = true
+    setImmediate(drain)
+  }
+}
+
+function drain(): void {
+  const next = inbox.shift()
+  if (!next) {
+    draining = false
+    return
+  }
+  if (next.type === 'setup') copy.setup(next.payload as IndexCopySetup)
+  else if (!skipped.delete(next.id)) {
+    send({ type: 'start', id: next.id })
+    try {
+      send({ type: 'result', id: next.id, value: run(next.payload as Task) })
+    } catch (error) {
+      send({ type: 'error', id: next.id, ...taskErrorReply(error) })
+    }
+  }
+  setImmediate(drain)
+}
+
+function run(task: Task): unknown {
+  switch (task.kind) {
+    case 'query':
+      return copy.query(task)
+    case 'render':
+      return renderTask(task)
+    case 'compile-model':
+      return compileModelTask(task)
+  }
+}
+
+process.on('message', (message) => receive(message as SandboxMessage))
+process.on('disconnect', () => process.exit(0))
