@@ -20,9 +20,9 @@
  *     it in every framework (Vite's client honours `server.hmr.overlay`).
  * - Write mode (`deferRewrites`): a run whose output differs from its input is about to be
  *   written, and its lines are those of the text the user saved, not of the file written: it is
- *   held until the written text is rendered (the dev server renders it at the write's echo),
- *   whose lines are the file's; `settled(file, written)` tells it the write did not happen (an
- *   unwritable file), and the held run is told as it is.
+ *   held until the live sync has synced the document (`settled(file, sync)`), then told with the
+ *   sync's diagnostics, whose lines are those of the file written (sync-document.ts), or as it
+ *   is when nothing was written (an unwritable file).
  * - `reportStartFailure(error)`: the engine could not start (a bad `insitu.toml`): the same, under
  *   the config file, except the terminal line (logged once at start by `logEngineStartError`).
  *   `clearStartFailure()` forgets it.
@@ -112,12 +112,12 @@ export class DevFailures {
     })
   }
 
-  /** Write mode: `file` (project-relative) was synced; unwritten, its held run is told now. */
-  settled(file: string, written: boolean): void {
+  /** Write mode: `file` (project-relative) was synced: its held run is told, at the lines of the file written when it was. */
+  settled(file: string, sync: { written: boolean; diagnostics: readonly LocatedDiagnostic[] }): void {
     const held = this.held.get(file)
-    if (!held || written) return
+    if (!held) return
     this.held.delete(file)
-    this.ran(held.record, held.root)
+    this.ran(held.record, held.root, sync.written ? sync.diagnostics : undefined)
   }
 
   reportStartFailure(error: unknown): void {
@@ -147,9 +147,9 @@ export class DevFailures {
     return new Map([...this.files].map(([file, { failures }]) => [file, failures]))
   }
 
-  private ran(record: OwnerRecord, root: string): void {
+  private ran(record: OwnerRecord, root: string, diagnostics: readonly LocatedDiagnostic[] = record.lastRun.diagnostics): void {
     const run = record.lastRun
-    const errors = (run.diagnostics as readonly LocatedDiagnostic[]).filter((d) => d.severity === 'error')
+    const errors = diagnostics.filter((d) => d.severity === 'error')
     const failures = errors.map((diagnostic): FoundFailure => {
       const located = failureAt(diagnostic, path.resolve(root, record.file), root)
       const where = `${diagnostic.path ?? record.file}${typeof diagnostic.line === 'number' ? `:${diagnostic.line}` : ''}`

@@ -34,8 +34,8 @@
  *   (`insitu: <file> changed, restarting server`; an editor's temporary file renamed over the
  *   file is not named: `ServerRestarts`).
  * - A managed document the user edited is rendered in the background once its event is planned
- *   (`renderEditedDocument`; in write mode, the text written, at the write's echo), so a failure
- *   the edit causes is told when it happens, not at the page's next request.
+ *   (`renderEditedDocument`; in write mode the plan's sync renders it), so a failure the edit
+ *   causes is told when it happens, not at the page's next request.
  * - A plan that fails (`LiveSync.changed` throws: the index refresh, say) is logged once per event
  *   with the file, and the event still updates every owner that may read the file
  *   (`LiveSync.fallback`: the dependency graph alone, the index's readers included, decided as
@@ -269,7 +269,7 @@ export class DevServerSession {
       prefix: PLUGIN_NAME,
       // A racing save put back into place: Vite and every plugin handle it as any change.
       onMissedChange: (file) => dev.watcher.emit('change', path.resolve(file)),
-      onSynced: (document) => this.failures?.settled(document.path, document.written),
+      onSynced: (document) => this.failures?.settled(document.path, document),
     })
     // Changes made while it started: the index learns them before anything is served.
     const early = this.eventsWhileStarting.splice(0)
@@ -369,15 +369,13 @@ export class DevServerSession {
   /**
    * A managed document the user edited is rendered now, in the background, not at the page's
    * next request: a failure it causes is told when it happens (dev-failures.ts), browser open or
-   * not, and the request that follows is served from the cache. In write mode the plan synced
-   * the edit already: the text written is rendered at the write's echo instead (the lines of a
-   * failure are then the file's). Not while stopping.
+   * not, and the request that follows is served from the cache. Not in write mode (the plan
+   * synced it already: its failures are told with the sync), not for the echo of a write, not
+   * while stopping.
    */
   private renderEditedDocument(file: string, planned: EventPlan): void {
     const engine = this.core.lifecycle.current
-    if (!engine || !planned || planned === 'reloaded') return
-    // Write mode renders the text written, at its echo (its lines are the file's: dev-failures.ts).
-    if (planned.suppressOwn !== (this.core.disk === 'write')) return
+    if (!engine || !planned || planned === 'reloaded' || planned.suppressOwn || this.core.disk === 'write') return
     if (this.core.lifecycle.isStopping || !engine.isDocument(file)) return
     setImmediate(() => {
       if (this.core.lifecycle.current !== engine || this.core.lifecycle.isStopping) return

@@ -191,10 +191,27 @@ function readBounded(absolute: string): Buffer | number {
  */
 function withWrittenLines(sync: DocumentSync, edits: readonly TextEdit[]): DocumentSync {
   if (edits.length === 0) return sync
-  sync.diagnostics = sync.diagnostics.map((d) =>
-    d.path === sync.path && typeof d.line === 'number' && d.code !== 'insitu/write' ? { ...d, line: outputLine(sync.source, edits, d.line) } : d,
-  )
+  sync.diagnostics = sync.diagnostics.map((d) => {
+    if (d.path !== sync.path || typeof d.line !== 'number' || d.code === 'insitu/write') return d
+    const delta = outputLine(sync.source, edits, d.line) - d.line
+    return delta === 0 ? d : shiftDocumentLines(d, sync.path, delta)
+  })
   return sync
+}
+
+/**
+ * A document's diagnostic moved `delta` lines down (or up): its line, its `at` when that is in
+ * the document, and the document lines its message names (`unterminated Insitu region at line
+ * 14`, `invalid TOML in Insitu region at line 3: … (line 4, column 8)`: the region's begin and
+ * header move together, nothing edited lies between them). A template's or model's line in a
+ * message is another file's and stays.
+ */
+function shiftDocumentLines(diagnostic: Diagnostic & { at?: { path: string; line: number | null; column: number | null } }, relPath: string, delta: number): Diagnostic {
+  const shift = (text: string) => String(Number(text) + delta)
+  let message = diagnostic.message.replace(/\b((?:begins )?at line )(\d+)\b/, (_, words: string, line: string) => words + shift(line))
+  if (/(?:^|: )invalid TOML in Insitu region at line /.test(diagnostic.message)) message = message.replace(/\(line (\d+), column /, (_, line: string) => `(line ${shift(line)}, column `)
+  const at = diagnostic.at && diagnostic.at.path === relPath && diagnostic.at.line !== null ? { ...diagnostic.at, line: diagnostic.at.line + delta } : diagnostic.at
+  return { ...diagnostic, message, line: (diagnostic.line ?? 0) + delta, ...(at ? { at } : {}) }
 }
 
 function unreadable(relPath: string, message: string, line: number | null, source = ''): DocumentSync {

@@ -162,7 +162,7 @@ describe('better-sqlite3 installed without its native part', () => {
         const doc = await fetch(`${base}/docs/a.md?import&raw`)
         // Served as it is (issue #34: a page never goes blank); the overlay says why.
         expect(doc.status).toBe(200)
-        expect(await doc.text()).toContain(JSON.stringify('# A\n\n<!-- insitu:begin include'))
+        expect(await doc.text()).toContain('"# A\\n\\n<!-- insitu:begin include')
       }
       const message = missingMessage(['  npm approve-scripts better-sqlite3  (npm 11.16 and later: allows its install script)', '  npm rebuild better-sqlite3'])
       expect(output).toContain(`[vite] vite-plugin-insitu: ${message}\n`)

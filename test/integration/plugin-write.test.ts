@@ -261,6 +261,31 @@ describe('write mode: dev server', () => {
     expect(openOnly(await loadRaw(client(), '/docs/tasks.md?raw'))).toBe(true)
   })
 
+  test('a failure below a region regenerated in the same save is told at its line in the file written (issue #34)', async () => {
+    await openWrittenApp()
+    await watchedByVite('docs/snippet.md')
+    await afterChangeThrottle('docs/snippet.md')
+    payloads = []
+    logs = []
+    // The include's body is emptied and an unterminated region added below it, in one save: the
+    // write puts the included lines back (+4 lines), so the begin comment moves down in the file.
+    const saved = SNIPPET_DOC(INITIAL_SNIPPET).replace(/-->\n\n[\s\S]*?\n\n<!-- insitu:end -->/, '-->\n<!-- insitu:end -->') + '\nMore text.\n\n<!-- insitu:begin include\npath = "../snippets/x.txt"\n-->\nno end here\n'
+    const savedLine = saved.split('\n').indexOf('More text.') + 3
+    fs.writeFileSync(path.join(root, 'docs/snippet.md'), saved)
+    await expect.poll(() => readFile(root, 'docs/snippet.md'), WAIT).toContain('included line one')
+    const written = readFile(root, 'docs/snippet.md')
+    const writtenLine = written.split('\n').indexOf('More text.') + 3
+    expect(writtenLine).toBeGreaterThan(savedLine)
+    const message = `unterminated Insitu region at line`
+    await expect.poll(() => messages('error').filter((m) => m.includes(message)), WAIT).toHaveLength(1)
+    const [told] = messages('error').filter((m) => m.includes(message))
+    expect(told).toContain(`insitu: docs/snippet.md:${writtenLine}: unterminated Insitu region at line ${writtenLine}`)
+    // Its code frame is of the file as written: the begin comment at the line named.
+    expect(told).toMatch(new RegExp(`> ?${writtenLine} \\| <!-- insitu:begin include|${writtenLine} \\| <!-- insitu:begin include`))
+    const overlay = payloads.find((p) => p.type === 'error' && p.err.message.includes(message))
+    expect(overlay).toMatchObject({ err: { loc: { file: path.join(root, 'docs/snippet.md'), line: writtenLine } } })
+  })
+
   test('saving the text the plugin last wrote again (an undo, a checkout) is the user\'s edit: it updates', async () => {
     await openWrittenApp()
     const written = readFile(root, 'docs/tasks.md')

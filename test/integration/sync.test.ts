@@ -251,6 +251,48 @@ describe('syncDocument', () => {
     expect(entries(path.join(root, 'docs'))).toEqual(before.filter((name) => name !== 'doomed.md'))
   })
 
+  it('a written document names the lines of the file written: a region below a regenerated body moves with it', async () => {
+    const root = copyProject()
+    const engine = await startEngine(root)
+    const file = path.join(root, 'docs/lines.md')
+    // An empty include region (4 lines once written), then a region whose header is not TOML and an unterminated one.
+    const source = [
+      '# Lines',
+      '<!-- insitu:begin include',
+      'path = "../snippets/x.txt"',
+      'raw = true',
+      '-->',
+      '<!-- insitu:end -->',
+      '<!-- insitu:begin include',
+      'path = ../snippets/x.txt',
+      '-->',
+      '<!-- insitu:end -->',
+      '<!-- insitu:begin include',
+      'path = "../snippets/x.txt"',
+      '-->',
+      'no end',
+      '',
+    ].join('\n')
+    fs.writeFileSync(file, source)
+    const synced = await syncDocument(engine, file, { write: true })
+    expect(synced?.written).toBe(true)
+    const written = fs.readFileSync(file, 'utf8').split('\n')
+    const lineOf = (text: string, from = 0) => written.indexOf(text, from) + 1
+    const toml = lineOf('<!-- insitu:begin include', 2)
+    const unterminated = lineOf('<!-- insitu:begin include', toml)
+    expect([toml, unterminated]).toEqual([7 + 4, 11 + 4])
+    expect(synced!.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.line, d.message, (d as { at?: { line: number } }).at?.line])).toEqual([
+      [toml, `invalid TOML in Insitu region at line ${toml}: invalid value (line ${toml + 1}, column 8); strings need quotes: path = "../snippets/x.txt"`, toml + 1],
+      [unterminated, `unterminated Insitu region at line ${unterminated}`, undefined],
+    ])
+    // Rendered again as written, the same lines (a second sync writes nothing).
+    const again = await syncDocument(engine, file, { write: true })
+    expect(again?.written).toBe(false)
+    expect(again!.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.line, d.message])).toEqual(
+      synced!.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.line, d.message]),
+    )
+  })
+
   it('never renders nor writes a file that is not valid UTF-8', async () => {
     const root = copyProject()
     const bytes = Buffer.concat([Buffer.from('# Latin-1 \xe9\n\n<!-- insitu:begin include\npath = "../snippets/x.txt"\n-->\n<!-- insitu:end -->\n', 'latin1')])
