@@ -224,6 +224,11 @@ interface FrontMatterFence {
   eol: '\n' | '\r\n'
 }
 
+/** Where the body begins (after the front matter's closing fence), whether or not the front matter parses. */
+export function bodyOffsetOf(text: string): number {
+  return locateFrontMatter(text)?.bodyOffset ?? 0
+}
+
 function locateFrontMatter(text: string): FrontMatterFence | null {
   const opener = OPENER.exec(text)
   if (opener === null) return null

@@ -36,7 +36,7 @@
  *   serves a document with one broken region keeps showing what it showed (issue #34); with none
  *   remembered, the text's own body stays.
  */
-import { FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
+import { bodyOffsetOf, FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
 import { checkDocumentText } from '../documents/input-limits.js'
 import { LineError } from '../documents/line-error.js'
 import { lineEndingOf, type Region, type RegionProblem, regionBodyText, scanRegions, strayEndLines } from '../documents/regions.js'
@@ -124,15 +124,18 @@ export async function renderDocument(
 ): Promise<DocumentResult> {
   const lastGood = options.lastGood ?? (() => undefined)
   const location = locationOf(relPath)
-  const failed = (message: string, line: number | null): DocumentResult => ({
-    path: relPath,
-    text,
-    edits: [],
-    changed: false,
-    jobs: [],
-    dependencies: [],
-    diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
-  })
+  const failed = (message: string, line: number | null): DocumentResult => {
+    const edits = lastGoodBodies(text, lastGood)
+    return {
+      path: relPath,
+      text: applyEdits(text, edits),
+      edits,
+      changed: edits.length > 0,
+      jobs: [],
+      dependencies: [],
+      diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
+    }
+  }
   let frontMatter
   let regions: Region[]
   let unterminated: RegionProblem | null = null
@@ -306,6 +309,29 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
     cursor = edit.end
   }
   return output + text.slice(cursor)
+}
+
+/**
+ * A document that cannot be rendered (its front matter does not parse, two jobs own one target):
+ * the last good body of each region found (none in a process that never rendered it: the text
+ * stays as it is), so a dev server keeps showing what it showed while the user fixes it.
+ */
+function lastGoodBodies(text: string, lastGood: LastGoodOutput): TextEdit[] {
+  let regions: Region[]
+  try {
+    regions = text.includes('insitu:') ? scanRegions(text, bodyOffsetOf(text)).regions : []
+  } catch {
+    return []
+  }
+  const eol = lineEndingOf(text)
+  const edits: TextEdit[] = []
+  for (const region of regions) {
+    const good = lastGood({ id: region.id, target: 'region' })
+    if (good === undefined) continue
+    const body = regionBodyText(good.content ?? '', eol)
+    if (text.slice(region.bodyStart, region.bodyEnd) !== body) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: body })
+  }
+  return edits
 }
 
 /** The owner of a capability's base provider, as job memo keys name it. */

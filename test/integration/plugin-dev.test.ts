@@ -390,6 +390,21 @@ describe('vite dev server', () => {
     expect(await load('/docs/tasks.md?raw')).toBe(good.replace('included line two', 'included line 2').replaceAll(') — ', ') – '))
   })
 
+  test('front matter that does not parse keeps the regions\' last good bodies, and tells why at its line', async () => {
+    await startServer()
+    await openApp()
+    const good = await load('/docs/tasks.md?raw')
+    await afterChangeThrottle('docs/tasks.md')
+    // Broken YAML on top of the document: it cannot be rendered, its region keeps what it showed.
+    fs.writeFileSync(path.join(root, 'docs/tasks.md'), `---\ntitle: [unclosed\n---\n${readFile(root, 'docs/tasks.md')}`)
+    const file = path.join(root, 'docs/tasks.md')
+    await expect.poll(() => payloads.filter((p) => p.type === 'error'), WAIT).toHaveLength(1)
+    const [sent] = payloads.filter((p) => p.type === 'error') as Extract<HotPayload, { type: 'error' }>[]
+    expect(sent!.err).toMatchObject({ plugin: 'vite-plugin-insitu', loc: { file } })
+    expect(sent!.err.loc!.line).toBeLessThanOrEqual(3)
+    expect(await load('/docs/tasks.md?raw')).toBe(`---\ntitle: [unclosed\n---\n${good}`)
+  })
+
   test('no extension process survives the server', async () => {
     await startServer({ listen: true })
     await openApp()
