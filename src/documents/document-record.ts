@@ -203,9 +203,21 @@ export function parseDocument(
   } catch {
     // unterminated region: body kept as written (see header)
   }
+  const record = documentRow(relPath, state, contentHash, title, body, frontmatter)
+  return { record, text: decoded, frontMatter, frontMatterKeys, problem: null }
+}
+
+/** The row of a document that is not text within the limits: its path and stat, nothing read from it. */
+function pathOnlyDocument(relPath: string, state: DocumentState, contentHash: string, problem: string): ParsedDocument {
+  const record = documentRow(relPath, state, contentHash, null, '', '{}')
+  return { record, text: '', frontMatter: undefined, frontMatterKeys: [], problem }
+}
+
+/** A document's row from its path, stat and read columns. */
+function documentRow(relPath: string, state: DocumentState, contentHash: string, title: string | null, body: string, frontmatter: string): DocumentRecord {
   // Built field by field (an object spread here cost more than the fields themselves, issue #17).
   const columns = pathColumns(relPath)
-  const record: DocumentRecord = {
+  return {
     path: columns.path,
     parent: columns.parent,
     name: columns.name,
@@ -219,27 +231,6 @@ export function parseDocument(
     mtime_ns: state.mtimeNs,
     size: state.size,
   }
-  return { record, text: decoded, frontMatter, frontMatterKeys, problem: null }
-}
-
-/** The row of a document that is not text within the limits: its path and stat, nothing read from it. */
-function pathOnlyDocument(relPath: string, state: DocumentState, contentHash: string, problem: string): ParsedDocument {
-  const columns = pathColumns(relPath)
-  const record: DocumentRecord = {
-    path: columns.path,
-    parent: columns.parent,
-    name: columns.name,
-    stem: columns.stem,
-    depth: columns.depth,
-    title: null,
-    body: '',
-    frontmatter: '{}',
-    content_hash: contentHash,
-    source_hash: oneShotHash('sha256', '{}', 'hex'),
-    mtime_ns: state.mtimeNs,
-    size: state.size,
-  }
-  return { record, text: '', frontMatter: undefined, frontMatterKeys: [], problem }
 }
 
 export function readDocumentRecord(root: string, relPath: string): DocumentRecord | null {
