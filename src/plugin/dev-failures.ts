@@ -23,6 +23,7 @@
  *   held until the live sync has synced the document (`settled(file, sync)`), then told with the
  *   sync's diagnostics, whose lines are those of the file written (sync-document.ts), or as it
  *   is when nothing was written (an unwritable file).
+ * - `forget(file)`: the document was deleted; its failures go (told as fixed would be, silently).
  * - `reportStartFailure(error)`: the engine could not start (a bad `insitu.toml`): the same, under
  *   the config file, except the terminal line (logged once at start by `logEngineStartError`).
  *   `clearStartFailure()` forgets it.
@@ -80,6 +81,9 @@ interface FoundFailure {
   failure: BrowserFailure
 }
 
+/** The cause of a document's failures going with it (deleted): nothing to print. */
+const GONE = '\u0000gone'
+
 /** The file a start failure is filed under when it names none. */
 const START_FAILURE = '(insitu)'
 
@@ -130,6 +134,12 @@ export class DevFailures {
     this.update(loc.file, [{ key: `${where}\u0000${failure.message}`, where, failure: { text: `[insitu] ${failure.message}`, err } }], null)
   }
 
+  /** A document was deleted: its failures are gone with it (the browsers are told). */
+  forget(file: string): void {
+    this.held.delete(file)
+    if (this.files.has(file)) this.update(file, [], GONE)
+  }
+
   clearStartFailure(): void {
     if (this.startFailureFile !== null) this.files.delete(this.startFailureFile)
     this.startFailureFile = null
@@ -169,7 +179,7 @@ export class DevFailures {
     const fresh = failures.filter((f) => !shown.has(f.key))
     if (failures.length === 0) {
       this.files.delete(file)
-      if (before && file !== this.startFailureFile) this.logger.info(`insitu: ${file}: fixed`)
+      if (before && file !== this.startFailureFile && cause !== GONE) this.logger.info(`insitu: ${file}: fixed`)
     } else {
       this.files.set(file, { keys, failures: failures.map((f) => f.failure) })
     }

@@ -360,6 +360,10 @@ export class DevServerSession {
       if (!live && this.core.lifecycle.starting) this.eventsWhileStarting.push({ type, file })
       this.eventPlans.set(key, plan)
       if (type !== 'delete') void plan.then((planned) => this.renderEditedDocument(file, planned))
+      else {
+        const relPath = this.core.lifecycle.current?.relativePath(file)
+        if (relPath) this.failures?.forget(relPath)
+      }
       // Every environment runs within the same event loop turn sequence; keep the map small.
       setTimeout(() => this.eventPlans.delete(key), 10_000).unref()
     }

@@ -405,6 +405,17 @@ describe('vite dev server', () => {
     expect(await load('/docs/tasks.md?raw')).toBe(`---\ntitle: [unclosed\n---\n${good}`)
   })
 
+  test('a failing document deleted takes its failure with it', async () => {
+    await startServer()
+    await openApp()
+    await load('/docs/broken.md?raw')
+    await watchedByVite('docs/broken.md')
+    payloads = []
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    await expect.poll(() => payloads, WAIT).toContainEqual({ type: 'custom', event: 'insitu:failures', data: { files: [{ file: 'docs/broken.md', failures: [] }] } })
+    expect(logged('info').filter((line) => line.includes('fixed'))).toEqual([])
+  })
+
   test('no extension process survives the server', async () => {
     await startServer({ listen: true })
     await openApp()
