@@ -60,6 +60,7 @@ async function renderInSandbox(pool: ProcessPool, task: RenderTask): Promise<Ren
   const name = (task.input as { template?: string }).template || DEFAULT_TEMPLATE
   try {
     return (await pool.run(task, {
+      slow: true,
       timeoutMs: task.remainingMs + SANDBOX_GRACE_MS,
       timedOut: () => Object.assign(new JinjaTemplateError(`template ${name}: the render ran longer than ${describeDuration(task.budgetMs)}`, []), { timedOut: true }),
     })) as RenderOutput

@@ -24,6 +24,7 @@ import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
 /** A query ran out of its time (the caller names the model: sql-models.ts). */
 export class QueryTimeoutError extends Error {
+  readonly timedOut = true
   constructor(readonly timeoutMs: number) {
     super(`the query ran longer than ${describeDuration(timeoutMs)}`)
   }

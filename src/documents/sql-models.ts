@@ -280,6 +280,7 @@ async function compileBounded(index: DocumentIndex, models: SqlModels, name: str
   const task: CompileModelTask = { kind: 'compile-model', root: index.root, modelsDir: models.modelsDir, name, remainingMs, budgetMs }
   try {
     return (await index.sandbox.run(task, {
+      slow: true,
       timeoutMs: remainingMs + SANDBOX_GRACE_MS,
       timedOut: () => new ModelTimeoutError(`${models.modelsDir === '' ? '' : `${models.modelsDir}/`}${name}.sql: its template ran longer than ${describeDuration(budgetMs)}`),
     })) as CompiledSqlModel

@@ -71,7 +71,7 @@ import type { Diagnostic } from '../protocol/schemas.js'
 import { gitMetadataPaths, isGitMetadataPath } from '../resources/git.js'
 import { createResourceResolver } from '../resources/resolver.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
-import { type DocumentResult, describeFailure, locationOf, providerOf, renderDocument } from './render-document.js'
+import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
 import type { JobMemo, JobStats } from './job-memo.js'
@@ -338,7 +338,12 @@ export class InsituEngine {
         lastGood: (job) => good?.get(`${job.target}:${job.id}`),
       })
       this.noteGoodOutputs(relPath, rendered)
-      return { result: rendered, dependencies: rendered.dependencies, failed: rendered.jobs.some((j) => j.error !== null) }
+      return {
+        result: rendered,
+        dependencies: rendered.dependencies,
+        failed: rendered.jobs.some((j) => j.error !== null),
+        timedOut: rendered.jobs.some((j) => j.timedOut === true),
+      }
     })
     this.noteDocumentJobs(owner, jobKeys, rendersBefore)
     let rendered = result.value
@@ -405,17 +410,18 @@ export class InsituEngine {
    * Run one owner's job and record its dependencies. A change that arrives while the job runs
    * cannot select the owner through the graph yet (its new edges are not recorded): such
    * events are logged, and when they touch the new dependencies the job runs again (at most
-   * `MAX_RERUNS` times; a result that is still racing is returned but not cached).
+   * `MAX_RERUNS` times, never one that ran out of its time; a result that is still racing is
+   * returned but not cached).
    */
   private async runTracked<T>(
     owner: string,
-    run: () => Promise<{ result: T; dependencies: readonly string[]; failed: boolean }>,
+    run: () => Promise<{ result: T; dependencies: readonly string[]; failed: boolean; timedOut?: boolean }>,
   ): Promise<{ value: T; cacheable: boolean }> {
     if (this.aborted) throw this.aborted
     for (let attempt = 0; ; attempt++) {
       const log: ChangeLog = { events: [], documents: false, entries: false, git: false }
       this.inFlight.add(log)
-      let outcome: { result: T; dependencies: readonly string[]; failed: boolean } | undefined
+      let outcome: { result: T; dependencies: readonly string[]; failed: boolean; timedOut?: boolean } | undefined
       let failure: unknown
       try {
         outcome = await run()
@@ -430,7 +436,9 @@ export class InsituEngine {
         this.graph.affected(log.events, log).has(owner)
       // Failed by `abort()` (or raced with it): the closing is the news, never cached.
       if (this.aborted) throw this.aborted
-      if (stale && attempt < MAX_RERUNS) continue
+      // Out of time, it would be again: a change meanwhile is no reason to spend a budget twice.
+      const timedOut = outcome ? outcome.timedOut === true : isTimeout(failure)
+      if (stale && attempt < MAX_RERUNS && !timedOut) continue
       if (!outcome) throw failure
       return { value: outcome.result, cacheable: !stale && !outcome.failed }
     }

@@ -65,6 +65,8 @@ export interface JobResult {
   error: string | null
   /** The outcome came from the job memo: nothing was invoked. */
   reused: boolean
+  /** It failed for running out of its time (a query, a render, an extension's answer): see `isTimeout`. */
+  timedOut?: boolean
 }
 
 /** Runs one job, or serves its memoized outcome (`reused`). Throws when the job fails. */
@@ -195,7 +197,7 @@ export async function renderDocument(
     } catch (error) {
       const message = `${describeFailure(host, kind, id, error)}${unknownText === null ? '' : ` (${unknownText})`}`
       const at = errorPosition(error)
-      return failedJob(job, message, errorDependencies(error), at)
+      return { ...failedJob(job, message, errorDependencies(error), at), ...(isTimeout(error) ? { timedOut: true } : {}) }
     }
   }
 
@@ -332,6 +334,15 @@ function lastGoodBodies(text: string, lastGood: LastGoodOutput): TextEdit[] {
     if (text.slice(region.bodyStart, region.bodyEnd) !== body) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: body })
   }
   return edits
+}
+
+/** Whether an error (or one it was caused by) says it ran out of its time (`timedOut: true`). */
+export function isTimeout(error: unknown): boolean {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 8; depth++) {
+    if ((current as { timedOut?: unknown }).timedOut === true) return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
 }
 
 /** The owner of a capability's base provider, as job memo keys name it. */

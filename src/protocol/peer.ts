@@ -17,6 +17,10 @@
  * - On EOF, a framing/JSON error, a stream error, or the output stream closing, the peer
  *   closes: every pending request and queued message fails with the reason (`RPC peer closed`
  *   on a clean EOF or a closed output) and later requests fail at once.
+ * - Responses to no pending request (a late answer after a timeout, an id never sent) are
+ *   ignored, up to `MAX_IGNORED_BYTES` of them since the last response that settled a request:
+ *   past it the peer closes (`<name> sent 64 MiB of responses to no request it was asked (the
+ *   last for id 1000000000)`), so a peer flooding its output cannot keep this process parsing.
  * - Output that is not a frame is named for `name` (`stdout must carry only protocol frames;
  *   <name> wrote "…"`, see framing.ts); a line of it that has no line break yet is reported
  *   50 ms after it came if nothing completes it first (a print without a newline fails at once,
@@ -50,6 +54,8 @@ export class RpcResponseError extends Error {
 
 export class RpcTimeoutError extends Error {
   override name = 'RpcTimeoutError'
+  /** Out of time (the engine does not run such a job again because an input changed meanwhile). */
+  readonly timedOut = true
   constructor(
     readonly method: string,
     readonly peerName: string,
@@ -92,6 +98,9 @@ export interface RpcPeerOptions {
    */
   stringify?: (message: unknown) => string | undefined
 }
+
+/** How many bytes of responses to no pending request are ignored before the peer closes (see the contract). */
+export const MAX_IGNORED_BYTES = 64 * 1024 * 1024
 
 /** How long a line that is not a frame may wait for the rest of itself before it is reported. */
 export const JUNK_GRACE_MS = 50
@@ -138,6 +147,8 @@ export class RpcPeer {
   private flushing = false
   private bytesSinceYield = 0
   private closeReason: Error | undefined
+  /** Bytes of responses ignored since a response last settled a request (see `MAX_IGNORED_BYTES`). */
+  private ignoredBytes = 0
   private readonly closedPromise: Promise<Error>
   private resolveClosed!: (reason: Error) => void
 
@@ -345,7 +356,7 @@ export class RpcPeer {
         this.close(new RpcClosedError(`frame body is not valid JSON: ${(error as Error).message}`))
         return
       }
-      this.dispatch(message)
+      this.dispatch(message, body.length)
     }
     if (this.decoder.holdsJunk && !this.junkTimer && !this.closeReason) {
       this.junkTimer = setTimeout(this.onJunkGrace, JUNK_GRACE_MS)
@@ -381,7 +392,7 @@ export class RpcPeer {
     this.close(error)
   }
 
-  private dispatch(message: unknown): void {
+  private dispatch(message: unknown, bytes: number): void {
     if (!isObject(message) || message.jsonrpc !== '2.0') {
       this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
       return
@@ -407,6 +418,15 @@ export class RpcPeer {
       this.close(new RpcClosedError('frame body is not a JSON-RPC 2.0 message'))
       return
     }
+    if (!this.pending.has(id)) {
+      this.ignoredBytes += bytes
+      if (this.ignoredBytes > MAX_IGNORED_BYTES) {
+        const mib = Math.round(MAX_IGNORED_BYTES / (1024 * 1024))
+        this.close(new RpcClosedError(`${this.name} sent ${mib} MiB of responses to no request it was asked (the last for id ${JSON.stringify(id)})`))
+      }
+      return
+    }
+    this.ignoredBytes = 0
     if ('error' in message && message.error !== undefined) {
       const error = isObject(message.error) ? message.error : {}
       const text = describeError(message.error)

@@ -14,8 +14,10 @@
  * - A task's time counts from the moment its process starts it (the process says so). A task
  *   that has run `SLOW_MS` holds its process: the tasks waiting behind it move to another
  *   process (started when needed, at most `MAX_PROCESSES`), so one runaway task delays no other
- *   for its whole budget; the process is told to skip them. A process whose task is out of time
- *   is killed, and the tasks waiting in it move on.
+ *   for its whole budget; the process is told to skip them. A task sent `slow` (work that
+ *   already outran its slice in the parent) holds its process from the start: no task is queued
+ *   behind it while another process can take it. A process whose task is out of time is killed,
+ *   and the tasks waiting in it move on.
  * - Processes start on demand (`fork`, V8 serialization); `prepare()` starts one ahead. Each new
  *   process gets `hooks.setup(process)` first (a copy of the document index, say), and before
  *   each task `hooks.catchUp(process)` (the index's writes since); a process `hooks.usable`
@@ -92,6 +94,8 @@ export const IDLE_MS = 10_000
 interface Task {
   id: number
   payload: unknown
+  /** See `run`'s `slow`. */
+  slow: boolean
   timeoutMs: number
   timedOut: () => Error
   resolve(value: unknown): void
@@ -135,10 +139,18 @@ export class ProcessPool {
 
   constructor(private readonly hooks: PoolHooks = {}) {}
 
-  run(payload: unknown, options: { timeoutMs: number; timedOut: () => Error }): Promise<unknown> {
+  run(
+    payload: unknown,
+    options: {
+      timeoutMs: number
+      timedOut: () => Error
+      /** Known to take long (work that outran its slice elsewhere): no task waits behind it. @default false */
+      slow?: boolean
+    },
+  ): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the sandbox is closed'))
     return new Promise((resolve, reject) => {
-      this.dispatch({ id: this.nextId++, payload, timeoutMs: options.timeoutMs, timedOut: options.timedOut, resolve, reject })
+      this.dispatch({ id: this.nextId++, payload, timeoutMs: options.timeoutMs, timedOut: options.timedOut, slow: options.slow ?? false, resolve, reject })
     })
   }
 
@@ -161,7 +173,9 @@ export class ProcessPool {
   }
 
   private dispatch(task: Task, except?: Process): void {
-    this.send(this.pick(except), task)
+    const proc = this.pick(except)
+    if (process.env.DBG_POOL) console.error('DBG dispatch', task.id, (task.payload as { kind?: string }).kind, 'to', proc.pid, 'procs', this.processes.map((p) => `${p.pid}:${p.assigned.size}:${p.running ? Date.now() - p.running.since : '-'}`).join(' '))
+    this.send(proc, task)
   }
 
   /** An idle process, else one whose task is not slow (fewest tasks first), else a new one, else the least busy. */
@@ -172,7 +186,7 @@ export class ProcessPool {
     const idle = candidates.find((proc) => proc.assigned.size === 0)
     if (idle) return idle
     const quick = candidates
-      .filter((proc) => proc.running === null || now - proc.running.since < SLOW_MS)
+      .filter((proc) => (proc.running === null || now - proc.running.since < SLOW_MS) && ![...proc.assigned.values()].some((task) => task.slow))
       .sort((a, b) => a.assigned.size - b.assigned.size)[0]
     if (quick) return quick
     if (this.processes.length < MAX_PROCESSES) return this.spawn()

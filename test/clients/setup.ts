@@ -80,6 +80,7 @@ const BUILT_BIN_TESTS = [
   '../integration/published-bundle.test.ts',
   '../integration/native-build.test.ts',
   '../integration/hostile-documents.test.ts',
+  '../integration/hostile-jobs.test.ts',
 ].map((file) =>
   path.join(HERE, file),
 )

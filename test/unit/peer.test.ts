@@ -554,6 +554,32 @@ describe('RpcPeer: timeouts and cancellation', () => {
     peer.close()
   })
 
+  it('closes once it has ignored 64 MiB of responses to no request since one last settled (a flood), failing what is pending', async () => {
+    const closes: Error[] = []
+    const { peer, send } = handDriven({ name: 'ext-a', onClose: (reason) => closes.push(reason) })
+    const pending = track(peer.request('work'))
+    await flush()
+    const flood = { jsonrpc: '2.0', id: 1_000_000_000, result: { content: 'x'.repeat(MAX_BODY_BYTES - 200) } }
+    // Below the bound, ignored; a response that settles a request starts the count again.
+    for (let i = 0; i < 3; i++) send(flood)
+    await flush()
+    expect(peer.isClosed).toBe(false)
+    const settles = track(peer.request('quick'))
+    await flush()
+    send({ jsonrpc: '2.0', id: 2, result: 'done' })
+    await flush()
+    expect(settles.status).toBe('resolved')
+    for (let i = 0; i < 4; i++) send(flood)
+    await flush()
+    expect(peer.isClosed).toBe(false)
+    send(flood)
+    await flush(10)
+    expect(peer.isClosed).toBe(true)
+    expect(closes.map((reason) => reason.message)).toEqual(['ext-a sent 64 MiB of responses to no request it was asked (the last for id 1000000000)'])
+    expect(pending.status).toBe('rejected')
+    expect((pending.error as Error).message).toBe('ext-a sent 64 MiB of responses to no request it was asked (the last for id 1000000000)')
+  })
+
   it('rejects at once for an already aborted signal, writing nothing', async () => {
     const { peer, sent } = handDriven()
     const error = await rejectionOf(peer.request('m', { a: 1 }, { signal: AbortSignal.abort() }))
