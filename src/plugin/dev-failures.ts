@@ -81,15 +81,12 @@ interface FoundFailure {
   failure: BrowserFailure
 }
 
-/** The cause of a document's failures going with it (deleted): nothing to print. */
-const GONE = '\u0000gone'
-
 /** The file a start failure is filed under when it names none. */
 const START_FAILURE = '(insitu)'
 
 export class DevFailures {
   private readonly files = new Map<string, FileFailures>()
-  /** Write mode: each file's last run held until the written text is rendered (see the contract). */
+  /** Write mode: each file's last run, held until the live sync has synced the file (see the contract). */
   private readonly held = new Map<string, { record: OwnerRecord; root: string }>()
   /** The file the engine's start failure is filed under (it is logged when it happens, not here). */
   private startFailureFile: string | null = null
@@ -137,7 +134,7 @@ export class DevFailures {
   /** A document was deleted: its failures are gone with it (the browsers are told). */
   forget(file: string): void {
     this.held.delete(file)
-    if (this.files.has(file)) this.update(file, [], GONE)
+    if (this.files.delete(file)) this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: [] }] } })
   }
 
   clearStartFailure(): void {
@@ -150,11 +147,6 @@ export class DevFailures {
     if (files.length === 0) return
     client.send({ type: 'custom', event: FAILURES_EVENT, data: { files } })
     client.send({ type: 'error', err: files[0]!.failures[0]!.err })
-  }
-
-  /** The failures currently shown, per file (for tests and the inspector). */
-  current(): Map<string, BrowserFailure[]> {
-    return new Map([...this.files].map(([file, { failures }]) => [file, failures]))
   }
 
   private ran(record: OwnerRecord, root: string, diagnostics: readonly LocatedDiagnostic[] = record.lastRun.diagnostics): void {
@@ -179,7 +171,7 @@ export class DevFailures {
     const fresh = failures.filter((f) => !shown.has(f.key))
     if (failures.length === 0) {
       this.files.delete(file)
-      if (before && file !== this.startFailureFile && cause !== GONE) this.logger.info(`insitu: ${file}: fixed`)
+      if (before && file !== this.startFailureFile) this.logger.info(`insitu: ${file}: fixed`)
     } else {
       this.files.set(file, { keys, failures: failures.map((f) => f.failure) })
     }
