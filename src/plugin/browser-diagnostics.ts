@@ -13,7 +13,10 @@
  *   (dev-failures.ts): each printed once with `console.error`; once none is left, the overlay
  *   showing an insitu error (Vite's `vite:error` event names the plugin) is closed, before the
  *   update that follows the fix (Vite's client would reload a page showing an overlay at its
- *   first update). The client is loaded by every page that loads Vite's own client
+ *   first update). While a failure is shown, insitu's overlay is taken out of the page around
+ *   every update (`vite:beforeUpdate` … `vite:afterUpdate`): an update (of the edited page
+ *   itself, whose failure was told before Vite's update came, or of any other module) neither
+ *   reloads the page nor clears the overlay. The client is loaded by every page that loads Vite's own client
  *   (`withInsituClient` appends its import to that module: frameworks that serve no
  *   `index.html`, such as Astro, included) and by the tag `transformIndexHtml` injects.
  * - `connectBrowserDiagnostics(channel, engine)` sends the custom HMR event
@@ -99,6 +102,19 @@ let overlayIsOurs = false
 hot.on('vite:error', (payload) => {
   overlayIsOurs = payload?.err?.plugin === ${JSON.stringify(PLUGIN_NAME)}
 })
+// While a failure is shown, an update (of this page or of any other module) neither reloads the
+// page (Vite's client does at its first update when an overlay shows) nor clears insitu's
+// overlay: it is taken out of the page just before and put back right after.
+let parked = []
+hot.on('vite:beforeUpdate', () => {
+  if (!overlayIsOurs || failures.size === 0) return
+  parked = [...document.querySelectorAll('vite-error-overlay')]
+  for (const overlay of parked) overlay.remove()
+})
+hot.on('vite:afterUpdate', () => {
+  for (const overlay of parked) if (overlayIsOurs && failures.size > 0) document.body.appendChild(overlay)
+  parked = []
+})
 hot.on(${JSON.stringify(FAILURES_EVENT)}, (message) => {
   for (const { file, failures: now } of message.files) {
     const before = new Set((failures.get(file) ?? []).map((failure) => failure.text))
@@ -110,6 +126,7 @@ hot.on(${JSON.stringify(FAILURES_EVENT)}, (message) => {
   // reloads a page that shows an overlay at its first update.
   if (failures.size === 0 && overlayIsOurs) {
     overlayIsOurs = false
+    parked = []
     for (const overlay of document.querySelectorAll('vite-error-overlay')) {
       if (typeof overlay.close === 'function') overlay.close()
       else overlay.remove()

@@ -225,6 +225,11 @@ export class DevServerSession {
   /** `transform` was called for `id` (see `servedIds`). */
   noteServed(id: string): void {
     this.servedIds.add(id)
+    this.noteLoaded(id)
+  }
+
+  /** `load` was called for `id` (a `?raw` document): its query is the one a background render uses. */
+  noteLoaded(id: string): void {
     const file = moduleKey(id)
     if (!this.servedQueries.has(file)) this.servedQueries.set(file, ownerQuery(id))
   }
@@ -371,11 +376,11 @@ export class DevServerSession {
   }
 
   /**
-   * A managed document the user edited is rendered now, in the background, not at the page's
-   * next request: a failure it causes is told when it happens (dev-failures.ts), browser open or
-   * not, and the request that follows is served from the cache. Not in write mode (the plan
-   * synced it already: its failures are told with the sync), not for the echo of a write, not
-   * while stopping.
+   * A managed document the user edited, which a page requested before, is rendered now, in the
+   * background, as the id it was requested as, not at the page's next request: a failure it
+   * causes is told when it happens (dev-failures.ts), browser open or not, and the request that
+   * follows is served from the cache. Not in write mode (the plan synced it already: its failures
+   * are told with the sync), not for the echo of a write, not while stopping.
    */
   private renderEditedDocument(file: string, planned: EventPlan): void {
     const engine = this.core.lifecycle.current
@@ -389,7 +394,9 @@ export class DevServerSession {
       } catch {
         return // gone meanwhile: its delete event follows
       }
-      const query = this.servedQueries.get(moduleKey(file)) ?? ''
+      // Rendered as a module id a page requested (no record appears for an id nobody did).
+      const query = this.servedQueries.get(moduleKey(file))
+      if (query === undefined) return
       // Its run record tells any failure; an error here (stopping, say) is the request's to meet.
       renderText(engine, file, text, query, { prefetch: true }).catch(() => {})
     })

@@ -77,6 +77,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     load: {
       filter: { id: { include: RAW_QUERY, exclude: SKIPPED_IDS } },
       handler(id) {
+        if (core.serving) dev.noteLoaded(id)
         return documents.load(this, id)
       },
     },
