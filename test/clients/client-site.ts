@@ -8,12 +8,12 @@
  * `startDev` spawns the CLI in its own process group on a free port and resolves once the
  * server answers; `stopDev` ends that group and fails if any process of it survives.
  * `runBuild` runs a CLI to completion and throws its output when it fails. `removeSites()`
- * deletes every copy. `launchChromium()` starts the house headless Chromium. `tableRowsOf(html)`
+ * deletes every copy. Chromium is the house headless one (test/e2e/chromium.ts). `tableRowsOf(html)`
  * reads the cells of the first table of an HTML text (header row excluded).
  * `useDevSession(options)`, called in a `describe`, declares its hooks: before all, a copy of
  * the fixture, its dev server and a Chromium page (then `ready`); after all, the browser
  * closed, the server's processes ended and the copies deleted. A failed test prints the dev
- * server's output.
+ * server's output (not one declared to fail, `it.fails`).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -165,10 +165,6 @@ export async function runBuild(
   })
 }
 
-export async function launchChromium(): Promise<Browser> {
-  return launchChromium()
-}
-
 export function tableRowsOf(html: string): string[][] {
   const table = /<table[\s\S]*?<\/table>/.exec(html)?.[0] ?? ''
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? ''
@@ -209,8 +205,10 @@ export function useDevSession(options: DevSessionOptions): DevSession {
     session.page = await browser.newPage()
     await options.ready?.(session)
   }, options.timeout)
-  // A failed test shows what the dev server printed (its errors, its reloads).
-  beforeEach(({ onTestFailed }) => {
+  // A failed test shows what the dev server printed (its errors, its reloads); not one that is
+  // expected to fail (`it.fails`: a known bug), whose failure is the news of every run.
+  beforeEach(({ onTestFailed, task }) => {
+    if (task.fails) return
     onTestFailed(() => console.error(`${options.fixture} dev server output:\n${session.server?.output() ?? '(not started)'}`))
   })
   afterAll(async () => {

@@ -8,6 +8,12 @@
  * - with write mode (INSITU_WRITE=1 in the site's config), `vitepress dev` writes the regions
  *   to disk at start and after a task edit, and createContentLoader (reads the files) follows,
  *   and so does its local search index where VitePress re-indexes in dev (`devSearchFollowsFiles`);
+ * - a region broken with the page open (issue #34: a SQL syntax error in the model; with write
+ *   mode, the included partial deleted) keeps the page, its other regions and the region's last
+ *   good content (on disk too, with write mode), shows Vite's overlay with insitu's message,
+ *   tells the console and the terminal once, and the fix closes the overlay and updates the
+ *   region without a reload (`breakAndFix`); an edit of the page that breaks its include region
+ *   does the same;
  * - `vitepress build` writes the regenerated regions into the HTML and builds the dynamic route;
  * - with write mode, the build's local search index holds a word only a region produces,
  *   `createContentLoader` sees it, a `<!--@include:-->` partial shows its region's current
@@ -17,6 +23,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Page } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
+import { openWatched, overlayTexts, type PageWatch } from '../e2e/page-watch.js'
 import { copySite, type DevSession, removeSites, runBuild, tableRowsOf, useDevSession } from './client-site.js'
 
 const BIN = 'vitepress/bin/vitepress.js'
@@ -46,11 +53,118 @@ async function firstTableShown({ page, server }: DevSession): Promise<void> {
   await page.locator('.vp-doc table').first().waitFor({ timeout: POLL })
 }
 
+/**
+ * Opens the home page afresh, watched (page-watch.ts): Vite's client has seen no update yet,
+ * so it would reload the page at its first update if insitu's overlay were still shown.
+ */
+async function openHome({ page, server }: DevSession): Promise<PageWatch> {
+  return openWatched(page, server.url, () => page.locator('.vp-doc table').first().waitFor({ timeout: POLL }), POLL)
+}
+
+/** How often `pattern` occurs in the dev server's output after its first `from` characters. */
+function printed({ server }: DevSession, from: number, pattern: RegExp): number {
+  return server.output().slice(from).match(new RegExp(pattern.source, 'g'))?.length ?? 0
+}
+
 function searchIndexOf(site: string): string {
   const chunks = path.join(site, '.vitepress/dist/assets/chunks')
   const files = fs.readdirSync(chunks).filter((name) => name.startsWith('@localSearchIndex'))
   if (files.length === 0) throw new Error(`no local search index in ${chunks}`)
   return files.map((name) => fs.readFileSync(path.join(chunks, name), 'utf8')).join('\n')
+}
+
+/** Replaces `from` (which must be there) with `to` in `file`. */
+function editFile(file: string, from: string, to: string): void {
+  const text = fs.readFileSync(file, 'utf8')
+  if (!text.includes(from)) throw new Error(`${file} holds no ${JSON.stringify(from)}`)
+  fs.writeFileSync(file, text.replace(from, to))
+}
+
+/** The text of the `include` region of index.md (the paragraph under its `## Notes`). */
+async function notesText(page: Page): Promise<string> {
+  return page.locator('.vp-doc h2#notes + p').innerText()
+}
+
+/** One way to break a region of index.md, and to fix it with a visible change. */
+interface Breakage {
+  break(site: string): void
+  fix(site: string): void
+  /** The region's id: its begin line in index.md as the file is then (`index.md:<line>`) starts the console's and the terminal's line. */
+  id: string
+  /** What insitu says after it (the overlay shows it too). */
+  message: string
+  /** The file the failure points at (the terminal's `File:` line), relative to the site. */
+  points: string
+  /** What the region shows (its last good content while broken), and what it shows once fixed. */
+  shows(page: Page): Promise<unknown>
+  fixed(before: unknown): unknown
+}
+
+/** A SQL syntax error in the model of the open-task region (a trailing comma); fixed, each title gets ` (fixed)`. */
+const MODEL_SYNTAX_ERROR: Breakage = {
+  break: (site) => editFile(path.join(site, 'insitu/models/open_tasks.sql'), 'order by title', 'order by title,'),
+  fix: (site) => {
+    const model = path.join(site, 'insitu/models/open_tasks.sql')
+    editFile(model, 'order by title,', 'order by title')
+    editFile(model, 'select title,', "select title || ' (fixed)' as title,")
+  },
+  id: 'open-tasks',
+  message: 'transform sql failed in open-tasks: insitu/models/open_tasks.sql: ',
+  points: 'insitu/models/open_tasks.sql',
+  shows: openTaskRows,
+  fixed: (before) => (before as string[][]).map(([title, status]) => [`${title} (fixed)`, status]),
+}
+
+/** The partial the include region reads deleted; fixed, written again with new words. */
+const PARTIAL_DELETED: Breakage = {
+  break: (site) => fs.rmSync(path.join(site, 'parts/notes.md')),
+  fix: (site) => fs.writeFileSync(path.join(site, 'parts/notes.md'), 'Notes from the partial: written again for the fix.\n'),
+  id: 'notes',
+  message: 'transform include failed in notes: file not found: parts/notes.md',
+  points: 'index.md',
+  shows: notesText,
+  fixed: () => 'Notes from the partial: written again for the fix.',
+}
+
+/**
+ * Breaking a region of index.md and fixing it, the page open (issue #34): the page keeps its
+ * content, its other regions (`others(phase)` reads or checks them, and the file, before the
+ * break, while broken and once fixed) and the region's last good content; Vite's overlay shows
+ * insitu's message; the console and the terminal tell it once. The fix closes the overlay and
+ * the page shows the fixed region, not reloaded.
+ */
+async function breakAndFix(dev: DevSession, breakage: Breakage, others: (phase: 'before' | 'broken' | 'fixed') => Promise<void>): Promise<void> {
+  const watch = await openHome(dev)
+  const logged = dev.server.output().length
+  // The begin comment's line: the line before `id = "<id>"` (with write mode, below a written body).
+  const where = () => `index.md:${fs.readFileSync(path.join(dev.site, 'index.md'), 'utf8').split('\n').indexOf(`id = "${breakage.id}"`)}`
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+  // The page's console lines about index.md (another document may fail too).
+  const consoleLines = () => watch.insituErrors().filter((line) => line.startsWith('[insitu] index.md:'))
+  try {
+    const before = await breakage.shows(dev.page)
+    await others('before')
+    breakage.break(dev.site)
+    await expect.poll(() => overlayTexts(dev.page), { timeout: POLL }).toEqual([expect.stringContaining(breakage.message)])
+    expect(await breakage.shows(dev.page)).toEqual(before)
+    await others('broken')
+    expect(consoleLines()).toEqual([expect.stringMatching(new RegExp(`^\\[insitu\\] ${escaped(where())} ${escaped(breakage.message)}`))])
+    const told = new RegExp(`insitu: ${escaped(where())}: ${escaped(breakage.message)}`)
+    await expect.poll(() => printed(dev, logged, told), { timeout: POLL }).toBe(1)
+    expect(dev.server.output().slice(logged)).toContain(`File: ${path.join(dev.site, breakage.points)}:`)
+
+    breakage.fix(dev.site)
+    await expect.poll(() => breakage.shows(dev.page), { timeout: POLL }).toEqual(breakage.fixed(before))
+    expect(await overlayTexts(dev.page)).toEqual([])
+    expect(watch.navigations()).toBe(0)
+    expect(await watch.markerKept()).toBe(true)
+    await others('fixed')
+    expect(consoleLines()).toHaveLength(1)
+    await expect.poll(() => printed(dev, logged, /insitu: index\.md: fixed/), { timeout: POLL }).toBe(1)
+    expect(printed(dev, logged, told)).toBe(1)
+  } finally {
+    watch.stop()
+  }
 }
 
 export interface VitePressOptions {
@@ -101,6 +215,41 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
         ['Quokka parade', 'open'],
         ['Zanzibarquux launch', 'open'],
       ])
+    })
+
+    it('a SQL error in the model keeps the page, its other regions and its table, shows the overlay, and the fix updates the table without a reload', { timeout: TIMEOUT + POLL }, async () => {
+      await breakAndFix(dev, MODEL_SYNTAX_ERROR, async () => {
+        expect(await notesText(dev.page)).toBe('Notes from the partial: revised wording.')
+      })
+    })
+
+    // A page edit that breaks one of its regions renders in the background (dev-server.ts
+    // `renderEditedDocument`), so insitu's error payload may reach Vite's client before Vite's
+    // update of the same edit: at the page's first update Vite's client would reload a page that
+    // shows an overlay, and on a later one clear it. Insitu's client keeps its overlay out of the
+    // page around each update (browser-diagnostics.ts).
+    it('an edit of the page that breaks its include region keeps the page and its other regions, shows the overlay, and creating the file fixes it without a reload', { timeout: TIMEOUT + POLL }, async () => {
+      const file = path.join(dev.site, 'index.md')
+      const watch = await openHome(dev)
+      try {
+        const rows = await openTaskRows(dev.page)
+        editFile(file, 'path = "parts/notes.md"', 'path = "parts/missing.md"')
+        await expect
+          .poll(() => overlayTexts(dev.page), { timeout: POLL })
+          .toEqual([expect.stringContaining('transform include failed in notes: file not found: parts/missing.md')])
+        expect(watch.navigations()).toBe(0)
+        expect(await notesText(dev.page)).toBe('Notes from the partial: revised wording.')
+        expect(await openTaskRows(dev.page)).toEqual(rows)
+        fs.writeFileSync(path.join(dev.site, 'parts/missing.md'), 'Notes from a partial written for the fix.\n')
+        await expect.poll(() => notesText(dev.page), { timeout: POLL }).toBe('Notes from a partial written for the fix.')
+        expect(await overlayTexts(dev.page)).toEqual([])
+        expect(await openTaskRows(dev.page)).toEqual(rows)
+        expect(watch.navigations()).toBe(0)
+        expect(await watch.markerKept()).toBe(true)
+        expect(watch.insituErrors()).toEqual([expect.stringMatching(/^\[insitu\] index\.md:16 transform include failed in notes: file not found: parts\/missing\.md/)])
+      } finally {
+        watch.stop()
+      }
     })
   })
 
@@ -201,6 +350,23 @@ export function describeVitePress(fixture: string, options: VitePressOptions): v
         return dev.page.locator('#loader-titles').innerText()
       }
       await expect.poll(loaderTitles, { timeout: POLL }).toBe('Zanzibarquux liftoff')
+    })
+
+    // Only index.md reads the partial: a change that fixes one document. (The model is read by
+    // items/[name].md too: its fix is told a little after the update index.md's write brings,
+    // and VitePress 1's client, at its first update, reloads a page still showing an overlay.)
+    it('with write mode, the included partial deleted keeps the page and the file, shows the overlay, and the partial written again updates file and page without a reload', { timeout: TIMEOUT + POLL }, async () => {
+      const index = path.join(dev.site, 'index.md')
+      const written = fs.readFileSync(index, 'utf8')
+      let rows: string[][] = []
+      await breakAndFix(dev, PARTIAL_DELETED, async (phase) => {
+        if (phase === 'before') rows = await openTaskRows(dev.page)
+        expect(rows.length).toBeGreaterThan(0)
+        expect(await openTaskRows(dev.page)).toEqual(rows)
+        // The file keeps the region's last good body while the partial is missing; the fix is written.
+        if (phase === 'broken') expect(fs.readFileSync(index, 'utf8')).toBe(written)
+        if (phase === 'fixed') expect(fs.readFileSync(index, 'utf8')).toContain('Notes from the partial: written again for the fix.')
+      })
     })
   })
 

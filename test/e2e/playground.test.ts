@@ -11,9 +11,13 @@
  * Checks: every region kind is visible with the values the task files, data/team.csv and
  * git imply (computed from the copy, so the assertions follow edits of the playground);
  * editing a task's title shows up in the SQL table and in the Python word count without a
- * page reload; closing the server leaves no extension process (children of this process
- * whose cwd is an extension folder of the copy, found through /proc; `liveExtensionPids()`
- * would not see them: the config file bundles its own copy of the plugin).
+ * page reload; a syntax error in the template of a SQL region (issue #34) keeps the page, its
+ * other regions and that region's last good list, shows Vite's overlay with insitu's message
+ * and tells the console and the terminal (the server's logger) once, and the fix closes the
+ * overlay and updates the region without a reload; closing the server leaves no extension
+ * process (children of this process whose cwd is an extension folder of the copy, found
+ * through /proc; `liveExtensionPids()` would not see them: the config file bundles its own
+ * copy of the plugin).
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -21,10 +25,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, type Page } from 'playwright-core'
-import { createServer, type ViteDevServer } from 'vite'
+import { createServer, type Logger, type ViteDevServer } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { launchChromium } from './chromium.js'
+import { openWatched, overlayTexts } from './page-watch.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const BRANCH = 'e2e-playground'
@@ -43,7 +48,17 @@ let copy: string
 let server: ViteDevServer | undefined
 let browser: Browser | undefined
 let page: Page
+let url: string
 let headOid: string
+/** What the dev server printed (its logger's messages), the terminal of a user. */
+const serverLog: string[] = []
+const BRANCH_REGION = 'article.doc[data-path="docs/05-git.md"] section.region[data-id="branch"]'
+
+/** A logger that prints nothing and keeps every message in `serverLog`. */
+function recordingLogger(): Logger {
+  const record = (message: string) => void serverLog.push(message)
+  return { hasWarned: false, info: record, warn: record, warnOnce: record, error: record, clearScreen: () => {}, hasErrorLogged: () => false }
+}
 
 /** The task files of the copy, read the way the SQL model and the Python extension read them. */
 function readTasks(): Task[] {
@@ -136,17 +151,17 @@ describe('playground (Vite dev server + Chromium)', () => {
       configFile: path.join(copy, 'vite.config.ts'),
       root: copy,
       logLevel: 'silent',
+      customLogger: recordingLogger(),
       server: { port: 0, strictPort: false, watch: { usePolling: true, interval: 50 } },
     })
     await server.listen()
-    const url = server.resolvedUrls?.local[0]
-    if (!url) throw new Error('the dev server has no local URL')
+    const local = server.resolvedUrls?.local[0]
+    if (!local) throw new Error('the dev server has no local URL')
+    url = local
     browser = await launchChromium()
     page = await browser.newPage()
     await page.goto(url)
-    await page.waitForSelector('article.doc[data-path="docs/05-git.md"] section.region[data-id="branch"]', {
-      timeout: TIMEOUT,
-    })
+    await page.waitForSelector(BRANCH_REGION, { timeout: TIMEOUT })
   }, TIMEOUT)
 
   afterAll(async () => {
@@ -248,6 +263,50 @@ describe('playground (Vite dev server + Chromium)', () => {
       .toContain(newTitle)
     expect((await tableRows(allTasks)).map((row) => row[0])).not.toContain(task.title)
     expect(await page.evaluate(() => (globalThis as unknown as { beforeEdit?: boolean }).beforeEdit)).toBe(true)
+  })
+
+  it('a syntax error in the template of a SQL region keeps the page, its other regions and its list, shows the overlay, and the fix updates the region without a reload', { timeout: 2 * TIMEOUT }, async () => {
+    const template = path.join(copy, 'insitu/templates/open_tasks.md.j2')
+    const good = fs.readFileSync(template, 'utf8')
+    const doc = fs.readFileSync(path.join(copy, 'docs/01-tasks.md'), 'utf8').split('\n')
+    const line = doc.indexOf('id = "open-tasks"') // the begin comment's line, 1-based
+    expect(line).toBeGreaterThan(0)
+    const allTasks = 'section.region[data-kind="sql"][data-id="all-tasks"]'
+    const openItems = () => page.locator('section.region[data-kind="sql"][data-id="open-tasks"] li').allInnerTexts()
+    const failure = 'transform sql failed in open-tasks'
+    const consoleLine = new RegExp(`^\\[insitu\\] docs/01-tasks\\.md:${line} ${failure}`)
+    const printed = (from: number, text: string) => serverLog.slice(from).filter((message) => message.includes(text)).length
+    const watch = await openWatched(page, url, () => page.waitForSelector(BRANCH_REGION, { timeout: TIMEOUT }), 30_000)
+    const logged = serverLog.length
+    try {
+      const items = await openItems()
+      const rows = await tableRows(allTasks)
+      const branch = await page.locator(`${BRANCH_REGION} p`).innerText()
+      expect(items.length).toBeGreaterThan(0)
+      // `{% for %}` left without its `{% endfor %}`.
+      fs.writeFileSync(template, good.replace('{% endfor %}', ''))
+      await expect.poll(() => overlayTexts(page), { timeout: 30_000 }).toEqual([expect.stringContaining(failure)])
+      expect((await overlayTexts(page))[0]).toContain('open_tasks.md.j2')
+      expect(await openItems()).toEqual(items)
+      expect(await tableRows(allTasks)).toEqual(rows)
+      expect(await page.locator(`${BRANCH_REGION} p`).innerText()).toBe(branch)
+      expect(watch.insituErrors()).toEqual([expect.stringMatching(consoleLine)])
+      expect(printed(logged, `insitu: docs/01-tasks.md:${line}: ${failure}`)).toBe(1)
+      expect(serverLog.slice(logged).join('\n')).toContain(`File: ${template}:`)
+
+      fs.writeFileSync(template, good.replace('- **{{ row.title }}**', '- **{{ row.title }}** (fixed)'))
+      const fixed = items.map((item) => item.replace(' · ', ' (fixed) · '))
+      await expect.poll(openItems, { timeout: 30_000 }).toEqual(fixed)
+      expect(await overlayTexts(page)).toEqual([])
+      expect(await tableRows(allTasks)).toEqual(rows)
+      expect(watch.navigations()).toBe(0)
+      expect(await watch.markerKept()).toBe(true)
+      expect(watch.insituErrors()).toHaveLength(1)
+      expect(printed(logged, 'insitu: docs/01-tasks.md: fixed')).toBe(1)
+      expect(printed(logged, failure)).toBe(1)
+    } finally {
+      watch.stop()
+    }
   })
 
   it('leaves no extension process once the browser and the server are closed', { timeout: TIMEOUT }, async () => {
