@@ -11,7 +11,9 @@
  *   that outran its slice in the parent: builtins/jinja-renderer.ts), `compile-model` (a SQL
  *   model whose templates did: documents/sql-models.ts);
  * - `skip`: tasks the parent gave to another process meanwhile: not run.
- * It exits when its IPC channel closes (the parent ended or let it go).
+ * A task starts once the answer of the one before has been written. It exits when its IPC
+ * channel closes (the parent let it go) while it waits for work; the parent kills it when it
+ * ends, however it ends (sandbox/process-end.ts).
  */
 import { renderTask, type RenderTask } from './builtins/jinja-renderer.js'
 import { createIndexCopy, type IndexCopySetup, type QueryTask } from './documents/index-copy.js'
@@ -26,8 +28,10 @@ const skipped = new Set<number>()
 const inbox: Exclude<SandboxMessage, { type: 'skip' }>[] = []
 let draining = false
 
-function send(reply: SandboxReply): void {
-  process.send?.(reply)
+/** Sends a reply; `then` runs once it is written (a large one takes a while to leave). */
+function send(reply: SandboxReply, then?: () => void): void {
+  if (process.send) process.send(reply, undefined, {}, () => then?.())
+  else then?.()
 }
 
 function receive(message: SandboxMessage): void {
@@ -48,16 +52,21 @@ function drain(): void {
     draining = false
     return
   }
-  if (next.type === 'setup') copy.setup(next.payload as IndexCopySetup)
-  else if (!skipped.delete(next.id)) {
-    send({ type: 'start', id: next.id })
-    try {
-      send({ type: 'result', id: next.id, value: run(next.payload as Task) })
-    } catch (error) {
-      send({ type: 'error', id: next.id, ...taskErrorReply(error) })
-    }
+  if (next.type === 'setup' || skipped.delete(next.id)) {
+    if (next.type === 'setup') copy.setup(next.payload as IndexCopySetup)
+    setImmediate(drain)
+    return
   }
-  setImmediate(drain)
+  // The next task starts once this one's answer has left: the parent's clock for a task runs
+  // from its `start`, which must not wait behind the answer of the one before.
+  send({ type: 'start', id: next.id })
+  let reply: SandboxReply
+  try {
+    reply = { type: 'result', id: next.id, value: run(next.payload as Task) }
+  } catch (error) {
+    reply = { type: 'error', id: next.id, ...taskErrorReply(error) }
+  }
+  send(reply, () => setImmediate(drain))
 }
 
 function run(task: Task): unknown {

@@ -4,11 +4,15 @@
  *
  * Bounded (issue #34): a render runs here for at most `IN_PROCESS_SLICE_MS` (the most it holds
  * the event loop of the process that serves pages); one that takes longer is done again in the
- * sandbox (src/sandbox/process-pool.ts: `renderTask` in another process) with the rest of
+ * sandbox (and, for `SLOW_MEMORY_MS`, that template's renders go there at once: the regions of a
+ * document that share it do not each hold this process first) (src/sandbox/process-pool.ts: `renderTask` in another process) with the rest of
  * `budgetMs`, and fails there with `template <name>: the render ran longer than 30 s (line 3)`
  * (its process killed when the render cannot stop itself). Its value and params cross to that
  * process through cloneable-values.ts; its errors keep their position and dependencies.
  */
+import path from 'node:path'
+import { withPosition } from '../documents/error-positions.js'
+import { toPosixRelative } from '../documents/project-paths.js'
 import type { BuiltinCapability } from '../host/host.js'
 import { describeDuration, IN_PROCESS_SLICE_MS, type ProcessPool, SANDBOX_GRACE_MS } from '../sandbox/process-pool.js'
 import { fromSandboxError } from '../sandbox/task-errors.js'
@@ -33,9 +37,14 @@ export interface RenderTask {
   budgetMs: number
 }
 
+/** How long a template that outran its slice goes straight to the sandbox (its other regions' renders don't each hold this process first). */
+const SLOW_MEMORY_MS = 30_000
+
 export function jinjaRenderer(context: JinjaRendererContext): BuiltinCapability {
   const renderer = createJinjaRenderer(context)
   const budgetMs = context.budgetMs ?? 30_000
+  /** Template name → when it last outran its slice here. */
+  const slowSince = new Map<string, number>()
   return {
     kind: 'renderer',
     name: 'jinja',
@@ -44,26 +53,34 @@ export function jinjaRenderer(context: JinjaRendererContext): BuiltinCapability 
       const params = optionalTable(opts, 'params', 'jinja')
       const input: RenderInput = { template, params, value, location }
       const started = performance.now()
+      const name = template || DEFAULT_TEMPLATE
+      const knownSlow = (slowSince.get(name) ?? -Infinity) > started - SLOW_MEMORY_MS
       const slice = context.sandbox ? Math.min(IN_PROCESS_SLICE_MS, budgetMs) : budgetMs
-      try {
-        return renderer.render(input, { deadline: started + slice, budgetMs })
-      } catch (error) {
-        if (!(error instanceof JinjaTemplateError && error.timedOut) || slice >= budgetMs || !context.sandbox) throw error
+      if (!knownSlow || !context.sandbox) {
+        try {
+          return renderer.render(input, { deadline: started + slice, budgetMs })
+        } catch (error) {
+          if (!(error instanceof JinjaTemplateError && error.timedOut) || slice >= budgetMs || !context.sandbox) throw error
+          slowSince.set(name, started)
+        }
       }
       const remainingMs = Math.max(1, Math.round(budgetMs - (performance.now() - started)))
-      return renderInSandbox(context.sandbox(), { kind: 'render', templatesDir: context.templatesDir, root: context.root, input: toCloneable(input), remainingMs, budgetMs })
+      return renderInSandbox(context.sandbox!(), { kind: 'render', templatesDir: context.templatesDir, root: context.root, input: toCloneable(input), remainingMs, budgetMs })
     },
   }
 }
 
 async function renderInSandbox(pool: ProcessPool, task: RenderTask): Promise<RenderOutput> {
   const name = (task.input as { template?: string }).template || DEFAULT_TEMPLATE
+  // Killed for good measure (its render could not stop itself): the template file is what to fix.
+  const killed = () => {
+    const failure = Object.assign(new JinjaTemplateError(`template ${name}: the render ran longer than ${describeDuration(task.budgetMs)}`, []), { timedOut: true })
+    if (name.startsWith('@insitu/')) return failure
+    const file = toPosixRelative(task.root, path.resolve(task.templatesDir, name))
+    return withPosition(Object.assign(failure, { dependencies: [`fs:file:${file}`] }), { path: file, line: null, column: null })
+  }
   try {
-    return (await pool.run(task, {
-      slow: true,
-      timeoutMs: task.remainingMs + SANDBOX_GRACE_MS,
-      timedOut: () => Object.assign(new JinjaTemplateError(`template ${name}: the render ran longer than ${describeDuration(task.budgetMs)}`, []), { timedOut: true }),
-    })) as RenderOutput
+    return (await pool.run(task, { slow: true, timeoutMs: task.remainingMs + SANDBOX_GRACE_MS, timedOut: killed })) as RenderOutput
   } catch (error) {
     throw fromSandboxError(error)
   }

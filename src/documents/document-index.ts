@@ -343,6 +343,8 @@ export class DocumentIndex {
    * outruns its slice of this process: builtins/jinja-renderer.ts).
    */
   get sandbox(): ProcessPool {
+    // Closed: no new pool (its processes would outlive the index, nobody closing them).
+    if (!this.sandboxHolder.pool && (this.closed || this.queriesClosed)) throw new Error('the document index is closed')
     this.sandboxHolder.pool ??= new ProcessPool(queryHooks(this.journal))
     return this.sandboxHolder.pool
   }

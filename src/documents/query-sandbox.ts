@@ -5,12 +5,13 @@
  * time is up and never holds the process that serves pages (issue #34).
  *
  * Contract:
- * - `queryHooks(journal, options)`: the pool hooks that keep each process's copy current: a new
- *   process starts from the index's bytes (`journal.snapshot()`), gets the writes since before
- *   each task (`index-apply`), and is no longer used once the journal dropped writes it had not
- *   received (index-journal.ts: it ends once its own tasks are answered; a fresh one follows).
- *   The journal's log is kept only as far back as the process furthest behind needs; with no
- *   process left it stops following.
+ * - `queryHooks(journal, options)`: the pool hooks that keep each process's copy current: a
+ *   process gets its copy from the index's bytes (`journal.snapshot()`) before its first query
+ *   (one that only renders templates never gets one), the writes since before each task
+ *   (`index-apply`), and is no longer used once the journal dropped writes it had not received
+ *   (index-journal.ts: it ends once its own tasks are answered; a fresh one follows). The
+ *   journal's log is kept only as far back as the process furthest behind needs; with no copy
+ *   left it stops following.
  * - `runQuery(pool, sql, params, timeoutMs)` resolves to the rows of a read-only query on a copy
  *   of the index as it is when it is called (the copies replay the index's writes in order, so a
  *   query sent after a write sees it), read as the index reads them, or rejects with SQLite's
@@ -20,6 +21,7 @@
 import { describeDuration, type PoolHooks, type ProcessPool, type SandboxProcess, SandboxTaskError } from '../sandbox/process-pool.js'
 import type { IndexCopySetup, QueryTask } from './index-copy.js'
 import type { IndexJournal } from './index-journal.js'
+import { formatSize } from './input-limits.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
 /** A query ran out of its time (the caller names the model: sql-models.ts). */
@@ -33,7 +35,7 @@ export class QueryTimeoutError extends Error {
 /** A query's rows would hold more than a sandbox process lets one query hold. */
 export class QueryTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
-    super(`the query returned more than ${describeBytes(maxBytes)} of rows`)
+    super(`the query returned more than ${formatSize(maxBytes)} of rows`)
   }
 }
 
@@ -55,25 +57,27 @@ export function queryHooks(journal: IndexJournal, options: { maxRowBytes?: numbe
     else journal.forget(Math.min(...[...copies].map(positionOf)))
   }
   return {
-    setup(process) {
-      const { bytes, position } = journal.snapshot()
-      process.state = { position } satisfies CopyState
-      copies.add(process)
-      const init: IndexCopySetup = { kind: 'index-init', bytes, maxRowBytes: options.maxRowBytes ?? MAX_ROW_BYTES, heapLimit: 2 * bytes.length + HEAP_HEADROOM }
-      return [init]
-    },
-    catchUp(process) {
-      const state = process.state as CopyState
+    catchUp(process, payload) {
+      const state = process.state as CopyState | undefined
+      if (state === undefined) {
+        // A process gets its copy at its first query (one that only renders templates never does).
+        if ((payload as { kind?: unknown } | null)?.kind !== 'query') return []
+        const { bytes, position } = journal.snapshot()
+        process.state = { position } satisfies CopyState
+        copies.add(process)
+        const init: IndexCopySetup = { kind: 'index-init', bytes, maxRowBytes: options.maxRowBytes ?? MAX_ROW_BYTES, heapLimit: 2 * bytes.length + HEAP_HEADROOM }
+        return [init]
+      }
       if (journal.end <= state.position) return []
       const apply: IndexCopySetup = { kind: 'index-apply', entries: journal.since(state.position) }
       state.position = journal.end
       forgetApplied()
       return [apply]
     },
-    usable: (process) => positionOf(process) >= journal.start,
+    // A process without a copy yet can take a query (it gets one); one behind the journal cannot.
+    usable: (process) => process.state === undefined || positionOf(process) >= journal.start,
     ended(process) {
-      copies.delete(process)
-      forgetApplied()
+      if (copies.delete(process)) forgetApplied()
     },
   }
 }
@@ -91,6 +95,3 @@ export async function runQuery(pool: ProcessPool, sql: string, params: Record<st
   }
 }
 
-function describeBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`
-}

@@ -120,7 +120,8 @@ const END = /<!--\s*insitu:end\s*-->/g
 /**
  * Every region of `text` in document order, and the begin comment no end closes (if any). Scanning
  * starts at offset `from` (e.g. a front matter's body offset); lines and offsets stay relative to
- * the whole text. Never throws: a problem belongs to its region (see the header).
+ * the whole text. A problem belongs to its region (see the header); it throws only for a document
+ * over `MAX_REGIONS` regions (input-limits.ts: the document fails as a whole).
  */
 export function scanRegions(text: string, from = 0): RegionScan {
   const { spans, unterminatedAt } = regionSpans(text, from, MAX_REGIONS + 1)

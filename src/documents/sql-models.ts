@@ -46,7 +46,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createJinjaEngine, errorPosition as templateErrorPosition, TemplateTimeoutError } from '../jinja/engine.js'
-import { describeDuration, IN_PROCESS_SLICE_MS, SANDBOX_GRACE_MS } from '../sandbox/process-pool.js'
+import { describeDuration, IN_PROCESS_SLICE_MS, SANDBOX_GRACE_MS, SandboxCrashError } from '../sandbox/process-pool.js'
 import { fromSandboxError } from '../sandbox/task-errors.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
@@ -248,8 +248,9 @@ export async function runSqlModel(
       ...params,
     })
   } catch (error) {
-    // Out of time or too large: the model file says which query (its first line, the overlay's link).
-    if (error instanceof QueryTimeoutError || error instanceof QueryTooLargeError) {
+    // Out of time, too large, or its process ended: the model file says which query (its first
+    // line, the overlay's link).
+    if (error instanceof QueryTimeoutError || error instanceof QueryTooLargeError || error instanceof SandboxCrashError) {
       const model = files[0] ?? `${models.modelsDir}/${name}.sql`
       throw withDependencies(withPosition(new Error(`${model}: ${error.message}`, { cause: error }), { path: model, line: null, column: null }), dependencies)
     }
@@ -264,8 +265,8 @@ export async function runSqlModel(
 
 /**
  * A model compiled here when its templates render within `IN_PROCESS_SLICE_MS`; one that takes
- * longer is compiled again in the sandbox (sandbox-tasks.ts) with the rest of the index's budget,
- * so a runaway model template never holds this process for the whole budget.
+ * longer is compiled again in the sandbox (`compileModelTask`, in src/sandbox-child.ts) with the
+ * rest of the index's budget, so a runaway model template never holds this process for the whole budget.
  */
 async function compileBounded(index: DocumentIndex, models: SqlModels, name: string): Promise<CompiledSqlModel> {
   const budgetMs = index.queryTimeoutMs
@@ -278,12 +279,12 @@ async function compileBounded(index: DocumentIndex, models: SqlModels, name: str
   }
   const remainingMs = Math.max(1, Math.round(budgetMs - (performance.now() - started)))
   const task: CompileModelTask = { kind: 'compile-model', root: index.root, modelsDir: models.modelsDir, name, remainingMs, budgetMs }
+  const file = models.modelsDir === '' ? `${name}.sql` : `${models.modelsDir}/${name}.sql`
+  // Killed for good measure (its render could not stop itself): the model file is what to fix.
+  const killed = () =>
+    withDependencies(withPosition(new ModelTimeoutError(`${file}: its template ran longer than ${describeDuration(budgetMs)}`), { path: file, line: null, column: null }), [`fs:file:${file}`])
   try {
-    return (await index.sandbox.run(task, {
-      slow: true,
-      timeoutMs: remainingMs + SANDBOX_GRACE_MS,
-      timedOut: () => new ModelTimeoutError(`${models.modelsDir === '' ? '' : `${models.modelsDir}/`}${name}.sql: its template ran longer than ${describeDuration(budgetMs)}`),
-    })) as CompiledSqlModel
+    return (await index.sandbox.run(task, { slow: true, timeoutMs: remainingMs + SANDBOX_GRACE_MS, timedOut: killed })) as CompiledSqlModel
   } catch (error) {
     throw fromSandboxError(error)
   }

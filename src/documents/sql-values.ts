@@ -19,7 +19,7 @@
  *   first column equal to it ignoring ASCII case, so `select 1 as a, 2 as A` gives `{a: 1, A: 1}`
  *   (verified against Python 3.11's sqlite3; better-sqlite3's own objects keep the last value).
  *   With `maxBytes`, reading stops with a `RowsTooLargeError` once the rows read hold more
- *   (texts and blobs by length, other values 8 bytes each): the query sandbox bounds what one
+ *   (an estimate: 64 bytes a row, 16 a value, texts and blobs their length besides): the query sandbox bounds what one
  *   query can make a process hold.
  */
 import type Database from 'better-sqlite3'
@@ -99,7 +99,10 @@ export function readRows(stmt: Database.Statement, params: Record<string, SqlPar
   return out
 }
 
-/** Rows read past `maxBytes` (an estimate: texts and blobs by length, other values 8 bytes). */
+/**
+ * Rows read past `maxBytes`: an estimate of what they hold here and on their way to the parent
+ * (each row 64 bytes, each value 16 more, texts and blobs their length besides).
+ */
 export class RowsTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
     super(`the query returned more than ${maxBytes} bytes of rows`)
@@ -110,7 +113,8 @@ function boundedRows(rows: IterableIterator<unknown[]>, maxBytes: number): unkno
   const out: unknown[][] = []
   let bytes = 0
   for (const row of rows) {
-    for (const value of row) bytes += typeof value === 'string' || Buffer.isBuffer(value) ? value.length + 8 : 8
+    bytes += 64
+    for (const value of row) bytes += typeof value === 'string' || Buffer.isBuffer(value) ? value.length + 16 : 16
     if (bytes > maxBytes) {
       rows.return?.()
       throw new RowsTooLargeError(maxBytes)

@@ -14,7 +14,8 @@
  *   the OWNER `<project-relative path>[?<query>]` — one record per module id, so a second id of
  *   the same file (`README.md?raw` beside `README.md`) never erases another's record; a re-run
  *   replaces that owner's previous dependencies, a failure keeps what it read. Results are
- *   cached per owner by input text, except a failed one; a document's result is also served
+ *   cached per owner by input text, except a failed one (one whose failures all ran out of their
+ *   time is kept: its inputs changing renders it again); a document's result is also served
  *   for its own output text (regeneration is idempotent), so rendering a file the plugin just
  *   wrote back runs no job. A change that arrives while a job runs and touches what it read
  *   makes it run again, so a result never misses an edit.
@@ -74,7 +75,7 @@ import { DependencyGraph, type FileEvent, type ProjectionChanges } from './depen
 import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
-import type { JobMemo, JobStats } from './job-memo.js'
+import { type JobMemo, type JobStats, outsideJobs } from './job-memo.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
 export interface EngineOptions {
@@ -251,9 +252,11 @@ export class InsituEngine {
         (sql, params, rows, hash) => memo?.recordQuery(sql, params, rows, hash),
         (sql, params) => memo?.takeCheckedRows(sql, params),
       )
-      const resolve = recordReads(createResourceResolver({ ...resolverContext, index: recordingIndex }), (identifier, location, read) =>
+      const recorded = recordReads(createResourceResolver({ ...resolverContext, index: recordingIndex }), (identifier, location, read) =>
         memo?.recordRead(identifier, location, read),
       )
+      // Reads through the host are told apart by their location, not by the async context (job-memo.ts).
+      const resolve: typeof recorded = (identifier, location, trace) => outsideJobs(() => recorded(identifier, location, trace))
       const builtins = createBuiltins({
         root,
         templatesDir: path.join(root, config.paths.templates),
@@ -312,7 +315,7 @@ export class InsituEngine {
    * `prefetch`: rendered ahead of any request (the dev server's early cutoff, a write-back), so
    * the next request served from the cache delivers this run: the run records keep its reason.
    */
-  async renderDocument(file: string, text: string, query = '', options: { prefetch?: boolean } = {}): Promise<DocumentResult> {
+  async renderDocument(file: string, text: string, query = '', options: { prefetch?: boolean; lastGood?: boolean } = {}): Promise<DocumentResult> {
     const relPath = this.requireRelative(file)
     const owner = ownerOf(relPath, query)
     const hash = hashText(text)
@@ -320,7 +323,8 @@ export class InsituEngine {
     const processes = this.processEpoch()
     if (cached && !cached.stale && cached.processes === processes) {
       const hit = cached.hash === hash ? cached.result : cached.result.outputHash === hash ? unchangedResult(cached.result) : null
-      if (hit) {
+      // A result with last good bodies is for serving: a render to write gets this text's own output.
+      if (hit && !(options.lastGood === false && cached.result.lastGoodApplied)) {
         if (!options.prefetch) this.runRecords.cached(owner)
         return hit
       }
@@ -333,16 +337,20 @@ export class InsituEngine {
     const rendersBefore = this.documentJobs.get(owner)?.renders ?? 0
     const result = await this.runTracked(owner, async () => {
       jobKeys = []
-      const good = this.lastGoodOutputs.get(relPath)
+      // What is written to disk never gets a last good body (only generated output of this text).
+      const good = options.lastGood === false ? undefined : this.lastGoodOutputs.get(relPath)
       const rendered = await renderDocument(this.host, relPath, text, (job, invoke) => this.memo.run(job, invoke, jobKeys), {
         lastGood: (job) => good?.get(`${job.target}:${job.id}`),
       })
       this.noteGoodOutputs(relPath, rendered)
+      const failedJobs = rendered.jobs.filter((j) => j.error !== null)
       return {
         result: rendered,
         dependencies: rendered.dependencies,
-        failed: rendered.jobs.some((j) => j.error !== null),
-        timedOut: rendered.jobs.some((j) => j.timedOut === true),
+        // Failures that are out-of-time are kept until an input changes: every request of the
+        // page would spend the budget again (a crash or an error may be transient: not kept).
+        failed: failedJobs.some((j) => j.timedOut !== true),
+        timedOut: failedJobs.some((j) => j.timedOut === true),
       }
     })
     this.noteDocumentJobs(owner, jobKeys, rendersBefore)
@@ -355,7 +363,8 @@ export class InsituEngine {
     this.lastOutputs.set(owner, rendered.outputHash!)
     const provider = (kind: string) => providerOf(this.host, kind)
     this.runRecords.ran(owner, documentRun(relPath, startedAt, hash, rendered.outputHash!, rendered, provider), options.prefetch)
-    // A failure may be transient (a crash, a timeout): never serve it again from the cache.
+    // A failure may be transient (a crash): never serve it again from the cache (one out of time
+    // is kept until an input changes: see `run` above).
     if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false, processes })
     else this.documentCache.delete(owner)
     return rendered

@@ -592,6 +592,15 @@ function queryMayReadChange(query: RecordedQuery, change: RowChange, evaluate: E
 /** The job whose `invoke` runs in the current async context (see `recordQuery`). */
 const jobScope = new AsyncLocalStorage<Recorder>()
 
+/**
+ * `run` outside any job's async context: what an extension asks through the host is its own
+ * (an extension process restarted inside a job would otherwise carry that job's context into
+ * every later request it makes, and its reads would be recorded for that job alone).
+ */
+export function outsideJobs<T>(run: () => T): T {
+  return jobScope.exit(run)
+}
+
 /** Reads are the same wherever they happen, except SQL models (their rows depend on the location). */
 function readKey(identifier: string, location: Location): string {
   return identifier.startsWith('sql:model:') ? `${identifier}\u0000${location.path}` : identifier

@@ -92,6 +92,8 @@ export interface DocumentResult {
   changed: boolean
   /** SHA-1 of `text` (set by the engine): equal hashes, equal output. */
   outputHash?: string
+  /** A failed job's region (or value) was given its last good output (`options.lastGood`): for serving, not for writing. */
+  lastGoodApplied?: boolean
   jobs: JobResult[]
   dependencies: string[]
   diagnostics: LocatedDiagnostic[]
@@ -133,6 +135,7 @@ export async function renderDocument(
       text: applyEdits(text, edits),
       edits,
       changed: edits.length > 0,
+      ...(edits.length > 0 ? { lastGoodApplied: true } : {}),
       jobs: [],
       dependencies: [],
       diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
@@ -234,11 +237,14 @@ export async function renderDocument(
 
   const edits: TextEdit[] = []
   // Jobs are regions first, then materializations, in order: pair them by position (ids may repeat).
+  let lastGoodApplied = false
   const values = materializations.flatMap((materialization, i) => {
     const job = jobs[regions.length + i]!
     if (job.error === null) return [{ pointer: materialization.pointer, value: job.value }]
     const good = lastGood(job)
-    return good === undefined ? [] : [{ pointer: materialization.pointer, value: good.value }]
+    if (good === undefined) return []
+    lastGoodApplied = true
+    return [{ pointer: materialization.pointer, value: good.value }]
   })
   if (values.length > 0 && frontMatter.data) {
     // Only the generated values' text changes; the user's own bytes stay (issue #14).
@@ -255,7 +261,9 @@ export async function renderDocument(
   const eol = lineEndingOf(text)
   regions.forEach((region, i) => {
     const job = jobs[i]!
-    const content = job.error === null ? job.content : lastGood(job)?.content
+    const good = job.error === null ? undefined : lastGood(job)
+    if (good !== undefined) lastGoodApplied = true
+    const content = job.error === null ? job.content : good?.content
     if (content !== undefined) edits.push({ start: region.bodyStart, end: region.bodyEnd, text: regionBodyText(content ?? '', eol) })
   })
   const changedEdits = edits.filter((e) => text.slice(e.start, e.end) !== e.text)
@@ -265,6 +273,7 @@ export async function renderDocument(
     text: output,
     edits: changedEdits,
     changed: output !== text,
+    ...(lastGoodApplied ? { lastGoodApplied: true } : {}),
     jobs,
     dependencies: [...new Set(jobs.flatMap((j) => j.dependencies))],
     diagnostics: [

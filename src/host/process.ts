@@ -38,7 +38,7 @@ import { isObject } from '../protocol/object-guards.js'
 import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead } from '../protocol/schemas.js'
 import { wireJson } from '../values/wire-json.js'
 import type { Manifest } from './manifest.js'
-import { onProcessEnd } from './process-end.js'
+import { onProcessEnd } from '../sandbox/process-end.js'
 
 export const RESTART_LIMIT = 5
 export const RESTART_WINDOW_MS = 3 * 60_000

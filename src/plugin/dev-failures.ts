@@ -23,7 +23,10 @@
  *   held until the live sync has synced the document (`settled(file, sync)`), then told with the
  *   sync's diagnostics, whose lines are those of the file written (sync-document.ts), or as it
  *   is when nothing was written (an unwritable file).
- * - `forget(file)`: the document was deleted; its failures go (told as fixed would be, silently).
+ * - `forget(file)`: the document was deleted; its failures go (the browsers told, nothing
+ *   printed); a run that ends after its document was deleted tells nothing.
+ * - When some of a file's failures are fixed and others are left, the overlay gets the first of
+ *   those left (it may have shown a fixed one).
  * - `reportStartFailure(error)`: the engine could not start (a bad `insitu.toml`): the same, under
  *   the config file, except the terminal line (logged once at start by `logEngineStartError`).
  *   `clearStartFailure()` forgets it.
@@ -34,6 +37,7 @@
  *   says whose it is) once no failure is left, before the update that follows the fix reaches
  *   Vite's client (which would reload a page showing an overlay at its first update).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import type { InsituEngine } from '../engine/engine.js'
 import type { LocatedDiagnostic } from '../engine/render-document.js'
@@ -138,8 +142,9 @@ export class DevFailures {
   }
 
   clearStartFailure(): void {
-    if (this.startFailureFile !== null) this.files.delete(this.startFailureFile)
+    const file = this.startFailureFile
     this.startFailureFile = null
+    if (file !== null && this.files.delete(file)) this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: [] }] } })
   }
 
   answerReady(client: FailureChannel): void {
@@ -150,6 +155,8 @@ export class DevFailures {
   }
 
   private ran(record: OwnerRecord, root: string, diagnostics: readonly LocatedDiagnostic[] = record.lastRun.diagnostics): void {
+    // A run that ended after its document was deleted (a runaway's) has nothing left to tell.
+    if (!fs.existsSync(path.resolve(root, record.file))) return this.forget(record.file)
     const run = record.lastRun
     const errors = diagnostics.filter((d) => d.severity === 'error')
     const failures = errors.map((diagnostic): FoundFailure => {
@@ -178,8 +185,10 @@ export class DevFailures {
     // A start failure is logged once when it happens (dev-server.ts `logEngineStartError`).
     if (file !== this.startFailureFile) for (const found of fresh) this.print(found, cause)
     this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: failures.map((f) => f.failure) }] } })
-    const first = fresh[0]
-    if (first) this.channel.send({ type: 'error', err: first.failure.err })
+    // The overlay shows the first new failure; when some were fixed and others are left, the first
+    // of those (it may have shown a fixed one).
+    const shownNext = fresh[0] ?? (before && failures.length > 0 && failures.length < before.keys.length ? failures[0] : undefined)
+    if (shownNext) this.channel.send({ type: 'error', err: shownNext.failure.err })
   }
 
   private print({ where, failure: { err } }: FoundFailure, cause: string | null): void {

@@ -54,6 +54,7 @@ import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
 import { renderText } from '../sync/sync-document.js'
+import { MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { guardDroppedChanges } from '../sync/dropped-changes.js'
@@ -386,17 +387,19 @@ export class DevServerSession {
     const engine = this.core.lifecycle.current
     if (!engine || !planned || planned === 'reloaded' || planned.suppressOwn || this.core.disk === 'write') return
     if (this.core.lifecycle.isStopping || !engine.isDocument(file)) return
+    // Rendered as a module id a page requested (no record appears for an id nobody did).
+    const query = this.servedQueries.get(moduleKey(file))
+    if (query === undefined) return
     setImmediate(() => {
       if (this.core.lifecycle.current !== engine || this.core.lifecycle.isStopping) return
       let text: string
       try {
+        // Over the document limit: never read (its request says why: serve-document.ts).
+        if (fs.statSync(file).size > MAX_DOCUMENT_BYTES) return
         text = fs.readFileSync(file, 'utf8')
       } catch {
         return // gone meanwhile: its delete event follows
       }
-      // Rendered as a module id a page requested (no record appears for an id nobody did).
-      const query = this.servedQueries.get(moduleKey(file))
-      if (query === undefined) return
       // Its run record tells any failure; an error here (stopping, say) is the request's to meet.
       renderText(engine, file, text, query, { prefetch: true }).catch(() => {})
     })

@@ -17,10 +17,12 @@
  * - On EOF, a framing/JSON error, a stream error, or the output stream closing, the peer
  *   closes: every pending request and queued message fails with the reason (`RPC peer closed`
  *   on a clean EOF or a closed output) and later requests fail at once.
- * - Responses to no pending request (a late answer after a timeout, an id never sent) are
- *   ignored, up to `MAX_IGNORED_BYTES` of them since the last response that settled a request:
- *   past it the peer closes (`<name> sent 64 MiB of responses to no request it was asked (the
- *   last for id 1000000000)`), so a peer flooding its output cannot keep this process parsing.
+ * - Messages nothing asked for or handles (a response to no pending request: a late answer after
+ *   a timeout, an id never sent; a notification or request of a method with no handler; an error
+ *   for id null) are ignored (a request is still answered), up to `MAX_IGNORED_BYTES` of them
+ *   since a response last settled a request: past it the peer closes (`<name> sent 64 MiB of
+ *   messages nothing asked for (the last: a response for id 1000000000)`), so a peer flooding its
+ *   output cannot keep this process parsing.
  * - Output that is not a frame is named for `name` (`stdout must carry only protocol frames;
  *   <name> wrote "…"`, see framing.ts); a line of it that has no line break yet is reported
  *   50 ms after it came if nothing completes it first (a print without a newline fails at once,
@@ -405,12 +407,15 @@ export class RpcPeer {
         return
       }
       const params = message.params ?? null
+      const handled = hasId ? this.requestHandlers.has(message.method) : this.notificationHandlers.has(message.method)
+      if (!handled && this.unasked(bytes, `${hasId ? 'a request' : 'a notification'} ${JSON.stringify(message.method)}`)) return
       if (hasId) void this.answer(id as Id, message.method, params)
       else this.deliver(message.method, params)
       return
     }
     if (id === null && 'error' in message) {
       // An error about a message the other side could not even read: nothing to settle.
+      if (this.unasked(bytes, 'an error for id null')) return
       this.options.onError?.(new RpcResponseError(describeError(message.error)))
       return
     }
@@ -419,11 +424,7 @@ export class RpcPeer {
       return
     }
     if (!this.pending.has(id)) {
-      this.ignoredBytes += bytes
-      if (this.ignoredBytes > MAX_IGNORED_BYTES) {
-        const mib = Math.round(MAX_IGNORED_BYTES / (1024 * 1024))
-        this.close(new RpcClosedError(`${this.name} sent ${mib} MiB of responses to no request it was asked (the last for id ${JSON.stringify(id)})`))
-      }
+      this.unasked(bytes, `a response for id ${JSON.stringify(id)}`)
       return
     }
     this.ignoredBytes = 0
@@ -435,6 +436,18 @@ export class RpcPeer {
     } else {
       this.settle(id, undefined, message.result ?? null)
     }
+  }
+
+  /**
+   * A message nothing asked for or handles (`what` it was): counted; past `MAX_IGNORED_BYTES`
+   * since a response last settled a request the peer closes (true: closed, drop the message).
+   */
+  private unasked(bytes: number, what: string): boolean {
+    this.ignoredBytes += bytes
+    if (this.ignoredBytes <= MAX_IGNORED_BYTES) return false
+    const mib = Math.round(MAX_IGNORED_BYTES / (1024 * 1024))
+    this.close(new RpcClosedError(`${this.name} sent ${mib} MiB of messages nothing asked for (the last: ${what})`))
+    return true
   }
 
   private deliver(method: string, params: unknown): void {

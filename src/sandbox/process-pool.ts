@@ -6,35 +6,40 @@
  * worker thread stuck in SQLite keeps its process from exiting).
  *
  * Contract:
- * - `run(payload, { timeoutMs, timedOut })` sends a task to a process and resolves to its value,
- *   or rejects with a `SandboxTaskError` (the task's own error: message, `code`, `data`), or with
- *   `timedOut()` once the task has run `timeoutMs` (its process is then killed: SIGKILL), or with
- *   what happened when its process ended by itself (`the sandbox process ended (SIGKILL): …`,
- *   with the tail of its stderr).
- * - A task's time counts from the moment its process starts it (the process says so). A task
- *   that has run `SLOW_MS` holds its process: the tasks waiting behind it move to another
- *   process (started when needed, at most `MAX_PROCESSES`), so one runaway task delays no other
- *   for its whole budget; the process is told to skip them. A task sent `slow` (work that
- *   already outran its slice in the parent) holds its process from the start: no task is queued
- *   behind it while another process can take it. A process whose task is out of time is killed,
- *   and the tasks waiting in it move on.
- * - Processes start on demand (`fork`, V8 serialization); `prepare()` starts one ahead. Each new
- *   process gets `hooks.setup(process)` first (a copy of the document index, say), and before
- *   each task `hooks.catchUp(process)` (the index's writes since); a process `hooks.usable`
- *   refuses takes no new task and ends once its own are answered. Extra processes end after
- *   `IDLE_MS` without work; the last one stays until `close()`.
- * - `close()` ends every process and fails what is pending; it resolves once they are gone.
- *   Processes also end when this one does (they exit when their IPC channel closes, and are
- *   killed at exit). `liveSandboxPids()` lists the ones alive (tests check none survives).
+ * - `run(payload, { timeoutMs, timedOut, slow })` sends a task to a process and resolves to its
+ *   value, or rejects with a `SandboxTaskError` (the task's own error: message, `code`, `data`),
+ *   or with `timedOut()` once the task has run `timeoutMs` (its process is then killed:
+ *   SIGKILL), or with a `SandboxCrashError` when its process ended while it ran (with the tail
+ *   of its stderr).
+ * - A task's time counts from the moment its process starts it (the process says so, for each
+ *   sending of it: a task moved to another process is a new sending there). A task that has run
+ *   `SLOW_MS` holds its process: the tasks waiting behind it move to another process (started
+ *   when needed, at most `MAX_PROCESSES`), and the process is told to skip them; one that starts
+ *   one of them all the same (the skip came late) is running work nobody waits for, and is
+ *   killed. A task sent `slow` (work that already outran its slice in the parent) takes a
+ *   process of its own; at most `MAX_PROCESSES - 1` processes hold slow work (running such a
+ *   task, or one that has run `SLOW_MS`): further slow tasks wait here, so one process is always
+ *   left for the others. A process whose task is out of time is killed, and the tasks waiting in
+ *   it move on. A process that ends by itself fails its running task; the others move on (a task
+ *   that was in two processes that ended fails).
+ * - Processes start on demand (`fork`, V8 serialization); `prepare()` starts one ahead. Before
+ *   each task a process gets `hooks.catchUp(process, payload)` (its copy of the document index
+ *   made or brought up to date); a process `hooks.usable` refuses takes no new task and ends once
+ *   its own are answered. Extra processes end after `IDLE_MS` without work; the last one stays
+ *   until `close()`.
+ * - `close()` ends every process and fails what is pending; it resolves once they are gone;
+ *   `run` fails after it. Processes also end when this one does, however it ends (they are
+ *   killed by sandbox/process-end.ts, and exit when their IPC channel closes while idle).
+ *   `liveSandboxPids()` lists the ones alive (tests check none survives).
  * - The child's program: `dist/sandbox-child.js` from the published bundle; from source (`.ts`:
- *   tests, benchmarks) a bundle of src/sandbox-child.ts made once per process (`sourceChild`).
+ *   tests, benchmarks) a bundle of src/sandbox-child.ts (source-child.ts).
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import fs from 'node:fs'
-import { createRequire } from 'node:module'
-import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
+import { onProcessEnd } from './process-end.js'
+import { sourceChild } from './source-child.js'
 
 /** What the parent sends a sandbox process, handled in order (`skip` at once). */
 export type SandboxMessage =
@@ -42,7 +47,7 @@ export type SandboxMessage =
   | { type: 'task'; id: number; payload: unknown }
   | { type: 'skip'; ids: number[] }
 
-/** What a sandbox process answers. */
+/** What a sandbox process answers (`id`: the sending's, see the contract). */
 export type SandboxReply =
   | { type: 'start'; id: number }
   | { type: 'result'; id: number; value: unknown }
@@ -59,6 +64,11 @@ export class SandboxTaskError extends Error {
   }
 }
 
+/** The process running a task ended before it answered. */
+export class SandboxCrashError extends Error {
+  readonly crashed = true
+}
+
 /** One process of the pool, as the hooks see it: `state` is theirs. */
 export interface SandboxProcess {
   readonly pid: number | undefined
@@ -66,10 +76,8 @@ export interface SandboxProcess {
 }
 
 export interface PoolHooks {
-  /** The messages a new process gets before anything else. */
-  setup?(process: SandboxProcess): unknown[]
-  /** The messages a process gets before each task (to catch it up). */
-  catchUp?(process: SandboxProcess): unknown[]
+  /** The messages a process gets before a task (to make or catch up what the task needs). */
+  catchUp?(process: SandboxProcess, payload: unknown): unknown[]
   /** Whether a process may take new tasks. @default always */
   usable?(process: SandboxProcess): boolean
   /** A process ended (killed, or by itself). */
@@ -81,32 +89,35 @@ export const SLOW_MS = 250
 /**
  * How long work that may never end (a template render, a SQL model's template) runs in the
  * process that serves pages before it is stopped and done again in the sandbox with the rest of
- * its budget: the most it holds that process's event loop.
+ * its budget: the most one job holds that process's event loop.
  */
 export const IN_PROCESS_SLICE_MS = SLOW_MS
 /** How much longer than its own deadline a task that bounds itself (a render) may run before its process is killed. */
 export const SANDBOX_GRACE_MS = 1_000
-/** Processes at most (one per task running long at once, plus one). */
+/** Processes at most; one of them is always left to tasks that are not slow. */
 export const MAX_PROCESSES = 4
 /** How long an extra process waits for work before it ends. */
 export const IDLE_MS = 10_000
+/** A task is failed after this many processes ended under it. */
+const MAX_CRASHES = 2
 
 interface Task {
-  id: number
   payload: unknown
   /** See `run`'s `slow`. */
   slow: boolean
   timeoutMs: number
   timedOut: () => Error
+  /** How many processes it was in when they ended. */
+  crashes: number
   resolve(value: unknown): void
   reject(error: Error): void
 }
 
 interface Process extends SandboxProcess {
   child: ChildProcess
-  /** Tasks sent to it and not answered, in the order sent. */
+  /** Tasks sent to it and not answered, by sending id, in the order sent. */
   assigned: Map<number, Task>
-  /** The task it runs now (from its `start` message), and since when. */
+  /** The sending it runs now (from its `start` message), and since when. */
   running: { id: number; since: number } | null
   timers: NodeJS.Timeout[]
   idleTimer: NodeJS.Timeout | null
@@ -121,36 +132,42 @@ export function liveSandboxPids(): number[] {
   return [...live].flatMap((child) => (child.pid === undefined || child.exitCode !== null || child.signalCode !== null ? [] : [child.pid]))
 }
 
-let exitHookInstalled = false
-function killAtExit(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
+let endHookInstalled = false
+function killAtEnd(): void {
+  if (endHookInstalled) return
+  endHookInstalled = true
+  onProcessEnd(() => {
     for (const child of live) child.kill('SIGKILL')
   })
 }
 
 export class ProcessPool {
   private readonly processes: Process[] = []
+  /** Slow tasks waiting for a process of their own (see the contract). */
+  private readonly waitingSlow: Task[] = []
   /** Processes killed and not yet gone (each resolves at its exit). */
   private readonly ending = new Set<Promise<void>>()
-  private nextId = 1
+  private nextSending = 1
   private closed = false
 
   constructor(private readonly hooks: PoolHooks = {}) {}
+
+  get isClosed(): boolean {
+    return this.closed
+  }
 
   run(
     payload: unknown,
     options: {
       timeoutMs: number
       timedOut: () => Error
-      /** Known to take long (work that outran its slice elsewhere): no task waits behind it. @default false */
+      /** Known to take long (work that outran its slice elsewhere): it takes a process of its own. @default false */
       slow?: boolean
     },
   ): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the sandbox is closed'))
     return new Promise((resolve, reject) => {
-      this.dispatch({ id: this.nextId++, payload, timeoutMs: options.timeoutMs, timedOut: options.timedOut, slow: options.slow ?? false, resolve, reject })
+      this.dispatch({ payload, timeoutMs: options.timeoutMs, timedOut: options.timedOut, slow: options.slow ?? false, crashes: 0, resolve, reject })
     })
   }
 
@@ -159,38 +176,49 @@ export class ProcessPool {
     if (!this.closed && this.processes.length === 0) this.spawn()
   }
 
-  /** How many processes are alive or starting. */
-  get size(): number {
-    return this.processes.length
-  }
-
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true
-      for (const proc of [...this.processes]) this.end(proc, new Error('the sandbox is closed'))
+      const closed = new Error('the sandbox is closed')
+      for (const task of this.waitingSlow.splice(0)) task.reject(closed)
+      for (const proc of [...this.processes]) this.end(proc, closed)
     }
     await Promise.all(this.ending)
   }
 
   private dispatch(task: Task, except?: Process): void {
-    const proc = this.pick(except)
-    if (process.env.DBG_POOL) console.error('DBG dispatch', task.id, (task.payload as { kind?: string }).kind, 'to', proc.pid, 'procs', this.processes.map((p) => `${p.pid}:${p.assigned.size}:${p.running ? Date.now() - p.running.since : '-'}`).join(' '))
-    this.send(proc, task)
+    if (this.closed) return task.reject(new Error('the sandbox is closed'))
+    const proc = task.slow ? this.pickForSlow() : this.pick(except)
+    if (proc) this.send(proc, task)
+    else this.waitingSlow.push(task)
   }
 
-  /** An idle process, else one whose task is not slow (fewest tasks first), else a new one, else the least busy. */
+  /** An idle process, else one whose running task is young and that holds no slow work (fewest tasks first), else a new one, else the least busy. */
   private pick(except?: Process): Process {
-    const now = Date.now()
     for (const proc of [...this.processes]) this.retireIfUnusable(proc)
     const candidates = this.processes.filter((proc) => proc !== except && !proc.exited && this.usable(proc))
-    const idle = candidates.find((proc) => proc.assigned.size === 0)
+    const idle = candidates.find(isIdle)
     if (idle) return idle
-    const quick = candidates
-      .filter((proc) => (proc.running === null || now - proc.running.since < SLOW_MS) && ![...proc.assigned.values()].some((task) => task.slow))
-      .sort((a, b) => a.assigned.size - b.assigned.size)[0]
+    const quick = candidates.filter((proc) => !this.holdsSlow(proc)).sort((a, b) => a.assigned.size - b.assigned.size)[0]
     if (quick) return quick
     if (this.processes.length < MAX_PROCESSES) return this.spawn()
     return candidates.sort((a, b) => a.assigned.size - b.assigned.size)[0] ?? this.spawn()
+  }
+
+  /** A process of its own for a slow task, unless `MAX_PROCESSES - 1` hold slow work already (then null: it waits). */
+  private pickForSlow(): Process | null {
+    for (const proc of [...this.processes]) this.retireIfUnusable(proc)
+    if (this.processes.filter((proc) => this.holdsSlow(proc)).length >= MAX_PROCESSES - 1) return null
+    const idle = this.processes.find((proc) => !proc.exited && this.usable(proc) && isIdle(proc))
+    if (idle) return idle
+    return this.processes.length < MAX_PROCESSES ? this.spawn() : null
+  }
+
+  /** Running a slow task, or one that has run `SLOW_MS`, or waiting to. */
+  private holdsSlow(proc: Process): boolean {
+    if (proc.running !== null && Date.now() - proc.running.since >= SLOW_MS) return true
+    for (const task of proc.assigned.values()) if (task.slow) return true
+    return false
   }
 
   private usable(proc: Process): boolean {
@@ -200,13 +228,14 @@ export class ProcessPool {
   private send(proc: Process, task: Task): void {
     if (proc.idleTimer) clearTimeout(proc.idleTimer)
     proc.idleTimer = null
-    for (const payload of this.hooks.catchUp?.(proc) ?? []) post(proc, { type: 'setup', payload })
-    proc.assigned.set(task.id, task)
-    post(proc, { type: 'task', id: task.id, payload: task.payload })
+    for (const payload of this.hooks.catchUp?.(proc, task.payload) ?? []) post(proc, { type: 'setup', payload })
+    const id = this.nextSending++
+    proc.assigned.set(id, task)
+    post(proc, { type: 'task', id, payload: task.payload })
   }
 
   private spawn(): Process {
-    killAtExit()
+    killAtEnd()
     const { file, execArgv } = childEntry()
     const child = fork(file, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv })
     live.add(child)
@@ -230,15 +259,20 @@ export class ProcessPool {
       live.delete(child)
       if (proc.exited) return
       const said = proc.stderr.trim().split('\n').slice(-3).join(' ').trim()
-      this.end(proc, new Error(`the sandbox process ended (${signal ?? `exit code ${code}`})${said ? `: ${said}` : ''}`))
+      this.crashed(proc, new SandboxCrashError(`the sandbox process ended (${signal ?? `exit code ${code}`})${said ? `: ${said}` : ''}`))
     })
-    child.on('error', () => {}) // its exit follows
-    for (const payload of this.hooks.setup?.(proc) ?? []) post(proc, { type: 'setup', payload })
+    // A fork that fails (EAGAIN, EMFILE, ENOENT) emits `error` and never `exit`.
+    child.on('error', (error) => {
+      live.delete(child)
+      if (!proc.exited) this.crashed(proc, new SandboxCrashError(`the sandbox process could not run: ${error.message}`))
+    })
     return proc
   }
 
   private answer(proc: Process, reply: SandboxReply): void {
     if (reply.type === 'start') {
+      // A sending moved away before it started (its skip came late): nobody waits for it, and it may never end.
+      if (!proc.assigned.has(reply.id)) return this.end(proc, null)
       proc.running = { id: reply.id, since: Date.now() }
       this.watch(proc, reply.id)
       return
@@ -251,9 +285,10 @@ export class ProcessPool {
     if (reply.type === 'result') task.resolve(reply.value)
     else task.reject(new SandboxTaskError(reply.message, reply.code, reply.data))
     if (proc.assigned.size === 0 && !this.retireIfUnusable(proc)) this.idle(proc)
+    this.dispatchWaitingSlow()
   }
 
-  /** The running task's clocks: at `SLOW_MS` the tasks behind it move on; out of time its process is killed. */
+  /** The running sending's clocks: at `SLOW_MS` the tasks behind it move on; out of time its process is killed. */
   private watch(proc: Process, id: number): void {
     this.clearTimers(proc)
     const task = proc.assigned.get(id)
@@ -269,25 +304,42 @@ export class ProcessPool {
     )
   }
 
-  /** The tasks waiting behind a slow one go to another process. */
+  /** The tasks waiting behind a slow sending go to another process. */
   private moveWaiting(proc: Process, runningId: number): void {
     if (proc.exited || proc.running?.id !== runningId) return
-    const waiting = [...proc.assigned.values()].filter((task) => task.id !== runningId)
+    const waiting = [...proc.assigned].filter(([id]) => id !== runningId)
     if (waiting.length === 0) return
-    for (const task of waiting) proc.assigned.delete(task.id)
-    post(proc, { type: 'skip', ids: waiting.map((task) => task.id) })
-    for (const task of waiting) this.dispatch(task, proc)
+    for (const [id] of waiting) proc.assigned.delete(id)
+    post(proc, { type: 'skip', ids: waiting.map(([id]) => id) })
+    for (const [, task] of waiting) this.dispatch(task, proc)
   }
 
-  /** End a process (killed); its tasks fail with `error`, or move to another process when null. */
-  private end(proc: Process, error: Error | null): void {
+  /** A process ended by itself: its running task fails with `error`, the others move on (see the contract). */
+  private crashed(proc: Process, error: SandboxCrashError): void {
+    const runningId = proc.running?.id ?? proc.assigned.keys().next().value
+    const running = runningId === undefined ? undefined : proc.assigned.get(runningId)
+    if (running && runningId !== undefined) proc.assigned.delete(runningId)
+    this.end(proc, null, (task) => ++task.crashes >= MAX_CRASHES)
+    running?.reject(error)
+    // Tasks that were in too many processes that ended fail with the last of them.
+    for (const task of this.failedByCrashes.splice(0)) task.reject(error)
+  }
+
+  /** Tasks `end` found in too many ended processes (`crashed` fails them). */
+  private readonly failedByCrashes: Task[] = []
+
+  /**
+   * End a process (killed); its tasks fail with `error`, or move to another process when null
+   * (except those `giveUp` accepts, which `crashed` fails).
+   */
+  private end(proc: Process, error: Error | null, giveUp?: (task: Task) => boolean): void {
     if (proc.exited) return
     proc.exited = true
     this.clearTimers(proc)
     if (proc.idleTimer) clearTimeout(proc.idleTimer)
     const index = this.processes.indexOf(proc)
     if (index >= 0) this.processes.splice(index, 1)
-    if (proc.child.exitCode === null && proc.child.signalCode === null) {
+    if (proc.child.exitCode === null && proc.child.signalCode === null && live.has(proc.child)) {
       const gone = new Promise<void>((resolve) => proc.child.once('exit', () => resolve()))
       this.ending.add(gone)
       void gone.then(() => this.ending.delete(gone))
@@ -298,7 +350,18 @@ export class ProcessPool {
     proc.assigned.clear()
     for (const task of tasks) {
       if (error || this.closed) task.reject(error ?? new Error('the sandbox is closed'))
+      else if (giveUp?.(task)) this.failedByCrashes.push(task)
       else this.dispatch(task)
+    }
+    this.dispatchWaitingSlow()
+  }
+
+  /** Slow tasks that waited go as processes free up. */
+  private dispatchWaitingSlow(): void {
+    while (this.waitingSlow.length > 0 && !this.closed) {
+      const proc = this.pickForSlow()
+      if (!proc) return
+      this.send(proc, this.waitingSlow.shift()!)
     }
   }
 
@@ -324,6 +387,10 @@ export class ProcessPool {
   }
 }
 
+function isIdle(proc: Process): boolean {
+  return proc.assigned.size === 0 && proc.running === null
+}
+
 function post(proc: Process, message: SandboxMessage): void {
   if (proc.exited || !proc.child.connected) return
   proc.child.send(message)
@@ -332,7 +399,7 @@ function post(proc: Process, message: SandboxMessage): void {
 /** The child's program: `dist/sandbox-child.js` when bundled; from source (tests), a bundle made once per process. */
 function childEntry(): { file: string; execArgv: string[] } {
   const here = fileURLToPath(import.meta.url)
-  // Its heap is bounded (SQLite's too: the index copy's setup): a runaway task fails, it does not swell.
+  // Its heap is bounded (SQLite's too: index-copy.ts): a runaway task fails, it does not swell.
   const execArgv = ['--max-old-space-size=512']
   if (here.endsWith('.ts')) return { file: sourceChild(path.resolve(path.dirname(here), '../sandbox-child.ts')), execArgv }
   for (let folder = path.dirname(here); ; folder = path.dirname(folder)) {
@@ -340,40 +407,6 @@ function childEntry(): { file: string; execArgv: string[] } {
     if (fs.existsSync(file)) return { file, execArgv }
     if (path.dirname(folder) === folder) throw new Error(`the sandbox's program is missing (looked for sandbox-child.js above ${here})`)
   }
-}
-
-let sourceChildFile: string | undefined
-
-/**
- * From source (the repository's tests and benchmarks): src/sandbox-child.ts bundled with esbuild
- * (tsx's own compiler), better-sqlite3 imported by its absolute path, into the OS's temporary
- * folder once per process, removed at its exit (a child started through tsx would take five
- * times as long to start).
- */
-function sourceChild(entry: string): string {
-  if (sourceChildFile) return sourceChildFile
-  const require = createRequire(import.meta.url)
-  const esbuild = require('esbuild') as typeof import('esbuild')
-  const sqlite = pathToFileURL(require.resolve('better-sqlite3')).href
-  const outfile = path.join(os.tmpdir(), `insitu-sandbox-child-${process.pid}.mjs`)
-  const { outputFiles } = esbuild.buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['better-sqlite3'],
-    // CommonJS dependencies (yaml) require Node's builtins.
-    banner: { js: "import { createRequire as __insituCreateRequire } from 'node:module'; const require = __insituCreateRequire(import.meta.url);" },
-    write: false,
-    logLevel: 'silent',
-  })
-  const code = outputFiles[0]!.text.replaceAll('from "better-sqlite3"', `from ${JSON.stringify(sqlite)}`)
-  if (/from "better-sqlite3"|\("better-sqlite3"\)/.test(code)) throw new Error('the sandbox bundle imports better-sqlite3 in an unexpected way')
-  fs.writeFileSync(outfile, code)
-  process.on('exit', () => fs.rmSync(outfile, { force: true }))
-  sourceChildFile = outfile
-  return outfile
 }
 
 /** `30 s`, `1.5 s`, `250 ms`. */

@@ -286,7 +286,7 @@ export class LiveSync {
   }
 
   /** Render (write mode: sync) one document: its new output hash (and whether it was written), or what happened instead. */
-  private async refresh(file: string, query: string, depth: number): Promise<{ hash: string; written: boolean } | 'missing' | 'failed'> {
+  private async refresh(file: string, query: string, depth: number): Promise<{ hash: string; written: boolean } | 'missing'> {
     const relPath = this.engine.relativePath(file) ?? file
     if (this.writing && depth <= MAX_WRITE_CHAIN) {
       this.settleHeld(file) // a save into the inode the last write replaced must be on disk before we read
@@ -314,6 +314,12 @@ export class LiveSync {
       return 'missing'
     }
     const rendered = await renderText(this.engine, file, text, query, { prefetch: true })
+    if (this.writing) {
+      // Not written (the chain's end): its hearers learn it all the same (a dev server holds its failures till then).
+      const { result } = rendered
+      const failed = result.diagnostics.some((d) => d.severity === 'error')
+      this.options.onSynced?.({ path: relPath, text: rendered.text, source: text, stale: [], written: false, diagnostics: result.diagnostics, failed, dependencies: result.dependencies })
+    }
     // The engine hashed the text it rendered (401 KiB in the nested 10,000 bench README): not again.
     const hash = rendered.result.outputHash ?? hashText(rendered.result.text)
     // A failed job leaves its text served (its region's last good body): compared like any other.

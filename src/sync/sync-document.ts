@@ -79,7 +79,7 @@ export async function renderText(
   file: string,
   text: string,
   query = '',
-  options: { prefetch?: boolean } = {},
+  options: { prefetch?: boolean; lastGood?: boolean } = {},
 ): Promise<{ result: DocumentResult; text: string; edits: TextEdit[] }> {
   if (!text.startsWith(BOM)) {
     const result = await engine.renderDocument(file, text, query, options)
@@ -122,7 +122,8 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
     const source = bytes.toString('utf8')
     if (problem !== null) return unreadable(relPath, `${problem.message}; not rendered, not written`, problem.line, source)
     // Rendered ahead of any request (see InsituEngine.renderDocument's `prefetch`).
-    const rendered = await renderText(engine, absolute, source, options.query, { prefetch: true })
+    // A failed job's last good body is for serving: a written file gets only this text's output.
+    const rendered = await renderText(engine, absolute, source, options.query, { prefetch: true, lastGood: !options.write })
     const sync: DocumentSync = {
       path: relPath,
       text: rendered.text,

@@ -45,7 +45,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { isWriteBackTemporaryName } from '../documents/project-paths.js'
-import { onProcessEnd } from '../host/process-end.js'
+import { onProcessEnd } from '../sandbox/process-end.js'
 
 export type WriteOutcome = 'written' | 'unchanged' | 'conflict' | 'missing'
 

@@ -20,7 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { DocumentIndex } from '../../src/documents/document-index.js'
 import { IndexJournal, MAX_JOURNAL_BYTES } from '../../src/documents/index-journal.js'
 import { queryHooks, QueryTimeoutError, QueryTooLargeError, runQuery } from '../../src/documents/query-sandbox.js'
-import { liveSandboxPids, ProcessPool, SLOW_MS } from '../../src/sandbox/process-pool.js'
+import { liveSandboxPids, MAX_PROCESSES, ProcessPool, SLOW_MS } from '../../src/sandbox/process-pool.js'
 
 /** A pool of copies of a bare database's index, as the document index makes one. */
 function querySandbox(db: Database.Database, options: { maxRowBytes?: number } = {}) {
@@ -175,14 +175,43 @@ describe('bounds', () => {
     expect(await sandbox.query('select length(randomblob(1000)) as n', {})).toEqual([{ n: 1000 }])
   })
 
-  it("a process that dies fails its query with what happened, and the next query is answered", async () => {
+  it("a process that dies fails its running query with what happened; a query waiting in it, and the next one, are answered", async () => {
     const sandbox = querySandbox(new Database(':memory:'))
     await sandbox.query('select 1', {})
     const running = sandbox.query(RUNAWAY, {})
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const waiting = sandbox.query('select 3 as x', {})
     for (const pid of liveSandboxPids()) process.kill(pid, 'SIGTERM')
     await expect(running).rejects.toThrow('the sandbox process ended (SIGTERM)')
+    expect(await waiting).toEqual([{ x: 3 }])
     expect(await sandbox.query('select 2 as x', {})).toEqual([{ x: 2 }])
+  })
+
+  it("a query's clock starts when it starts: a large answer before a runaway is not blamed for the runaway's time", async () => {
+    const db = new Database(':memory:')
+    const pool = new ProcessPool(queryHooks(new IndexJournal(db)))
+    closers.push(() => pool.close(), () => db.close())
+    await runQuery(pool, 'select 1', {}, 2_000)
+    const started = performance.now()
+    const large = runQuery(pool, 'select hex(randomblob(2000000)) as h', {}, 2_000).then(() => performance.now() - started)
+    const runaway = runQuery(pool, RUNAWAY, {}, 2_000)
+    expect(await large).toBeLessThan(1_500)
+    await expect(runaway).rejects.toThrow(QueryTimeoutError)
+  })
+
+  it('slow work holds at most three processes: a query is answered while four slow tasks run', async () => {
+    const db = new Database(':memory:')
+    const pool = new ProcessPool(queryHooks(new IndexJournal(db)))
+    closers.push(() => pool.close(), () => db.close())
+    const slow = Array.from({ length: 4 }, () =>
+      pool.run({ kind: 'query', sql: RUNAWAY, params: {} }, { slow: true, timeoutMs: 2_000, timedOut: () => new QueryTimeoutError(2_000) }).catch((error: unknown) => error),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const asked = performance.now()
+    expect(await runQuery(pool, "select 5 as x", {}, 2_000)).toEqual([{ x: 5 }])
+    expect(performance.now() - asked).toBeLessThan(3_000)
+    expect(liveSandboxPids().length).toBeLessThanOrEqual(MAX_PROCESSES)
+    for (const outcome of await Promise.all(slow)) expect(outcome).toBeInstanceOf(QueryTimeoutError)
   })
 
   it('SQLite errors keep their message and code', async () => {

@@ -554,7 +554,7 @@ describe('RpcPeer: timeouts and cancellation', () => {
     peer.close()
   })
 
-  it('closes once it has ignored 64 MiB of responses to no request since one last settled (a flood), failing what is pending', async () => {
+  it('closes once it has ignored 64 MiB of messages nothing asked for since a response last settled a request (a flood), failing what is pending', async () => {
     const closes: Error[] = []
     const { peer, send } = handDriven({ name: 'ext-a', onClose: (reason) => closes.push(reason) })
     const pending = track(peer.request('work'))
@@ -575,9 +575,29 @@ describe('RpcPeer: timeouts and cancellation', () => {
     send(flood)
     await flush(10)
     expect(peer.isClosed).toBe(true)
-    expect(closes.map((reason) => reason.message)).toEqual(['ext-a sent 64 MiB of responses to no request it was asked (the last for id 1000000000)'])
+    expect(closes.map((reason) => reason.message)).toEqual(['ext-a sent 64 MiB of messages nothing asked for (the last: a response for id 1000000000)'])
     expect(pending.status).toBe('rejected')
-    expect((pending.error as Error).message).toBe('ext-a sent 64 MiB of responses to no request it was asked (the last for id 1000000000)')
+    expect((pending.error as Error).message).toBe('ext-a sent 64 MiB of messages nothing asked for (the last: a response for id 1000000000)')
+  })
+
+  it('counts notifications and requests nothing handles, and errors for id null, toward the same bound', async () => {
+    const closes: Error[] = []
+    const { peer, send } = handDriven({ name: 'ext-a', onClose: (reason) => closes.push(reason) })
+    peer.onNotification('known', () => {})
+    const big = 'x'.repeat(MAX_BODY_BYTES - 200)
+    // A handled notification is no flood.
+    for (let i = 0; i < 5; i++) send({ jsonrpc: '2.0', method: 'known', params: big })
+    await flush()
+    expect(peer.isClosed).toBe(false)
+    send({ jsonrpc: '2.0', method: 'nobody.listens', params: big })
+    send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: big } })
+    send({ jsonrpc: '2.0', id: 7, method: 'no.such.method', params: big })
+    send({ jsonrpc: '2.0', method: 'nobody.listens', params: big })
+    await flush(10)
+    expect(peer.isClosed).toBe(false)
+    send({ jsonrpc: '2.0', method: 'nobody.listens', params: big })
+    await flush(10)
+    expect(closes.map((reason) => reason.message)).toEqual(['ext-a sent 64 MiB of messages nothing asked for (the last: a notification "nobody.listens")'])
   })
 
   it('rejects at once for an already aborted signal, writing nothing', async () => {
