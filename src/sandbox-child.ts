@@ -11,13 +11,15 @@
  *   that outran its slice in the parent: builtins/jinja-renderer.ts), `compile-model` (a SQL
  *   model whose templates did: documents/sql-models.ts);
  * - `skip`: tasks the parent gave to another process meanwhile: not run.
- * A task starts once the answer of the one before has been written. It exits when its IPC
+ * A task starts once the answer of the one before has been written. The template engine and
+ * YAML reader are loaded at the first task that needs them (a process that only runs queries,
+ * the usual one, starts in the time of Node and SQLite). It exits when its IPC
  * channel closes (the parent let it go) while it waits for work; the parent kills it when it
  * ends, however it ends (sandbox/process-end.ts).
  */
-import { renderTask, type RenderTask } from './builtins/jinja-renderer.js'
+import type { RenderTask } from './builtins/jinja-renderer.js'
 import { createIndexCopy, type IndexCopySetup, type QueryTask } from './documents/index-copy.js'
-import { type CompileModelTask, compileModelTask } from './documents/sql-models.js'
+import type { CompileModelTask } from './documents/sql-models.js'
 import type { SandboxMessage, SandboxReply } from './sandbox/process-pool.js'
 import { taskErrorReply } from './sandbox/task-errors.js'
 
@@ -42,11 +44,11 @@ function receive(message: SandboxMessage): void {
   inbox.push(message)
   if (!draining) {
     draining = true
-    setImmediate(drain)
+    setImmediate(() => void drain())
   }
 }
 
-function drain(): void {
+async function drain(): Promise<void> {
   const next = inbox.shift()
   if (!next) {
     draining = false
@@ -54,7 +56,7 @@ function drain(): void {
   }
   if (next.type === 'setup' || skipped.delete(next.id)) {
     if (next.type === 'setup') copy.setup(next.payload as IndexCopySetup)
-    setImmediate(drain)
+    setImmediate(() => void drain())
     return
   }
   // The next task starts once this one's answer has left: the parent's clock for a task runs
@@ -62,21 +64,21 @@ function drain(): void {
   send({ type: 'start', id: next.id })
   let reply: SandboxReply
   try {
-    reply = { type: 'result', id: next.id, value: run(next.payload as Task) }
+    reply = { type: 'result', id: next.id, value: await run(next.payload as Task) }
   } catch (error) {
     reply = { type: 'error', id: next.id, ...taskErrorReply(error) }
   }
-  send(reply, () => setImmediate(drain))
+  send(reply, () => setImmediate(() => void drain()))
 }
 
-function run(task: Task): unknown {
+async function run(task: Task): Promise<unknown> {
   switch (task.kind) {
     case 'query':
       return copy.query(task)
     case 'render':
-      return renderTask(task)
+      return (await import('./builtins/jinja-renderer.js')).renderTask(task)
     case 'compile-model':
-      return compileModelTask(task)
+      return (await import('./documents/sql-models.js')).compileModelTask(task)
   }
 }
 

@@ -50,8 +50,8 @@
  *   `changedPaths` the paths of those rows.
  * - `runQuery(sql, params)`: the project's own queries (SQL models), as `query` but in the
  *   sandbox's processes (`sandbox`: src/sandbox/process-pool.ts; each keeps a copy that replays
- *   this index's writes, query-sandbox.ts), bounded by `queryTimeoutMs`; `prepareQueries()`
- *   starts one ahead; `closeQueries()` ends them.
+ *   this index's writes, query-sandbox.ts), bounded by `queryTimeoutMs`; `prepareQueries(stage)`
+ *   starts one ahead, and gives it its copy ahead; `closeQueries()` ends them.
  * - `query(sql, params)`: read-only (see `read-only-sql.ts`); rows as plain objects, parameters
  *   bound and values read back as Python's sqlite3 does (sql-values.ts: ints as INTEGER, integral
  *   REALs as `PythonFloat`, the first of duplicate column names).
@@ -93,6 +93,7 @@ import { isInsideFolder, normalizeRelPath } from './project-paths.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
 import { ensureStateFolder } from './state-folder.js'
 import { IndexJournal } from './index-journal.js'
+import type { QueryTask } from './index-copy.js'
 import { queryHooks, runQuery } from './query-sandbox.js'
 import { ProcessPool } from '../sandbox/process-pool.js'
 import { realPathSync } from './real-path.js'
@@ -349,10 +350,14 @@ export class DocumentIndex {
     return this.sandboxHolder.pool
   }
 
-  /** Start the sandbox's first process now, ahead of the first `runQuery` (a project with SQL models). */
-  prepareQueries(): void {
+  /**
+   * Ready the sandbox ahead of the first `runQuery` (a project with SQL models): `'process'`
+   * starts its first process (it boots while the index is read), `'copy'` also gives it its copy
+   * of the rows as they are now (it loads them while the first pages are transformed).
+   */
+  prepareQueries(stage: 'process' | 'copy'): void {
     if (this.closed || this.queriesClosed) return
-    this.sandbox.prepare()
+    this.sandbox.prepare(stage === 'copy' ? ({ kind: 'query' } satisfies Pick<QueryTask, 'kind'>) : undefined)
   }
 
   /**

@@ -240,10 +240,16 @@ export class InsituEngine {
       queryTimeoutMs: options.renderTimeoutMs ?? options.timeoutMs ?? 30_000,
     })
     try {
-      index.rebuild({ persist: options.snapshotAtStart !== false })
       const models = loadSqlModels(root, config.paths.models)
-      // A project with SQL models will query: the sandbox's first process starts while extensions do.
-      if (models.names().length > 0) index.prepareQueries()
+      // A project with SQL models will query: the sandbox's first process starts while the index
+      // is read. A one-shot build with a job store usually reuses every query's rows: it starts
+      // one at its first query, if it has one.
+      const reusesJobs = options.snapshotAtStart === false && cache && fs.existsSync(stateFiles.jobs)
+      const queries = models.names().length > 0 && !reusesJobs
+      if (queries) index.prepareQueries('process')
+      index.rebuild({ persist: options.snapshotAtStart !== false })
+      // Its copy of the rows loads while extensions start and the first pages are transformed.
+      if (queries) index.prepareQueries('copy')
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
       // Jobs read through recording views: the memo fingerprints what each job saw.
       let memo: JobMemo | undefined

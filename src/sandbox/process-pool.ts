@@ -22,7 +22,8 @@
  *   left for the others. A process whose task is out of time is killed, and the tasks waiting in
  *   it move on. A process that ends by itself fails its running task; the others move on (a task
  *   that was in two processes that ended fails).
- * - Processes start on demand (`fork`, V8 serialization); `prepare()` starts one ahead. Before
+ * - Processes start on demand (`fork`, V8 serialization); `prepare(payload?)` starts one ahead
+ *   (and brings it up to date for such a task). Before
  *   each task a process gets `hooks.catchUp(process, payload)` (its copy of the document index
  *   made or brought up to date); a process `hooks.usable` refuses takes no new task and ends once
  *   its own are answered. Extra processes end after `IDLE_MS` without work; the last one stays
@@ -171,9 +172,16 @@ export class ProcessPool {
     })
   }
 
-  /** Start a process ahead of the first task (its start overlaps other work). */
-  prepare(): void {
-    if (!this.closed && this.processes.length === 0) this.spawn()
+  /**
+   * Start a process ahead of the first task (its start overlaps other work); with `payload`,
+   * also bring it up to date for a task like it now (`hooks.catchUp`: a copy of the document
+   * index made ahead of the first query).
+   */
+  prepare(payload?: unknown): void {
+    if (this.closed) return
+    const proc = this.processes.find((candidate) => !candidate.exited && this.usable(candidate)) ?? this.spawn()
+    if (payload === undefined) return
+    for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
   }
 
   async close(): Promise<void> {

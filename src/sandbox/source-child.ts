@@ -3,42 +3,98 @@
  * benchmarks, through tsx or vitest): Node 20 cannot run `src/sandbox-child.ts` itself, and a child
  * started through tsx takes five times as long to start.
  *
- * Contract: `sourceChild(entry)` bundles `entry` with esbuild (tsx's own compiler) once per
- * process, better-sqlite3 imported by its absolute path (the bundle lives in the OS's temporary
- * folder), CommonJS dependencies given a `require`, and returns the bundle's path; the bundle is
- * removed when this process ends. The published package never calls it (dist/sandbox-child.js).
+ * Contract: `sourceChild(entry)` is the path of a bundle of `entry` made with esbuild (tsx's own
+ * compiler): better-sqlite3 imported by its absolute path, CommonJS dependencies given a
+ * `require`, the modules it imports dynamically in files of their own (as in dist/). Bundles live
+ * in folders of the OS's temporary folder, named by a hash of the sources (every `.ts` file's
+ * path, size and mtime under the folder above `entry`), written atomically, and are
+ * shared by every process of the same sources (a benchmark's build processes do not each bundle
+ * it); bundles of other sources older than a day are removed. The published package never calls
+ * it (dist/sandbox-child.js).
  */
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { onProcessEnd } from './process-end.js'
+
+const PREFIX = 'insitu-sandbox-child-'
+const DAY_MS = 24 * 60 * 60 * 1000
 
 let bundled: string | undefined
 
 export function sourceChild(entry: string): string {
   if (bundled) return bundled
   const require = createRequire(import.meta.url)
-  const esbuild = require('esbuild') as typeof import('esbuild')
   const sqlite = pathToFileURL(require.resolve('better-sqlite3')).href
-  const outfile = path.join(os.tmpdir(), `insitu-sandbox-child-${process.pid}.mjs`)
-  const { outputFiles } = esbuild.buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['better-sqlite3'],
-    // CommonJS dependencies (yaml) require Node's builtins.
-    banner: { js: "import { createRequire as __insituCreateRequire } from 'node:module'; const require = __insituCreateRequire(import.meta.url);" },
-    write: false,
-    logLevel: 'silent',
-  })
-  const code = outputFiles[0]!.text.replaceAll('from "better-sqlite3"', `from ${JSON.stringify(sqlite)}`)
-  if (/from "better-sqlite3"|\("better-sqlite3"\)/.test(code)) throw new Error('the sandbox bundle imports better-sqlite3 in an unexpected way')
-  fs.writeFileSync(outfile, code)
-  onProcessEnd(() => fs.rmSync(outfile, { force: true }))
+  const folder = path.join(os.tmpdir(), `${PREFIX}${sourcesHash(path.dirname(entry), sqlite)}`)
+  const outfile = path.join(folder, `${path.basename(entry, '.ts')}.mjs`)
+  if (!fs.existsSync(outfile)) {
+    const esbuild = require('esbuild') as typeof import('esbuild')
+    const { outputFiles } = esbuild.buildSync({
+      entryPoints: [entry],
+      bundle: true,
+      // The modules it imports when a task needs them stay out of the entry's file (as in dist/).
+      splitting: true,
+      outdir: folder,
+      outExtension: { '.js': '.mjs' },
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: ['better-sqlite3'],
+      // CommonJS dependencies (yaml) require Node's builtins.
+      banner: { js: "import { createRequire as __insituCreateRequire } from 'node:module'; const require = __insituCreateRequire(import.meta.url);" },
+      write: false,
+      logLevel: 'silent',
+    })
+    const temporary = `${folder}.${process.pid}.tmp`
+    fs.rmSync(temporary, { recursive: true, force: true })
+    fs.mkdirSync(temporary)
+    for (const output of outputFiles) {
+      const code = output.text.replaceAll('from "better-sqlite3"', `from ${JSON.stringify(sqlite)}`)
+      if (/from "better-sqlite3"|\("better-sqlite3"\)/.test(code)) throw new Error('the sandbox bundle imports better-sqlite3 in an unexpected way')
+      fs.writeFileSync(path.join(temporary, path.relative(folder, output.path)), code)
+    }
+    try {
+      fs.renameSync(temporary, folder)
+    } catch (error) {
+      // Another process of the same sources put its bundle there first.
+      fs.rmSync(temporary, { recursive: true, force: true })
+      if (!fs.existsSync(outfile)) throw error
+    }
+    removeOldBundles(folder)
+  }
   bundled = outfile
   return outfile
+}
+
+/** A hash of every `.ts` file under `folder` (path, size, mtime) and of better-sqlite3's place. */
+function sourcesHash(folder: string, sqlite: string): string {
+  const hash = createHash('sha1').update(sqlite)
+  const walk = (dir: string): void => {
+    for (const dirent of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const file = path.join(dir, dirent.name)
+      if (dirent.isDirectory()) walk(file)
+      else if (dirent.name.endsWith('.ts')) {
+        const stat = fs.statSync(file)
+        hash.update(`${file}\u0000${stat.size}\u0000${stat.mtimeMs}\n`)
+      }
+    }
+  }
+  walk(folder)
+  return hash.digest('hex').slice(0, 16)
+}
+
+function removeOldBundles(keep: string): void {
+  const folder = path.dirname(keep)
+  for (const name of fs.readdirSync(folder)) {
+    const file = path.join(folder, name)
+    if (!name.startsWith(PREFIX) || file === keep) continue
+    try {
+      if (Date.now() - fs.statSync(file).mtimeMs > DAY_MS) fs.rmSync(file, { recursive: true, force: true })
+    } catch {
+      // another process removed it
+    }
+  }
 }

@@ -11,6 +11,9 @@
  * - Rows over the size bound fail with `QueryTooLargeError`; a process that dies fails its query
  *   with what happened and the next query is answered; the journal's bound lets a lagging copy go
  *   and a fresh one sees every row; `close()` leaves no process alive.
+ * - A process started before the index is read and given its copy after follows later writes; an
+ *   engine with SQL models starts one at once, but a one-shot build that reuses its job store
+ *   starts none.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -18,6 +21,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DocumentIndex } from '../../src/documents/document-index.js'
+import { InsituEngine } from '../../src/engine/engine.js'
 import { IndexJournal, MAX_JOURNAL_BYTES } from '../../src/documents/index-journal.js'
 import { queryHooks, QueryTimeoutError, QueryTooLargeError, runQuery } from '../../src/documents/query-sandbox.js'
 import { liveSandboxPids, MAX_PROCESSES, ProcessPool, SLOW_MS } from '../../src/sandbox/process-pool.js'
@@ -132,6 +136,55 @@ describe('the copy follows the index', () => {
     const rows = (await sandbox.query('select count(*) as n from t', {})) as { n: number }[]
     expect(rows[0]!.n).toBeGreaterThan(MAX_JOURNAL_BYTES / chunk.length)
     expect(liveSandboxPids()).not.toContain(first)
+  })
+})
+
+describe('ready ahead of the first query', () => {
+  it('a process started before the index is read, given its copy after, answers with the rows and follows later writes', async () => {
+    const root = project({ 'a.md': '---\ntitle: A\n---\n' })
+    const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false })
+    closers.push(async () => {
+      await index.closeQueries()
+      index.close()
+    })
+    index.prepareQueries('process')
+    expect(liveSandboxPids()).toHaveLength(1)
+    index.rebuild()
+    index.prepareQueries('copy')
+    fs.writeFileSync(path.join(root, 'b.md'), '---\ntitle: B\n---\n')
+    index.refresh([{ type: 'create', path: 'b.md' }])
+    expect(await index.runQuery('select title from documents order by path')).toEqual([{ title: 'A' }, { title: 'B' }])
+    // The copy was given to the process started ahead: no second process.
+    expect(liveSandboxPids()).toHaveLength(1)
+  })
+
+  it('an engine with SQL models starts one at its start, unless it is a one-shot build that reuses its job store', async () => {
+    const root = project({
+      'insitu.toml': 'version = 1\n',
+      'insitu/models/titles.sql': 'select title from documents order by path\n',
+      'README.md': '<!-- insitu:begin sql\nmodel = "titles"\n-->\n<!-- insitu:end -->\n',
+      'a.md': '---\ntitle: A\n---\n',
+    })
+    const readme = path.join(root, 'README.md')
+    const oneShot = { root, cache: true, snapshotAtStart: false, gitMetadata: false } as const
+    const first = await InsituEngine.create(oneShot)
+    expect(liveSandboxPids()).toHaveLength(1)
+    const rendered = await first.renderDocument(readme, fs.readFileSync(readme, 'utf8'))
+    expect(rendered.text).toContain('| A |')
+    first.persistCache()
+    await first.close()
+    expect(liveSandboxPids()).toEqual([])
+
+    // The second build usually reuses the first one's rows: it starts a process only if a query must run.
+    const second = await InsituEngine.create(oneShot)
+    expect(liveSandboxPids()).toEqual([])
+    expect((await second.renderDocument(readme, fs.readFileSync(readme, 'utf8'))).text).toBe(rendered.text)
+    await second.close()
+
+    // A long-lived engine (a dev server) starts one at once.
+    const served = await InsituEngine.create({ root, cache: true, gitMetadata: false })
+    closers.push(() => served.close())
+    expect(liveSandboxPids()).toHaveLength(1)
   })
 })
 
