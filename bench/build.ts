@@ -5,7 +5,8 @@
  * Contract:
  * - Per layout and size: `prepareProjects` (bench/bench-projects.ts); the entry
  *   `all-documents.js` imports every `*.md?raw`. Each build runs in a fresh Node process
- *   (bench/build-child.ts), timed around `build()` only: wall time, and CPU time of the process.
+ *   (bench/build-child.ts), timed around `build()` only: wall time, and CPU time of the process
+ *   and of its children that ended in it (the plugin's query processes).
  * - A run is: Vite alone on `plain/` (documents already regenerated); the plugin cold on
  *   `plugin/` (its state folder `.insitu/` and `node_modules/.vite` removed first); the plugin
  *   warm (a second build on the same folder, keeping what the cold build persisted). Which of
@@ -93,7 +94,7 @@ async function benchSize(documents: number, runs: number, keep: boolean, layout:
   return [
     `### ${formatSize(documents)} documents, ${layout} layout`,
     '',
-    `Machine: ${machineLine()}. ${projects.regionDocuments.length} document(s) with regions. Median of ${runs} runs (min–max), each build in a fresh process; CPU time is the build process's (user + system, every thread).`,
+    `Machine: ${machineLine()}. ${projects.regionDocuments.length} document(s) with regions. Median of ${runs} runs (min–max), each build in a fresh process; CPU time is the build process's (user + system, every thread) and its query processes'.`,
     '',
     '| build | with the plugin | Vite alone (regenerated copy) | plugin / Vite | CPU time with the plugin | CPU time Vite alone | CPU plugin / Vite |',
     '| --- | --- | --- | --- | --- | --- | --- |',
