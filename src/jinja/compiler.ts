@@ -36,7 +36,7 @@ import { Markup, Namespace, Undefined, fail, toOutput, typeName } from './values
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
-import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, checkList, outputTooLong, templateTooDeep } from './limits.js'
+import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, listTooLong, outputTooLong, templateTooDeep } from './limits.js'
 import { tick } from './render-budget.js'
 import { PyIterator, PyRange } from './values.js'
 
@@ -78,6 +78,11 @@ function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boo
   } finally {
     render.out = saved
   }
+}
+
+/** Appends `text` to the render's output, refusing output past `MAX_OUTPUT_LENGTH`. */
+function write(render: RenderState, text: string): void {
+  if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
 }
 
 function lookup(scope: Scope, name: string): unknown {
@@ -147,7 +152,7 @@ class Compiler extends ExpressionCompiler {
     if (stmt.kind === 'data') {
       const text = stmt.text
       run = (_scope, render) => {
-        if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+        write(render, text)
       }
     } else {
       run = this.statementBody(stmt, topLevel)
@@ -171,22 +176,22 @@ class Compiler extends ExpressionCompiler {
         if (this.autoescape && stmt.expr.kind === 'const') {
           const text = escapeConstant(stmt.expr.value)
           return (_scope, render) => {
-            if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+            write(render, text)
           }
         }
         if (this.volatileAutoescape && stmt.expr.kind !== 'const') {
           return (scope, render) => {
             const printed = value(scope, render)
-            if ((render.out += autoescapeNow() ? escapeOutput(printed) : toOutput(printed)).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+            write(render, autoescapeNow() ? escapeOutput(printed) : toOutput(printed))
           }
         }
         if (this.autoescape) {
           return (scope, render) => {
-            if ((render.out += escapeOutput(value(scope, render))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+            write(render, escapeOutput(value(scope, render)))
           }
         }
         return (scope, render) => {
-          if ((render.out += toOutput(value(scope, render))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+          write(render, toOutput(value(scope, render)))
         }
       }
       case 'if': {
@@ -267,7 +272,7 @@ class Compiler extends ExpressionCompiler {
           const fn = callee(scope, render)
           const [positional, keywords] = args(scope, render)
           // Jinja writes a call block's result as it is, autoescape or not.
-          if ((render.out += toOutput(callValue(fn, positional, { ...keywords, caller }))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+          write(render, toOutput(callValue(fn, positional, { ...keywords, caller })))
         }
       }
       case 'filterblock': {
@@ -277,7 +282,7 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => {
           const text = captureOutput(body, scope, render, markup())
           // Written as it is, as Jinja does.
-          if ((render.out += toOutput(filters(scope, render, text))).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+          write(render, toOutput(filters(scope, render, text)))
         }
       }
       case 'autoescape': {
@@ -338,7 +343,6 @@ class Compiler extends ExpressionCompiler {
           } finally {
             setAutoescape(outer)
           }
-          if (render.out.length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
         }
       }
       case 'import': {
@@ -386,7 +390,7 @@ class Compiler extends ExpressionCompiler {
         const { name, scoped } = stmt
         return (scope, render) => {
           const text = renderBlock(render, name, 0, scoped ? scope : undefined)
-          if (text !== undefined && (render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
+          if (text !== undefined) write(render, text)
         }
       }
     }
@@ -488,7 +492,7 @@ class Compiler extends ExpressionCompiler {
           const item = range.at(i)
           assign(probe, item)
           if (truthy(filter!(probe, render))) {
-            if (kept.length === MAX_LIST_LENGTH) checkList(kept.length + 1, () => `the loop over ${range.repr()} filtered with 'if'`)
+            if (kept.length === MAX_LIST_LENGTH) throw listTooLong(`the loop over ${range.repr()} filtered with 'if'`, kept.length + 1)
             kept.push(item)
           }
         }

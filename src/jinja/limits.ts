@@ -20,7 +20,7 @@
  * - `joinChecked(parts, separator, what)` joins strings after checking the length of the result.
  * - `brief(value)`: a value as an error message shows it (Python's repr, cut short).
  */
-import { TemplateLimitError } from './errors.js'
+import { stampPosition, TemplateLimitError } from './errors.js'
 import { ticks } from './render-budget.js'
 
 /**
@@ -161,11 +161,8 @@ export function fromRangeError(error: unknown): unknown {
   else message = 'a number is out of the range the operation accepts'
   const converted = new TemplateLimitError(message, limit, max)
   const stamped = error as { templateName?: string; line?: number; column?: number }
-  converted.templateName = stamped.templateName
-  converted.line = stamped.line
-  converted.column = stamped.column
+  if (stamped.templateName !== undefined) stampPosition(converted, stamped.templateName, stamped.line!, stamped.column)
   ;(converted as { cause?: unknown }).cause = error
-  if (stamped.templateName !== undefined) Object.defineProperty(converted, 'jinjaStamped', { value: true, enumerable: false })
   return converted
 }
 

@@ -4,7 +4,7 @@
  *
  * Contract:
  * - `new PyRange(start, stop, step)` (ints: numbers, bigints beyond 2^53; step not zero) has
- *   Python's `len` (`length`, a bigint when past 2^53), items `at(i)`, `contains(n)` and
+ *   Python's `len` (`length`, a bigint when past 2^53), items `at(i)` and
  *   `indexOf(n)` for ints, `equals` (Python's: same items), `slice(start, stop, step)`
  *   (Python's `range[a:b:c]`, itself a range), `reversed()` (a range), `sum(start)` (exact, in
  *   closed form) and `repr()` (`range(0, 3)`, `range(1, 10, 2)`).
@@ -70,11 +70,6 @@ export class PyRange {
       out[i] = this.at(i)
     }
     return out
-  }
-
-  /** Whether the int `n` is an item. */
-  contains(n: Int): boolean {
-    return this.indexOf(n) >= 0
   }
 
   /** The index of the int `n`, or -1. */

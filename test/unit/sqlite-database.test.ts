@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PackageManager } from '../../src/documents/package-manager.js'
 import { openDatabase, SqliteBindingError, sqliteBindingMessage } from '../../src/documents/sqlite-database.js'
 import { removeTempDirs, tempDir } from './temp-folders.js'
+import { errorOf } from './thrown-error.js'
 import { buildWrongAbiAddon, HAS_C_COMPILER } from './wrong-abi-addon.js'
 
 const PACKAGE_FOLDER = path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'))
@@ -31,15 +32,6 @@ afterEach(() => {
   removeTempDirs()
 })
 
-function thrown(run: () => unknown): unknown {
-  try {
-    run()
-  } catch (error) {
-    return error
-  }
-  throw new Error('did not throw')
-}
-
 describe('openDatabase', () => {
   it('opens what new Database opens, and passes its other errors on unchanged', () => {
     const db = openDatabase(':memory:')
@@ -55,21 +47,21 @@ describe('openDatabase', () => {
     expect(file.name).toBe(path.join(folder, 'x.db'))
     file.close()
 
-    const noFolder = thrown(() => openDatabase(path.join(folder, 'nope', 'x.db')))
+    const noFolder = errorOf(TypeError, () => openDatabase(path.join(folder, 'nope', 'x.db')))
     expect(noFolder).toBeInstanceOf(TypeError)
-    expect((noFolder as Error).message).toBe('Cannot open database because the directory does not exist')
-    const missing = thrown(() => openDatabase(path.join(folder, 'missing.db'), { fileMustExist: true }))
+    expect(noFolder.message).toBe('Cannot open database because the directory does not exist')
+    const missing = errorOf(Database.SqliteError, () => openDatabase(path.join(folder, 'missing.db'), { fileMustExist: true }))
     expect(missing).toBeInstanceOf(Database.SqliteError)
     expect(missing).not.toBeInstanceOf(SqliteBindingError)
     // A native binding path that does not exist is a plain require error, not a failed build.
-    expect(thrown(() => openDatabase(':memory:', { nativeBinding: path.join(folder, 'none.node') }))).not.toBeInstanceOf(SqliteBindingError)
+    expect(errorOf(Error, () => openDatabase(':memory:', { nativeBinding: path.join(folder, 'none.node') }))).not.toBeInstanceOf(SqliteBindingError)
   })
 
   it('a native part Node cannot load is a SqliteBindingError: what is wrong and what to run, without a stack', () => {
     process.env.npm_config_user_agent = PNPM_AGENT
     const addon = path.join(tempDir(), 'better_sqlite3.node')
     fs.writeFileSync(addon, 'not an addon')
-    const error = thrown(() => openDatabase(':memory:', { nativeBinding: addon })) as SqliteBindingError
+    const error = errorOf(SqliteBindingError, () => openDatabase(':memory:', { nativeBinding: addon }))
     expect(error).toBeInstanceOf(SqliteBindingError)
     expect(error.problem).toBe('unloadable')
     expect(error.stack).toBe('')
@@ -85,7 +77,7 @@ describe('openDatabase', () => {
     delete process.env.npm_config_user_agent
     const addon = path.join(tempDir(), 'better_sqlite3.node')
     expect(buildWrongAbiAddon(addon)).toBe(true)
-    const error = thrown(() => openDatabase(':memory:', { nativeBinding: addon })) as SqliteBindingError
+    const error = errorOf(SqliteBindingError, () => openDatabase(':memory:', { nativeBinding: addon }))
     expect(error).toBeInstanceOf(SqliteBindingError)
     expect(error.problem).toBe('incompatible')
     expect((error.cause as Error).message).toContain('was compiled against a different Node.js version')
