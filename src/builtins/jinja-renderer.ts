@@ -5,8 +5,8 @@
  * Bounded (issue #34): a render runs here for at most `IN_PROCESS_SLICE_MS` (the most it holds
  * the event loop of the process that serves pages); one that takes longer is done again in the
  * sandbox (and, for `SLOW_MEMORY_MS`, that template's renders go there at once: the regions of a
- * document that share it do not each hold this process first) (src/sandbox/process-pool.ts: `renderTask` in another process) with the rest of
- * `budgetMs`, and fails there with `template <name>: the render ran longer than 30 s (line 3)`
+ * document that share it do not each hold this process first) (src/sandbox/sliced-work.ts:
+ * `renderTask` in another process) with the rest of `budgetMs`, and fails there with `template <name>: the render ran longer than 30 s (line 3)`
  * (its process killed when the render cannot stop itself). Its value and params cross to that
  * process through cloneable-values.ts; its errors keep their position and dependencies.
  */
@@ -14,8 +14,8 @@ import path from 'node:path'
 import { withPosition } from '../documents/error-positions.js'
 import { toPosixRelative } from '../documents/project-paths.js'
 import type { BuiltinCapability } from '../host/host.js'
-import { describeDuration, IN_PROCESS_SLICE_MS, type ProcessPool, SANDBOX_GRACE_MS } from '../sandbox/process-pool.js'
-import { fromSandboxError } from '../sandbox/task-errors.js'
+import { describeDuration, type ProcessPool } from '../sandbox/process-pool.js'
+import { runSliced } from '../sandbox/sliced-work.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 import { createJinjaRenderer, DEFAULT_TEMPLATE, JinjaTemplateError, type JinjaRendererOptions, type RenderInput, type RenderOutput } from './jinja.js'
 import { optionalString, optionalTable } from './options.js'
@@ -23,7 +23,7 @@ import { optionalString, optionalTable } from './options.js'
 export interface JinjaRendererContext extends JinjaRendererOptions {
   /** Milliseconds a render may run. @default 30000 */
   budgetMs?: number
-  /** The sandbox a render that outruns its slice moves to. @default none: it fails at the slice */
+  /** The sandbox a render that outruns its slice moves to. @default none: the render runs here with the whole budget */
   sandbox?: () => ProcessPool
 }
 
@@ -52,37 +52,24 @@ export function jinjaRenderer(context: JinjaRendererContext): BuiltinCapability 
       const template = optionalString(opts, 'template', 'jinja')
       const params = optionalTable(opts, 'params', 'jinja')
       const input: RenderInput = { template, params, value, location }
-      const started = performance.now()
       const name = template || DEFAULT_TEMPLATE
-      const knownSlow = (slowSince.get(name) ?? -Infinity) > started - SLOW_MEMORY_MS
-      const slice = context.sandbox ? Math.min(IN_PROCESS_SLICE_MS, budgetMs) : budgetMs
-      if (!knownSlow || !context.sandbox) {
-        try {
-          return renderer.render(input, { deadline: started + slice, budgetMs })
-        } catch (error) {
-          if (!(error instanceof JinjaTemplateError && error.timedOut) || slice >= budgetMs || !context.sandbox) throw error
-          slowSince.set(name, started)
-        }
-      }
-      const remainingMs = Math.max(1, Math.round(budgetMs - (performance.now() - started)))
-      return renderInSandbox(context.sandbox!(), { kind: 'render', templatesDir: context.templatesDir, root: context.root, input: toCloneable(input), remainingMs, budgetMs })
+      return runSliced<RenderOutput>({
+        budgetMs,
+        pool: context.sandbox ?? null,
+        skipHere: (slowSince.get(name) ?? -Infinity) > performance.now() - SLOW_MEMORY_MS,
+        here: (deadline) => renderer.render(input, { deadline, budgetMs }),
+        outOfTime: (error) => error instanceof JinjaTemplateError && error.timedOut,
+        onOutOfSlice: () => slowSince.set(name, performance.now()),
+        task: (remainingMs): RenderTask => ({ kind: 'render', templatesDir: context.templatesDir, root: context.root, input: toCloneable(input), remainingMs, budgetMs }),
+        // Killed for good measure (its render could not stop itself): the template file is what to fix.
+        killed: () => {
+          const failure = Object.assign(new JinjaTemplateError(`template ${name}: the render ran longer than ${describeDuration(budgetMs)}`, []), { timedOut: true })
+          if (name.startsWith('@insitu/')) return failure
+          const file = toPosixRelative(context.root, path.resolve(context.templatesDir, name))
+          return withPosition(Object.assign(failure, { dependencies: [`fs:file:${file}`] }), { path: file, line: null, column: null })
+        },
+      })
     },
-  }
-}
-
-async function renderInSandbox(pool: ProcessPool, task: RenderTask): Promise<RenderOutput> {
-  const name = (task.input as { template?: string }).template || DEFAULT_TEMPLATE
-  // Killed for good measure (its render could not stop itself): the template file is what to fix.
-  const killed = () => {
-    const failure = Object.assign(new JinjaTemplateError(`template ${name}: the render ran longer than ${describeDuration(task.budgetMs)}`, []), { timedOut: true })
-    if (name.startsWith('@insitu/')) return failure
-    const file = toPosixRelative(task.root, path.resolve(task.templatesDir, name))
-    return withPosition(Object.assign(failure, { dependencies: [`fs:file:${file}`] }), { path: file, line: null, column: null })
-  }
-  try {
-    return (await pool.run(task, { slow: true, timeoutMs: task.remainingMs + SANDBOX_GRACE_MS, timedOut: killed })) as RenderOutput
-  } catch (error) {
-    throw fromSandboxError(error)
   }
 }
 

@@ -8,27 +8,28 @@
  * - `setup({ kind: 'index-init', bytes, maxRowBytes, heapLimit })`: the copy starts from `bytes`;
  *   SQLite may allocate at most `heapLimit` bytes (`PRAGMA hard_heap_limit`: a query that needs
  *   more fails with SQLite's `out of memory`); a query's rows may hold at most `maxRowBytes`.
- * - `setup({ kind: 'index-apply', entries })`: the index's writes since, replayed in order.
+ * - `setup({ kind: 'index-apply', entries })`: the index's writes since, replayed in order in one
+ *   transaction, each statement text prepared once (as the index prepares its own).
  * - `query({ kind: 'query', sql, params })`: the rows (through cloneable-values.ts), or it throws
- *   SQLite's error (its `code` kept) or a `RowsTooLargeError` (with `data: { tooLarge }`).
+ *   SQLite's error (its `code` kept) or a `RowsTooLargeError`.
  */
 import type Database from 'better-sqlite3'
 import type { JournalEntry } from './index-journal.js'
 import { allowWrites, prepareReadOnly, runReadOnly } from './read-only-sql.js'
-import { RowsTooLargeError } from './sql-values.js'
 import { openDatabase } from './sqlite-database.js'
 import { fromCloneable, toCloneable } from '../values/cloneable-values.js'
 
 export type IndexCopySetup = { kind: 'index-init'; bytes: Buffer; maxRowBytes: number; heapLimit: number } | { kind: 'index-apply'; entries: JournalEntry[] }
 export type QueryTask = { kind: 'query'; sql: string; params: unknown }
 
-/** How many query texts keep their prepared statements. */
+/** How many query texts (and, apart, write texts) keep their prepared statements. */
 const MAX_CACHED = 512
 
 export function createIndexCopy(): { setup(message: IndexCopySetup): void; query(task: QueryTask): unknown } {
   let db: Database.Database | undefined
   let maxRowBytes = Number.POSITIVE_INFINITY
   const statements = new Map<string, Database.Statement>()
+  const writes = new Map<string, Database.Statement>()
   return {
     setup(message) {
       if (message.kind === 'index-init') {
@@ -36,18 +37,29 @@ export function createIndexCopy(): { setup(message: IndexCopySetup): void; query
         maxRowBytes = message.maxRowBytes
         db.pragma(`hard_heap_limit = ${Math.floor(message.heapLimit)}`)
         statements.clear()
+        writes.clear()
         return
       }
       if (!db || message.entries.length === 0) return
-      allowWrites(db)
-      for (const entry of message.entries) {
-        if (entry.args === undefined) {
-          db.exec(entry.sql)
-          statements.clear() // the schema may have changed: prepared statements go
-        } else {
-          db.prepare(entry.sql).run(...(entry.args as []))
+      const copy = db
+      allowWrites(copy)
+      copy.transaction(() => {
+        for (const entry of message.entries) {
+          if (entry.args === undefined) {
+            copy.exec(entry.sql)
+            // The schema may have changed: prepared statements go.
+            statements.clear()
+            writes.clear()
+            continue
+          }
+          let write = writes.get(entry.sql)
+          if (!write) {
+            if (writes.size >= MAX_CACHED) writes.clear()
+            writes.set(entry.sql, (write = copy.prepare(entry.sql)))
+          }
+          write.run(...(entry.args as []))
         }
-      }
+      })()
     },
     query(task) {
       if (!db) throw new Error('the sandbox has no copy of the document index')
@@ -57,13 +69,7 @@ export function createIndexCopy(): { setup(message: IndexCopySetup): void; query
         if (statements.size >= MAX_CACHED) statements.clear()
         statements.set(task.sql, stmt)
       }
-      try {
-        return toCloneable(runReadOnly(db, stmt, fromCloneable(task.params) as Record<string, unknown>, maxRowBytes))
-      } catch (error) {
-        // Told to the parent as data (query-sandbox.ts makes a QueryTooLargeError of it).
-        if (error instanceof RowsTooLargeError) throw Object.assign(error, { data: { tooLarge: error.maxBytes } })
-        throw error
-      }
+      return toCloneable(runReadOnly(db, stmt, fromCloneable(task.params) as Record<string, unknown>, maxRowBytes))
     },
   }
 }

@@ -8,7 +8,8 @@
  *   prepared): every statement that writes (better-sqlite3's `reader` false; `PRAGMA` statements
  *   excepted: a copy needs none of them) records `{ sql, args }` each time it runs, `db.exec`
  *   records `{ sql }`, and a transaction that throws (rolled back) drops what it recorded. While
- *   nobody follows (`following` false), nothing is recorded: the patch costs one check per write.
+ *   nobody follows (before the first `snapshot()`, after `reset()`), nothing is recorded: the
+ *   patch costs one check per write.
  * - `snapshot()` starts following, if not yet, and returns the database's bytes now
  *   (`serialize()`) with the position of the log's end: a copy made from those bytes replays
  *   `since(position)` next. Call it outside the index's transactions (it is: the sandbox runs
@@ -72,20 +73,12 @@ export class IndexJournal {
       })) as typeof db.transaction
   }
 
-  get following(): boolean {
-    return this.recording
-  }
-
   get end(): number {
     return this.base + this.entries.length
   }
 
   get start(): number {
     return this.base
-  }
-
-  get size(): number {
-    return this.bytes
   }
 
   snapshot(): { bytes: Buffer; position: number } {

@@ -18,7 +18,8 @@
  *   error (message and `code`), a `QueryTimeoutError` once it has run `timeoutMs` (its process is
  *   killed), or a `QueryTooLargeError` when its rows would hold more than `maxRowBytes`.
  */
-import { describeDuration, type PoolHooks, type ProcessPool, type SandboxProcess, SandboxTaskError } from '../sandbox/process-pool.js'
+import { describeDuration, type PoolHooks, type ProcessPool, type SandboxProcess } from '../sandbox/process-pool.js'
+import { fromSandboxError } from '../sandbox/task-errors.js'
 import type { IndexCopySetup, QueryTask } from './index-copy.js'
 import type { IndexJournal } from './index-journal.js'
 import { formatSize } from './input-limits.js'
@@ -87,11 +88,10 @@ export async function runQuery(pool: ProcessPool, sql: string, params: Record<st
   try {
     return fromCloneable(await pool.run(task, { timeoutMs, timedOut: () => new QueryTimeoutError(timeoutMs) })) as Record<string, unknown>[]
   } catch (error) {
-    if (!(error instanceof SandboxTaskError)) throw error
-    const tooLarge = (error.data as { tooLarge?: number } | null)?.tooLarge
-    if (typeof tooLarge === 'number') throw new QueryTooLargeError(tooLarge)
     // SQLite's errors keep their code (sql-models.ts locates them by it).
-    throw Object.assign(new Error(error.message), error.code === null ? {} : { code: error.code })
+    const rebuilt = fromSandboxError(error) as { tooLarge?: unknown }
+    if (typeof rebuilt.tooLarge === 'number') throw new QueryTooLargeError(rebuilt.tooLarge)
+    throw rebuilt
   }
 }
 

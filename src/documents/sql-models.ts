@@ -46,8 +46,8 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createJinjaEngine, errorPosition as templateErrorPosition, TemplateTimeoutError } from '../jinja/engine.js'
-import { describeDuration, IN_PROCESS_SLICE_MS, SANDBOX_GRACE_MS, SandboxCrashError } from '../sandbox/process-pool.js'
-import { fromSandboxError } from '../sandbox/task-errors.js'
+import { describeDuration, SandboxCrashError } from '../sandbox/process-pool.js'
+import { runSliced } from '../sandbox/sliced-work.js'
 import type { Location } from '../protocol/schemas.js'
 import { withDependencies } from './dependency-errors.js'
 import type { DocumentIndex } from './document-index.js'
@@ -73,6 +73,8 @@ export interface SqlModels {
   readonly modelsDir: string
   /** Sorted model names. */
   names(): string[]
+  /** Project-relative POSIX path of a model's file. */
+  fileOf(name: string): string
   /**
    * `options.deadline` (a `performance.now()` time) bounds the rendering of the model templates:
    * past it the compile fails with a `ModelTimeoutError` (`budgetMs` names the budget in its message).
@@ -196,6 +198,7 @@ export function loadSqlModels(root: string, modelsDir: string): SqlModels {
 
   return {
     modelsDir: dir,
+    fileOf,
     names: () => listModelNames(absoluteDir),
     compile(name, limits = {}) {
       const compiled = new Map<string, { sql: string; source: string }>()
@@ -251,7 +254,7 @@ export async function runSqlModel(
     // Out of time, too large, or its process ended: the model file says which query (its first
     // line, the overlay's link).
     if (error instanceof QueryTimeoutError || error instanceof QueryTooLargeError || error instanceof SandboxCrashError) {
-      const model = files[0] ?? `${models.modelsDir}/${name}.sql`
+      const model = files[0]!
       throw withDependencies(withPosition(new Error(`${model}: ${error.message}`, { cause: error }), { path: model, line: null, column: null }), dependencies)
     }
     // SQLite's own errors say what, not where: name the model file (and line), and carry it
@@ -268,26 +271,19 @@ export async function runSqlModel(
  * longer is compiled again in the sandbox (`compileModelTask`, in src/sandbox-child.ts) with the
  * rest of the index's budget, so a runaway model template never holds this process for the whole budget.
  */
-async function compileBounded(index: DocumentIndex, models: SqlModels, name: string): Promise<CompiledSqlModel> {
+function compileBounded(index: DocumentIndex, models: SqlModels, name: string): CompiledSqlModel | Promise<CompiledSqlModel> {
   const budgetMs = index.queryTimeoutMs
-  const started = performance.now()
-  const slice = Math.min(IN_PROCESS_SLICE_MS, budgetMs)
-  try {
-    return models.compile(name, { deadline: started + slice, budgetMs })
-  } catch (error) {
-    if (!(error instanceof ModelTimeoutError) || slice >= budgetMs) throw error
-  }
-  const remainingMs = Math.max(1, Math.round(budgetMs - (performance.now() - started)))
-  const task: CompileModelTask = { kind: 'compile-model', root: index.root, modelsDir: models.modelsDir, name, remainingMs, budgetMs }
-  const file = models.modelsDir === '' ? `${name}.sql` : `${models.modelsDir}/${name}.sql`
-  // Killed for good measure (its render could not stop itself): the model file is what to fix.
-  const killed = () =>
-    withDependencies(withPosition(new ModelTimeoutError(`${file}: its template ran longer than ${describeDuration(budgetMs)}`), { path: file, line: null, column: null }), [`fs:file:${file}`])
-  try {
-    return (await index.sandbox.run(task, { slow: true, timeoutMs: remainingMs + SANDBOX_GRACE_MS, timedOut: killed })) as CompiledSqlModel
-  } catch (error) {
-    throw fromSandboxError(error)
-  }
+  const file = models.fileOf(name)
+  return runSliced<CompiledSqlModel>({
+    budgetMs,
+    pool: () => index.sandbox,
+    here: (deadline) => models.compile(name, { deadline, budgetMs }),
+    outOfTime: (error) => error instanceof ModelTimeoutError,
+    task: (remainingMs): CompileModelTask => ({ kind: 'compile-model', root: index.root, modelsDir: models.modelsDir, name, remainingMs, budgetMs }),
+    // Killed for good measure (its render could not stop itself): the model file is what to fix.
+    killed: () =>
+      withDependencies(withPosition(new ModelTimeoutError(`${file}: its template ran longer than ${describeDuration(budgetMs)}`), { path: file, line: null, column: null }), [`fs:file:${file}`]),
+  })
 }
 
 function isSqliteError(error: unknown): error is Error & { code: string } {

@@ -104,8 +104,11 @@ export function readRows(stmt: Database.Statement, params: Record<string, SqlPar
  * (each row 64 bytes, each value 16 more, texts and blobs their length besides).
  */
 export class RowsTooLargeError extends Error {
-  constructor(readonly maxBytes: number) {
+  /** The bound the rows passed, in bytes (carried across the sandbox's boundary: sandbox/task-errors.ts). */
+  readonly tooLarge: number
+  constructor(maxBytes: number) {
     super(`the query returned more than ${maxBytes} bytes of rows`)
+    this.tooLarge = maxBytes
   }
 }
 

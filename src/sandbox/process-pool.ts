@@ -153,10 +153,6 @@ export class ProcessPool {
 
   constructor(private readonly hooks: PoolHooks = {}) {}
 
-  get isClosed(): boolean {
-    return this.closed
-  }
-
   run(
     payload: unknown,
     options: {
@@ -179,7 +175,7 @@ export class ProcessPool {
    */
   prepare(payload?: unknown): void {
     if (this.closed) return
-    const proc = this.processes.find((candidate) => !candidate.exited && this.usable(candidate)) ?? this.spawn()
+    const proc = this.processes.find((candidate) => this.usable(candidate)) ?? this.spawn()
     if (payload === undefined) return
     for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
   }
@@ -204,7 +200,7 @@ export class ProcessPool {
   /** An idle process, else one whose running task is young and that holds no slow work (fewest tasks first), else a new one, else the least busy. */
   private pick(except?: Process): Process {
     for (const proc of [...this.processes]) this.retireIfUnusable(proc)
-    const candidates = this.processes.filter((proc) => proc !== except && !proc.exited && this.usable(proc))
+    const candidates = this.processes.filter((proc) => proc !== except && this.usable(proc))
     const idle = candidates.find(isIdle)
     if (idle) return idle
     const quick = candidates.filter((proc) => !this.holdsSlow(proc)).sort((a, b) => a.assigned.size - b.assigned.size)[0]
@@ -217,7 +213,7 @@ export class ProcessPool {
   private pickForSlow(): Process | null {
     for (const proc of [...this.processes]) this.retireIfUnusable(proc)
     if (this.processes.filter((proc) => this.holdsSlow(proc)).length >= MAX_PROCESSES - 1) return null
-    const idle = this.processes.find((proc) => !proc.exited && this.usable(proc) && isIdle(proc))
+    const idle = this.processes.find((proc) => this.usable(proc) && isIdle(proc))
     if (idle) return idle
     return this.processes.length < MAX_PROCESSES ? this.spawn() : null
   }
@@ -280,7 +276,10 @@ export class ProcessPool {
   private answer(proc: Process, reply: SandboxReply): void {
     if (reply.type === 'start') {
       // A sending moved away before it started (its skip came late): nobody waits for it, and it may never end.
-      if (!proc.assigned.has(reply.id)) return this.end(proc, null)
+      if (!proc.assigned.has(reply.id)) {
+        this.end(proc, null)
+        return
+      }
       proc.running = { id: reply.id, since: Date.now() }
       this.watch(proc, reply.id)
       return
@@ -327,21 +326,18 @@ export class ProcessPool {
     const runningId = proc.running?.id ?? proc.assigned.keys().next().value
     const running = runningId === undefined ? undefined : proc.assigned.get(runningId)
     if (running && runningId !== undefined) proc.assigned.delete(runningId)
-    this.end(proc, null, (task) => ++task.crashes >= MAX_CRASHES)
+    const givenUp = this.end(proc, null, (task) => ++task.crashes >= MAX_CRASHES)
     running?.reject(error)
     // Tasks that were in too many processes that ended fail with the last of them.
-    for (const task of this.failedByCrashes.splice(0)) task.reject(error)
+    for (const task of givenUp) task.reject(error)
   }
 
-  /** Tasks `end` found in too many ended processes (`crashed` fails them). */
-  private readonly failedByCrashes: Task[] = []
-
   /**
-   * End a process (killed); its tasks fail with `error`, or move to another process when null
-   * (except those `giveUp` accepts, which `crashed` fails).
+   * End a process (killed); its tasks fail with `error`, or move to another process when null,
+   * except those `giveUp` accepts: they are returned (`crashed` fails them).
    */
-  private end(proc: Process, error: Error | null, giveUp?: (task: Task) => boolean): void {
-    if (proc.exited) return
+  private end(proc: Process, error: Error | null, giveUp?: (task: Task) => boolean): Task[] {
+    if (proc.exited) return []
     proc.exited = true
     this.clearTimers(proc)
     if (proc.idleTimer) clearTimeout(proc.idleTimer)
@@ -356,12 +352,14 @@ export class ProcessPool {
     this.hooks.ended?.(proc)
     const tasks = [...proc.assigned.values()]
     proc.assigned.clear()
+    const givenUp: Task[] = []
     for (const task of tasks) {
       if (error || this.closed) task.reject(error ?? new Error('the sandbox is closed'))
-      else if (giveUp?.(task)) this.failedByCrashes.push(task)
+      else if (giveUp?.(task)) givenUp.push(task)
       else this.dispatch(task)
     }
     this.dispatchWaitingSlow()
+    return givenUp
   }
 
   /** Slow tasks that waited go as processes free up. */

@@ -1,7 +1,8 @@
 /**
  * A task's error across the process boundary of the sandbox (process-pool.ts): what makes an
  * error useful to its caller here, the file and line it points at (`position`), what the failed
- * task had read (`dependencies`), and whether it ran out of time (`timedOut`), travels as data.
+ * task had read (`dependencies`), whether it ran out of time (`timedOut`) and the bound a query's
+ * rows passed (`tooLarge`), travels as data.
  *
  * Contract: `taskErrorReply(error)` (in the sandbox process) is the `{ message, code, data }` of
  * an error; `fromSandboxError(error)` (here) rebuilds an `Error` with the same message and
@@ -17,8 +18,6 @@ export function taskErrorReply(error: unknown): { message: string; code: string 
   const code = source.code
   const data: Record<string, unknown> = {}
   for (const key of CARRIED) if (source[key] !== undefined) data[key] = source[key]
-  const extra = source.data
-  if (extra !== null && typeof extra === 'object') Object.assign(data, extra)
   return { message: error instanceof Error ? error.message : String(error), code: typeof code === 'string' ? code : null, data }
 }
 
