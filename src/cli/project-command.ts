@@ -14,13 +14,13 @@
  *   better-sqlite3 whose native part cannot load (its message says what to run:
  *   documents/sqlite-database.ts), which json and github formats also report on stdout.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { ConfigError } from '../host/config.js'
 import { formatSyncReport, syncProject } from '../sync/sync-project.js'
 import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_STALE_OR_FAILED, EXIT_USAGE, messageOf, startErrorExitCode } from './cli-io.js'
 import { githubFailure, githubReport, jsonFailure, jsonReport, type ReportFormat } from './report-formats.js'
+import { isFolder } from '../documents/file-kinds.js'
 
 export interface ProjectCommandOptions {
   /** `--root` as given, or null. */
@@ -78,10 +78,3 @@ export async function runProjectCommand(command: 'check' | 'sync', options: Proj
   }
 }
 
-function isFolder(folder: string): boolean {
-  try {
-    return fs.statSync(folder).isDirectory()
-  } catch {
-    return false
-  }
-}

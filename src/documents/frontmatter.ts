@@ -47,7 +47,7 @@ import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
 import { parseSimpleMapping } from './simple-yaml.js'
 import { readYamlMapping, YamlReadError } from './yaml-read.js'
-import { aliasExpansionMessage, frontMatterTooLargeMessage, MAX_FRONT_MATTER_BYTES, nestingDepthMessage } from './input-limits.js'
+import { aliasExpansionMessage, frontMatterTooLargeMessage, MAX_FRONT_MATTER_BYTES, nestingDepthMessage, utf8BytesOver } from './input-limits.js'
 import { DEFAULTS, yamlDocument } from './yaml-documents.js'
 
 export interface FrontMatter {
@@ -271,11 +271,10 @@ function parseMapping(raw: string): Record<string, unknown> {
   }
 }
 
-/** YAML past `MAX_FRONT_MATTER_BYTES` is not read (a UTF-16 unit is 1–3 UTF-8 bytes: counted only near the limit). */
+/** YAML past `MAX_FRONT_MATTER_BYTES` is not read. */
 function checkFrontMatterSize(raw: string): void {
-  if (raw.length * 3 <= MAX_FRONT_MATTER_BYTES) return
-  const bytes = Buffer.byteLength(raw, 'utf8')
-  if (bytes > MAX_FRONT_MATTER_BYTES) throw new FrontMatterError(frontMatterTooLargeMessage(bytes), 1)
+  const bytes = utf8BytesOver(raw, MAX_FRONT_MATTER_BYTES)
+  if (bytes !== null) throw new FrontMatterError(frontMatterTooLargeMessage(bytes), 1)
 }
 
 /** Lines of `insitu:` and of each key under `insitu.materializations`, from the YAML source. */

@@ -18,9 +18,14 @@
  * - `checkDocumentText(text)`: the same bounds for a text already decoded (size in UTF-8
  *   bytes, NUL characters); throws `InputLimitError`. Costs one scan for a NUL (memchr speed)
  *   and, only for a text that might be over the size limit, one byte count.
+ * - `utf8BytesOver(text, max)`: the UTF-8 size of a text over `max` bytes, else null (counted
+ *   only when it may be over).
  * - `formatSize(bytes)`: `512 bytes`, `64 KiB`, `1.5 MiB` (binary units, at most one decimal).
+ * - `readBounded(file)`: the file's bytes, or its size when it is larger than
+ *   `MAX_DOCUMENT_BYTES` (then it is not read); throws what opening it throws.
  */
 import { isUtf8 } from 'node:buffer'
+import fs from 'node:fs'
 import { LineError } from './line-error.js'
 
 /**
@@ -84,6 +89,16 @@ export class InputLimitError extends LineError {
   override name = 'InputLimitError'
 }
 
+export function readBounded(file: string): Buffer | number {
+  const fd = fs.openSync(file, 'r')
+  try {
+    const size = fs.fstatSync(fd).size
+    return size > MAX_DOCUMENT_BYTES ? size : fs.readFileSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`
   const [unit, size] = bytes < 1024 * 1024 ? ['KiB', bytes / 1024] : ['MiB', bytes / (1024 * 1024)]
@@ -140,12 +155,8 @@ export function documentBytesProblem(bytes: Buffer): { message: string; line: nu
 
 /** The bounds of `documentBytesProblem` for a decoded text; throws `InputLimitError`. */
 export function checkDocumentText(text: string): void {
-  // Each UTF-16 unit is 1–3 UTF-8 bytes (a surrogate pair 4 for 2): count bytes only when it matters.
-  if (text.length > MAX_DOCUMENT_BYTES) throw new InputLimitError(documentTooLargeMessage(Buffer.byteLength(text, 'utf8')), 1)
-  if (text.length * 3 > MAX_DOCUMENT_BYTES) {
-    const bytes = Buffer.byteLength(text, 'utf8')
-    if (bytes > MAX_DOCUMENT_BYTES) throw new InputLimitError(documentTooLargeMessage(bytes), 1)
-  }
+  const bytes = utf8BytesOver(text, MAX_DOCUMENT_BYTES)
+  if (bytes !== null) throw new InputLimitError(documentTooLargeMessage(bytes), 1)
   const nul = text.indexOf('\0')
   if (nul !== -1) {
     const line = lineOfIndex(text, nul)
@@ -153,8 +164,18 @@ export function checkDocumentText(text: string): void {
   }
 }
 
+/**
+ * `text`'s size in UTF-8 bytes when it is over `max`, else null. Each UTF-16 unit is 1–3 UTF-8
+ * bytes (a surrogate pair 4 for 2): the bytes are counted only when they may be over.
+ */
+export function utf8BytesOver(text: string, max: number): number | null {
+  if (text.length * 3 <= max) return null
+  const bytes = Buffer.byteLength(text, 'utf8')
+  return bytes > max ? bytes : null
+}
+
 /** 1-based line of a UTF-16 offset in `text`. */
-export function lineOfIndex(text: string, offset: number): number {
+function lineOfIndex(text: string, offset: number): number {
   let line = 1
   for (let index = text.indexOf('\n'); index !== -1 && index < offset; index = text.indexOf('\n', index + 1)) line++
   return line

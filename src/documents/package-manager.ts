@@ -17,6 +17,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { isFile } from './file-kinds.js'
 
 export type PackageManagerName = 'npm' | 'pnpm' | 'yarn' | 'bun'
 
@@ -64,14 +65,6 @@ function nearestLockfile(from: string): { file: string; manager: PackageManagerN
     const parent = path.dirname(folder)
     if (parent === folder) return null
     folder = parent
-  }
-}
-
-function isFile(file: string): boolean {
-  try {
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
   }
 }
 

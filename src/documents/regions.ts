@@ -67,7 +67,7 @@
 import { parse as parseToml, TomlDate, TomlError } from 'smol-toml'
 import { isObject } from '../protocol/object-guards.js'
 import { pythonFloat } from '../values/python-float.js'
-import { InputLimitError, MAX_REGION_HEADER_BYTES, MAX_REGIONS, regionHeaderTooLargeMessage, tooManyRegionsMessage } from './input-limits.js'
+import { InputLimitError, MAX_REGION_HEADER_BYTES, MAX_REGIONS, regionHeaderTooLargeMessage, tooManyRegionsMessage, utf8BytesOver } from './input-limits.js'
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { defaultRegionIds } from './region-ids.js'
@@ -127,7 +127,7 @@ export function scanRegions(text: string, from = 0): RegionScan {
   const { spans, unterminatedAt } = regionSpans(text, from, MAX_REGIONS + 1)
   const lineAt = spans.length > 0 || unterminatedAt !== null ? lineCounter(text) : undefined
   if (spans.length > MAX_REGIONS) {
-    const line = lineCounter(text)(spans[MAX_REGIONS]!.begin.index)
+    const line = lineAt!(spans[MAX_REGIONS]!.begin.index)
     throw new InputLimitError(tooManyRegionsMessage(line), line)
   }
   const found: (Omit<Region, 'id'> & { header: string; named: boolean })[] = []
@@ -136,7 +136,7 @@ export function scanRegions(text: string, from = 0): RegionScan {
     const bodyStart = begin.index + begin[0].length
     const header = begin[2] ?? ''
     const headerLine = lineAt!(bodyStart - header.length - 3)
-    const parsed = header.length * 3 > MAX_REGION_HEADER_BYTES ? oversizeHeader(header, line, headerLine) ?? parseHeader(header, line, headerLine) : parseHeader(header, line, headerLine)
+    const parsed = oversizeHeader(header, line, headerLine) ?? parseHeader(header, line, headerLine)
     const options = 'options' in parsed ? parsed.options : {}
     found.push({
       kind: begin[1] ?? namedOption(options.kind, 'sql'),
@@ -348,8 +348,8 @@ function lineCounter(text: string): (offset: number) => number {
 
 /** The problem of a header past `MAX_REGION_HEADER_BYTES` (null when it is within it): it is not parsed. */
 function oversizeHeader(header: string, line: number, headerLine: number): { problem: RegionProblem } | null {
-  const bytes = Buffer.byteLength(header, 'utf8')
-  if (bytes <= MAX_REGION_HEADER_BYTES) return null
+  const bytes = utf8BytesOver(header, MAX_REGION_HEADER_BYTES)
+  if (bytes === null) return null
   return { problem: { message: regionHeaderTooLargeMessage(line, bytes), line: headerLine, column: 1 } }
 }
 

@@ -25,6 +25,7 @@ import v8 from 'node:v8'
 import type { DiscoveredExtension } from '../host/manifest.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { PythonFloat } from '../values/python-float.js'
+import { isFile } from '../documents/file-kinds.js'
 
 export const MAX_PROGRAM_FILES = 2000
 
@@ -108,14 +109,6 @@ function programFiles(dir: string): string[] | null {
     return true
   }
   return walk(dir) ? files : null
-}
-
-function isFile(file: string): boolean {
-  try {
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
 }
 
 export interface ConfigParts {

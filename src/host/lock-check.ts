@@ -22,6 +22,7 @@ import { loadManifest, type Manifest, MANIFEST_FILE } from './manifest.js'
 import { compareCodePoints } from '../values/code-point-order.js'
 import { extensionContentHash } from './content-hash.js'
 import { installedExtensionsDir, type LockedExtension, lockFilePath, readLockFile } from './lock-file.js'
+import { isFile, isFolder } from '../documents/file-kinds.js'
 
 export interface InstalledExtension {
   /** Absolute folder under `.insitu/extensions/`. */
@@ -90,18 +91,3 @@ function problemOf(manifest: Manifest, lock: LockedExtension | null, dir: string
   return null
 }
 
-function isFolder(file: string): boolean {
-  try {
-    return fs.statSync(file).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-function isFile(file: string): boolean {
-  try {
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}

@@ -30,7 +30,6 @@
  *   a fatal signal, see process-end.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import fs from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
 import { FramingError } from '../protocol/framing.js'
 import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
@@ -39,6 +38,7 @@ import { InitializeResult, parseBoundary, ResourceGetParams, type ResourceRead }
 import { wireJson } from '../values/wire-json.js'
 import type { Manifest } from './manifest.js'
 import { onProcessEnd } from '../sandbox/process-end.js'
+import { isFolder } from '../documents/file-kinds.js'
 
 export const RESTART_LIMIT = 5
 export const RESTART_WINDOW_MS = 3 * 60_000
@@ -347,20 +347,12 @@ export class ExtensionProcess {
 /** Why the OS could not run an extension's command: `<ext>: command not found: <cmd> (from <manifest>)`. */
 function describeSpawnFailure(manifest: Manifest, file: string, cwd: string, error: NodeJS.ErrnoException): ExtensionStartError {
   const from = `(from ${manifest.file})`
-  if (error.code === 'ENOENT' && !isDirectory(cwd)) {
+  if (error.code === 'ENOENT' && !isFolder(cwd)) {
     return new ExtensionStartError(`${manifest.name}: extension cwd not found: ${cwd} ${from}`)
   }
   if (error.code === 'ENOENT') return new ExtensionStartError(`${manifest.name}: command not found: ${file} ${from}`)
   if (error.code === 'EACCES') return new ExtensionStartError(`${manifest.name}: command is not executable: ${file} ${from}`)
   return new ExtensionStartError(`${manifest.name}: command could not start: ${file}: ${error.message} ${from}`)
-}
-
-function isDirectory(folder: string): boolean {
-  try {
-    return fs.statSync(folder).isDirectory()
-  } catch {
-    return false
-  }
 }
 
 /** SPEC §3.3: the runtime must match the manifest. */

@@ -141,9 +141,6 @@ function withSlash(base: string): string {
   return base.endsWith('/') ? base : `${base}/`
 }
 
-/** Vite's own HMR client module (`/@vite/client`), whatever the package manager's layout. */
-export const VITE_CLIENT_MODULE = /[\\/]vite[\\/]dist[\\/]client[\\/]client\.mjs$/
-
 /**
  * Vite's client module with the insitu client loaded once it has run (a dynamic import: the
  * insitu client imports Vite's, so a static one would form a cycle; a non-literal specifier,
@@ -177,7 +174,7 @@ export function clientMiddleware(base: () => string) {
 export function answerReadyClients(
   channel: HotChannelLike,
   getEngine: () => InsituEngine | undefined,
-  onReady: (client: HotClientLike) => void = () => {},
+  onReady: (client: HotClientLike) => void,
 ): void {
   channel.on(READY_EVENT, (_data, client) => {
     onReady(client)

@@ -128,7 +128,7 @@ export class DevFailures {
   reportStartFailure(error: unknown): void {
     const failure = engineStartError(error) as Error & { loc?: OverlayError['loc']; frame?: string }
     const loc = failure.loc ?? { file: START_FAILURE, line: 1, column: 1 }
-    const err: OverlayError = { message: failure.message, stack: '', id: loc.file, loc, plugin: PLUGIN_NAME, ...(failure.frame ? { frame: failure.frame } : {}) }
+    const err = overlayError(failure.message, loc, failure.frame)
     this.clearStartFailure()
     this.startFailureFile = loc.file
     const where = loc.file === START_FAILURE ? PLUGIN_NAME : `${loc.file}:${loc.line}`
@@ -138,19 +138,24 @@ export class DevFailures {
   /** A document was deleted: its failures are gone with it (the browsers are told). */
   forget(file: string): void {
     this.held.delete(file)
-    if (this.files.delete(file)) this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: [] }] } })
+    this.drop(file)
   }
 
   clearStartFailure(): void {
     const file = this.startFailureFile
     this.startFailureFile = null
-    if (file !== null && this.files.delete(file)) this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: [] }] } })
+    if (file !== null) this.drop(file)
+  }
+
+  /** `file` has no failures any more: the browsers are told. */
+  private drop(file: string): void {
+    if (this.files.delete(file)) sendFailures(this.channel, [{ file, failures: [] }])
   }
 
   answerReady(client: FailureChannel): void {
     const files = [...this.files].map(([file, { failures }]) => ({ file, failures }))
     if (files.length === 0) return
-    client.send({ type: 'custom', event: FAILURES_EVENT, data: { files } })
+    sendFailures(client, files)
     client.send({ type: 'error', err: files[0]!.failures[0]!.err })
   }
 
@@ -162,7 +167,7 @@ export class DevFailures {
     const failures = errors.map((diagnostic): FoundFailure => {
       const located = failureAt(diagnostic, path.resolve(root, record.file), root)
       const where = `${diagnostic.path ?? record.file}${typeof diagnostic.line === 'number' ? `:${diagnostic.line}` : ''}`
-      const err: OverlayError = { message: located.message, stack: '', id: located.loc.file, loc: located.loc, plugin: PLUGIN_NAME, ...(located.frame ? { frame: located.frame } : {}) }
+      const err = overlayError(located.message, located.loc, located.frame)
       const key = `${where}\u0000${located.loc.file}:${located.loc.line}:${located.loc.column}\u0000${located.message}`
       return { key, where, failure: { text: `[insitu] ${where} ${located.message}`, err } }
     })
@@ -184,7 +189,7 @@ export class DevFailures {
     }
     // A start failure is logged once when it happens (dev-server.ts `logEngineStartError`).
     if (file !== this.startFailureFile) for (const found of fresh) this.print(found, cause)
-    this.channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files: [{ file, failures: failures.map((f) => f.failure) }] } })
+    sendFailures(this.channel, [{ file, failures: failures.map((f) => f.failure) }])
     // The overlay shows the first new failure; when some were fixed and others are left, the first
     // of those (it may have shown a fixed one).
     const shownNext = fresh[0] ?? (before && failures.length > 0 && failures.length < before.keys.length ? failures[0] : undefined)
@@ -197,6 +202,16 @@ export class DevFailures {
     const frame = err.frame ? `\n${indent(err.frame)}` : ''
     this.logger.error(`${head}\n  File: ${loc.file}:${loc.line}:${loc.column}${frame}`)
   }
+}
+
+/** Vite's error payload for its overlay. */
+function overlayError(message: string, loc: OverlayError['loc'], frame?: string): OverlayError {
+  return { message, stack: '', id: loc.file, loc, plugin: PLUGIN_NAME, ...(frame ? { frame } : {}) }
+}
+
+/** The browser client's event: each file's failures now (none: fixed). */
+function sendFailures(channel: FailureChannel, files: FailuresMessage['files']): void {
+  channel.send({ type: 'custom', event: FAILURES_EVENT, data: { files } satisfies FailuresMessage })
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

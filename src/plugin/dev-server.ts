@@ -54,14 +54,14 @@ import path from 'node:path'
 import type { HotUpdateOptions, Plugin, ViteDevServer } from 'vite'
 import { type InsituEngine, ownerFile, ownerQuery } from '../engine/engine.js'
 import { renderText } from '../sync/sync-document.js'
-import { MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
+import { readBounded } from '../documents/input-limits.js'
 import type { FileEventType } from '../engine/dependency-graph.js'
 import { isInsideFolder } from '../documents/project-paths.js'
 import { guardDroppedChanges } from '../sync/dropped-changes.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { type ChangePlan, LiveSync } from '../sync/live-sync.js'
 import { answerReadyClients, CLIENT_PATH, clientMiddleware, clientScriptTag, connectBrowserDiagnostics } from './browser-diagnostics.js'
-import { DevFailures, type FailureChannel } from './dev-failures.js'
+import { DevFailures } from './dev-failures.js'
 import { logEngineStartError, messageOf, PluginStoppedError, printErrorsOnce, type ReportingContext, reportValidation } from './diagnostics.js'
 import { INSPECTOR_PATH, inspectorMiddleware } from './inspector-page.js'
 import { isSkippedId, moduleFile, moduleKey } from './module-ids.js'
@@ -143,7 +143,7 @@ export class DevServerSession {
     // "Why did this re-run?" and the browser's diagnostics client (inspector-page.ts, browser-diagnostics.ts).
     dev.middlewares.use(CLIENT_PATH, clientMiddleware(() => dev.config.base))
     dev.middlewares.use(INSPECTOR_PATH, inspectorMiddleware(() => lifecycle.current))
-    answerReadyClients(dev.ws, () => lifecycle.current, (client) => failures.answerReady(client as FailureChannel))
+    answerReadyClients(dev.ws, () => lifecycle.current, (client) => failures.answerReady(client))
     // As soon as closing starts (every Vite major, restarts too): fail the jobs in flight at
     // once, then stop the extensions; the close resolves once they are gone.
     // Vite's watcher drops a second change of a path within its 50 ms throttle, for good: report
@@ -395,8 +395,9 @@ export class DevServerSession {
       let text: string
       try {
         // Over the document limit: never read (its request says why: serve-document.ts).
-        if (fs.statSync(file).size > MAX_DOCUMENT_BYTES) return
-        text = fs.readFileSync(file, 'utf8')
+        const bytes = readBounded(file)
+        if (typeof bytes === 'number') return
+        text = bytes.toString('utf8')
       } catch {
         return // gone meanwhile: its delete event follows
       }

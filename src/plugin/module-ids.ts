@@ -17,11 +17,15 @@ export const NON_TEXT_QUERY = /[?&](?:raw|url|inline|worker|sharedworker)(?:&|=|
 /** Ids never ours: virtual modules (`\0`) and dependencies. A hook filter, re-checked in the handlers. */
 export const SKIPPED_IDS = [/\0/, /[\\/]node_modules[\\/]/]
 
+/** The path of Vite's own HMR client module (`/@vite/client`), whatever the package manager's layout. */
+const VITE_CLIENT_PATH = /[\\/]vite[\\/]dist[\\/]client[\\/]client\.mjs/.source
+export const VITE_CLIENT_MODULE = new RegExp(`${VITE_CLIENT_PATH}$`)
+
 /**
  * The transform hook's filter: `SKIPPED_IDS`, except Vite's own client module (a dev server
  * appends the insitu browser client to it: browser-diagnostics.ts `withInsituClient`).
  */
-export const TRANSFORM_SKIPPED_IDS = [/\0/, /^(?![^?]*[\\/]vite[\\/]dist[\\/]client[\\/]client\.mjs(?:\?|$))[^?]*[\\/]node_modules[\\/]/]
+export const TRANSFORM_SKIPPED_IDS = [/\0/, new RegExp(`^(?![^?]*${VITE_CLIENT_PATH}(?:\\?|$))[^?]*[\\\\/]node_modules[\\\\/]`)]
 
 export function isSkippedId(id: string): boolean {
   return SKIPPED_IDS.some((pattern) => pattern.test(id))

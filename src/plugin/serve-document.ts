@@ -46,7 +46,7 @@ import MagicString from 'magic-string'
 import { type InsituEngine, ownerQuery } from '../engine/engine.js'
 import { isJobFree } from '../engine/job-free.js'
 import { hashContent } from '../documents/document-record.js'
-import { documentTooLargeMessage, MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
+import { documentTooLargeMessage, MAX_DOCUMENT_BYTES, readBounded } from '../documents/input-limits.js'
 import type { DocumentResult } from '../engine/render-document.js'
 import { renderText } from '../sync/sync-document.js'
 import { locatedError, type ReportingContext, reportDiagnostics } from './diagnostics.js'
@@ -105,11 +105,11 @@ export class DocumentServer {
     if (!engine?.isDocument(file)) return null
     // Over the document limit: never read (the index warned, by its size). Vite's own `?raw` would
     // read it whole and fail with a JavaScript internal; say what is wrong instead.
-    const size = fileSize(file)
-    if (size > MAX_DOCUMENT_BYTES) return context.error(locatedError(documentTooLargeMessage(size), { file, line: 1, column: 1 }))
     // Synchronous (as transform's check below): a page's request right after an update does not
     // wait behind Vite's watcher re-reading the changed file's folder (live-sync.ts readState).
-    const code = fs.readFileSync(file, 'utf8')
+    const bytes = readBounded(file)
+    if (typeof bytes === 'number') return context.error(locatedError(documentTooLargeMessage(bytes), { file, line: 1, column: 1 }))
+    const code = bytes.toString('utf8')
     context.addWatchFile(file)
     const rendered = await this.render(context, engine, file, code, ownerQuery(id))
     return { code: `export default ${JSON.stringify(rendered.text)}`, map: NO_SOURCE_MAP }
@@ -237,15 +237,6 @@ function isIndexedText(engine: InsituEngine, file: string, code: string): boolea
 }
 
 const BOM_BYTES = Buffer.from([0xef, 0xbb, 0xbf])
-
-/** The file's size in bytes (0 when it cannot be stat'ed: the read that follows says why). */
-function fileSize(file: string): number {
-  try {
-    return fs.statSync(file).size
-  } catch {
-    return 0
-  }
-}
 
 /**
  * Whether `code` is the file's own text (Vite read it from disk, no plugin's `load` replaced

@@ -28,10 +28,9 @@
  *   A written document's diagnostics name lines of the text written, which the file now holds
  *   (render-document.ts `outputLine`: a region below a regenerated body moves with it).
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { materializationJobs, splitFrontMatter, writeGeneratedValues } from '../documents/frontmatter.js'
-import { documentBytesProblem, documentTooLargeMessage, MAX_DOCUMENT_BYTES } from '../documents/input-limits.js'
+import { documentBytesProblem, documentTooLargeMessage, readBounded } from '../documents/input-limits.js'
 import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
 import { type DocumentResult, outputLine, type TextEdit } from '../engine/render-document.js'
@@ -172,17 +171,6 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       sync.diagnostics.push({ severity: 'warning', message, path: relPath, line: null, code: 'insitu/write' })
       return sync
     }
-  }
-}
-
-/** The file's bytes, or its size when it is larger than `MAX_DOCUMENT_BYTES` (then it is not read). */
-function readBounded(absolute: string): Buffer | number {
-  const fd = fs.openSync(absolute, 'r')
-  try {
-    const size = fs.fstatSync(fd).size
-    return size > MAX_DOCUMENT_BYTES ? size : fs.readFileSync(fd)
-  } finally {
-    fs.closeSync(fd)
   }
 }
 
