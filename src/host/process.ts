@@ -30,6 +30,7 @@
  *   a fatal signal, see process-end.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { setMaxListeners } from 'node:events'
 import { isDeepStrictEqual } from 'node:util'
 import { FramingError } from '../protocol/framing.js'
 import { DEFAULT_TIMEOUT_MS, RpcClosedError, RpcPeer, type RequestOptions, RpcResponseError, RpcTimeoutError } from '../protocol/peer.js'
@@ -153,6 +154,9 @@ export class ExtensionProcess {
 
   constructor(private readonly options: ExtensionProcessOptions) {
     this.name = options.manifest.name
+    // Every request in flight listens to this one signal (a document with a dozen extension
+    // regions waits on a dozen): not a leak, so no MaxListenersExceededWarning past ten.
+    setMaxListeners(0, this.aborting.signal)
   }
 
   /** PID of the live process; undefined before start and once it has exited. */
@@ -440,7 +444,6 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   await exited
 }
 
-/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
 /** `promise`, or a rejection with the signal's reason as soon as it aborts. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error)

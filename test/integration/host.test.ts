@@ -174,6 +174,24 @@ describe('Node SDK extension acme/node (run with tsx)', () => {
     )
     expect(error?.message).toBe('transform:node_count (acme/node): invalid options of transform:node_count: pattern: field required')
   })
+
+  it('answers 24 requests in flight at once without a MaxListenersExceededWarning', async () => {
+    const project = makeProject(PROJECT_FILES)
+    writeConfig(project, [{ path: fixture }])
+    const host = await startHost(project)
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`)
+    process.on('warning', onWarning)
+    try {
+      const results = await Promise.all(Array.from({ length: 24 }, () => host.transform('node_count', { pattern: 'docs/*.md' }, DOC)))
+      expect(results.map((result) => result.content)).toEqual(Array(24).fill('2 files'))
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([])
+  })
 })
 
 describe('Python and Node extensions together', () => {
