@@ -81,7 +81,7 @@ export interface JobMemoSetup {
 export function createJobMemo(setup: JobMemoSetup): JobMemo {
   const { config, host } = setup
   const programs = new Map(
-    host.extensions.map((e) => [e.manifest.name, extensionFingerprint(e, resolveCommand(e.manifest, { python: setup.python }), config.root)]),
+    host.extensions.map((e) => [e.manifest.name, extensionFingerprint(e, resolveCommand(e.manifest, { python: setup.python, root: config.root }), config.root)]),
   )
   let store: JobStore | null = null
   if (setup.jobStoreFile !== null) {

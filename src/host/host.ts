@@ -319,7 +319,7 @@ export class InsituHost {
   private createProcess(manifest: Manifest): ExtensionProcess {
     return new ExtensionProcess({
       manifest,
-      command: resolveCommand(manifest, { python: this.options.python }),
+      command: resolveCommand(manifest, { python: this.options.python, root: this.config.root }),
       cwd: resolveExtensionCwd(manifest),
       root: this.config.root,
       timeoutMs: this.options.timeoutMs,

@@ -13,7 +13,8 @@
  * - `resolveExtensionCwd(manifest)` → absolute POSIX cwd; after resolving `..` and symlinks (with
  *   `physicalPath`: missing parts kept, dangling links followed) it must stay inside the
  *   (symlink-resolved) manifest folder, else `<file>: extension cwd escapes package: <cwd>`.
- * - `resolveCommand(manifest, { python })` substitutes `{python}` (default `python3`) and `{node}`
+ * - `resolveCommand(manifest, { python, root })` substitutes `{python}` (default `python3`; a relative
+ *   path from `root`) and `{node}`
  *   (`process.execPath`) anywhere inside each argument.
  * - `discoverExtensions(config)` returns configured extensions (config order), then extensions found
  *   under `<root>/.insitu/extensions/*` (folder-name order) that no entry claimed. Disabled entries load
@@ -153,9 +154,14 @@ export function resolveExtensionCwd(manifest: Manifest): string {
   return toPosixPath(cwd)
 }
 
-/** `[extension].command` with `{python}` and `{node}` substituted in every argument. */
-export function resolveCommand(manifest: Manifest, options: { python?: string } = {}): string[] {
-  const python = options.python ?? 'python3'
+/**
+ * `[extension].command` with `{python}` and `{node}` substituted in every argument. A `python`
+ * that is a relative path (`.venv/bin/python`: it holds a slash) is taken from the project
+ * `root`, not from the extension's folder the command runs in; a bare name is looked up on PATH.
+ */
+export function resolveCommand(manifest: Manifest, options: { python?: string; root?: string } = {}): string[] {
+  let python = options.python ?? 'python3'
+  if (options.root !== undefined && /[/\\]/.test(python) && !path.isAbsolute(python)) python = path.resolve(options.root, python)
   return manifest.extension.command.map((arg) =>
     arg.replaceAll('{python}', python).replaceAll('{node}', process.execPath),
   )

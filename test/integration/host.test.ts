@@ -5,6 +5,8 @@
  * with exact contents, values, diagnostics and transitively flattened dependencies.
  * After every test no extension process is alive (host-project.ts `finishTest`).
  */
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DOC, finishTest, logs, makeProject, NODE_FIXTURES, PYTHON_FIXTURES, startHost, writeConfig, writeFile } from './host-project.js'
@@ -111,6 +113,17 @@ describe('Python extension acme/py (standard library, SDK-style wire)', () => {
     expect(a).toEqual({ content: '2 files', value: null, diagnostics: [], dependencies: ['fs:glob:docs/*.md'] })
     expect(b).toEqual({ content: '4 files', value: null, diagnostics: [], dependencies: ['fs:glob:*.md'] })
     expect(tasks.dependencies).toEqual(['resource:py_inner', 'fs:file:notes.md'])
+  })
+
+  it('runs the interpreter a relative python path names from the project root (a virtual environment)', async () => {
+    const project = makeProject(PROJECT_FILES)
+    writeConfig(project, [{ path: fixture }])
+    // The command runs in the extension's folder: a project-relative path must not be looked up there.
+    fs.mkdirSync(path.join(project.root, '.venv', 'bin'), { recursive: true })
+    fs.symlinkSync(execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim(), path.join(project.root, '.venv', 'bin', 'python'))
+    const host = await startHost(project, { python: '.venv/bin/python' })
+    expect(host.startFailures).toEqual([])
+    expect((await host.transform('py_count', { pattern: 'docs/*.md' }, DOC)).content).toBe('2 files')
   })
 
   it('stops the extension with insitu.shutdown on close', async () => {

@@ -288,6 +288,14 @@ describe('resolveCommand', () => {
     expect(resolveCommand(manifest, { python: '/venv/bin/python' })[0]).toBe('/venv/bin/python')
     expect(manifest.extension.command[0]).toBe('{python}')
   })
+
+  it('takes a relative interpreter path from the project root, a bare name from PATH', () => {
+    const root = path.join(path.sep, 'site')
+    expect(resolveCommand(manifest, { python: '.venv/bin/python', root })[0]).toBe(path.join(root, '.venv', 'bin', 'python'))
+    expect(resolveCommand(manifest, { python: './py', root })[2]).toBe(`${path.join(root, 'py')}:${process.execPath}`)
+    expect(resolveCommand(manifest, { python: 'python3.12', root })[0]).toBe('python3.12')
+    expect(resolveCommand(manifest, { python: '/usr/bin/python3', root })[0]).toBe('/usr/bin/python3')
+  })
 })
 
 describe('discoverExtensions', () => {
