@@ -20,78 +20,150 @@ export interface ModuleRule {
 export interface InsituOptions {
   /**
    * The insitu project: the folder holding `insitu.toml` (or where it would be), relative to
-   * Vite's root. When given, it is used exactly: no folder above it is searched.
+   * Vite's root. When given, it is the project folder exactly: its own `insitu.toml` is used (the
+   * defaults when it has none), and no folder above it is searched.
    * @default the nearest folder holding `insitu.toml`, walking up from Vite's root; else Vite's root
    */
   root?: string
   /**
    * Which modules are managed documents: gitignore-style patterns relative to the insitu root.
-   * @default `[sources] include` of insitu.toml (`["**\/*.md"]`)
+   * The same selection feeds the document index that SQL models query.
+   * @default `[sources] include` of `insitu.toml` (`["**\/*.md"]`)
    */
   include?: string | string[]
   /**
    * Modules that are never managed documents: gitignore-style patterns relative to the insitu root.
-   * @default `[sources] exclude` of insitu.toml
+   * @default `[sources] exclude` of `insitu.toml` (`.git/**`, `.insitu/**`, `node_modules/**`, `dist/**`, …)
    */
   exclude?: string | string[]
   /**
-   * Rules that run a transform capability on whole modules (e.g. `*.csv` to JavaScript).
+   * Rules that run a transform capability on whole modules, e.g. turning `*.csv` into
+   * JavaScript with an extension. The transform receives the rule's `options` plus `content`
+   * (the module's code) and the module's Location; the content it returns replaces the module.
    * @default []
+   * @example
+   * ```ts
+   * insitu({ modules: [{ include: 'data/*.csv', transform: 'csv_module' }] })
+   * ```
    */
   modules?: ModuleRule[]
   /**
-   * Milliseconds an extension may take to answer one request.
+   * Milliseconds an extension may take to answer one request; past it, the request fails with
+   * an error naming the method, the extension and the limit.
    * @default 30000
    */
   timeout?: number
   /**
-   * Milliseconds one SQL model's query or one template's render may run before its job fails
-   * (`insitu/models/forever.sql: the query ran longer than 30 s`). Queries run in other
-   * processes, so one that never ends is stopped and holds neither the dev server nor other pages.
+   * Milliseconds one SQL model's query or one template's render may run before its job fails:
+   * `transform sql failed in open: insitu/models/forever.sql: the query ran longer than 30 s`, or
+   * `template slow.md.j2: the render ran longer than 30 s (line 3, column 1)`.
+   *
+   * Queries run in separate processes with a copy of the document index, where a query that never
+   * ends (a recursive CTE without an end) is stopped by ending its process; a template renders in
+   * the plugin's process for at most 250 ms and, when it takes longer, again in such a process
+   * (and, for the next 30 s, that template's renders go there at once). So neither holds the dev
+   * server: other pages are served meanwhile. Up to three runaways at once keep a process of their
+   * own each and the queries of other pages go to a fourth; more wait their turn. A document whose
+   * only failures ran out of their time is not rendered again until one of its inputs changes
+   * (every request would otherwise wait the budget).
    * @default the `timeout` option (30000)
    */
   renderTimeout?: number
   /**
-   * The Python interpreter that replaces `{python}` in extension commands.
+   * The Python interpreter that replaces `{python}` in extension commands: a name looked up on
+   * PATH (`python3.12`), or a path; a relative path is taken from the insitu project's root (the
+   * folder of `insitu.toml`), not from the extension's folder the command runs in, so
+   * `'.venv/bin/python'` runs the project's virtual environment. (`{node}` is always the Node
+   * binary running Vite.)
    * @default 'python3'
    */
   python?: string
   /**
-   * Turn extensions on or off by manifest name, over `enabled` in insitu.toml:
-   * `{ 'acme/slow': false, 'acme/draft': true }`. Extensions not listed follow insitu.toml.
+   * Turn extensions on or off by manifest name, over `enabled` in `insitu.toml`:
+   * `{ 'acme/slow': false, 'acme/draft': true }` (`true` also starts an extension whose entry
+   * says `enabled = false`). Extensions not listed follow `insitu.toml`.
    * @default {}
    */
   extensions?: Record<string, boolean>
   /**
-   * Persistent cache in the plugin's own folder of the project's state folder (the folder of
-   * insitu.toml's `paths.state`): `.insitu/vite-plugin-insitu/`, which holds its own `.gitignore`.
-   * The document index snapshot (`index.db`) lets a start re-read only the files whose mtime or
-   * size changed; job results are kept in `jobs.db`. `paths.state` itself (`.insitu/index.db`) is
-   * the Python implementation's index and is never touched.
-   * `false` keeps everything in memory and writes nothing.
+   * Keep a persistent cache in the plugin's own folder of the project's state folder (the folder
+   * of `paths.state` in `insitu.toml`): `.insitu/vite-plugin-insitu/` by default, which gets its
+   * own `.gitignore` (`*`), as does the state folder when insitu creates it. The document index
+   * snapshot is stored there as `index.db`, so a start re-reads only the documents whose
+   * modification time or size changed since the last run, and finds added and removed files by
+   * walking the project as usual; unchanged files are not opened (except by `vite build`, which
+   * reads every document once anyway: the index reads them and the build serves those very reads,
+   * so the documents it ships are the ones its regions were rendered from). Job results are
+   * stored beside it in `jobs.db`. The `vite-plugin-insitu` command line does the same
+   * (`--no-cache` turns it off there). `false`: everything stays in memory and nothing is written.
+   *
+   * - The state folder is shared with the Python implementation: `paths.state` itself
+   *   (`.insitu/index.db`) is the Python tool's index, with a schema of its own. The plugin never
+   *   creates, writes or deletes it (nor anything else the Python tool keeps there), so
+   *   `insitu sync` and the plugin can take turns on one project in either order.
+   * - Upgrading from a version that kept its caches at `.insitu/index.db` and `.insitu/jobs.db`:
+   *   the first start removes those two files when they are the plugin's own (recognised by the
+   *   plugin's marker tables; a file the Python tool wrote is never touched), logging
+   *   `insitu: removed .insitu/index.db, a cache of an older vite-plugin-insitu (its caches now live in .insitu/vite-plugin-insitu/)`.
+   *   The Python tool then rebuilds its own index on its next run.
+   * - Like `make` and `git`, the check trusts the time and size: a file rewritten with the same
+   *   size and its old modification time put back is not re-read at start (a file event in the
+   *   dev server still re-reads it). A file read within 2 s of its modification time is always
+   *   re-read at the next start, so filesystems with coarse timestamps are safe.
+   * - Each process keeps its own copy in memory and writes the whole index back (to a temporary
+   *   file renamed over `index.db`) after its start (a `vite build` that does not watch: once its
+   *   modules are loaded, off its critical path) and when it closes, only if something changed;
+   *   the dev server, `vite build` and the command line can run at once, the last to write wins,
+   *   and whatever it wrote is a valid starting point for the next run.
+   * - A file written by another version of the plugin is ignored; a file that is not an insitu
+   *   index (corrupt, truncated, another tool's) is ignored and rebuilt with one warning:
+   *   `insitu: .insitu/vite-plugin-insitu/index.db is not an insitu index cache (database disk image is malformed); rebuilding it`.
+   *   If the file cannot be written, one warning is logged and the index stays in memory.
+   * - CI: keep `.insitu/` between runs (e.g. in the CI cache, keyed on the lockfile). A fresh
+   *   checkout gives every file a new modification time, so each is read and hashed again, but
+   *   documents whose bytes are unchanged are not parsed again.
    * @default true
    */
   cache?: boolean
   /**
-   * @deprecated Use `cache`; this is an alias of it (`cache` wins when both are given).
+   * @deprecated An alias of `cache`, kept for existing configs (`cache` wins when both are
+   * given). Note that `cache` defaults to `true`, where `persistIndex` defaulted to `false`.
    */
   persistIndex?: boolean
   /**
-   * Check mode: nothing is ever written, by any server or build (`check` wins over `write`
-   * everywhere, dev servers included), and `vite build` (and Rollup) fail when any region or
-   * front-matter materialization of a managed document is stale on disk, listing each as
-   * `path:line region <id> is stale` with a short diff. For CI.
-   * @default process.env.INSITU_CHECK === '1'
+   * Check mode, for CI: `vite build` (and Rollup) writes nothing and fails when any region or
+   * front-matter materialization of a managed document is stale on disk (or its job fails),
+   * listing each as `path:line region <id> is stale` with a short diff:
+   *
+   * ```text
+   * insitu check failed:
+   * docs/tasks.md:3 region all is stale
+   *     @@ -0,0 +1,2 @@
+   *     +- [Alpha](../tasks/alpha.md) — open
+   *     +- [Beta](../tasks/beta.md) — done
+   * ```
+   *
+   * Bring the files up to date with `npx vite-plugin-insitu sync`, which prints the same lines
+   * through `check` without Vite.
+   *
+   * `check` wins over `write` everywhere: with `check` on, nothing is ever written, by any server
+   * or build. A dev server in check mode serves current text and writes nothing, which matters
+   * where a tool runs a dev server before its build: Astro's content sync does, so
+   * `INSITU_CHECK=1 astro build` fails with the stale list and leaves the files as they were (a
+   * CI check that could pass by fixing the files it checks would be worse than none).
+   * @default `true` when the environment has `INSITU_CHECK=1`, else `false`
    */
   check?: boolean
   /**
-   * Write mode: keep the managed documents themselves current on disk, for every tool that
-   * reads Markdown from disk rather than through Vite (Astro, VitePress search and
-   * `createContentLoader`, GitHub's rendering of the repository). The dev server writes a
-   * document back at start and whenever a dependency changes its regenerated text; `vite build`
-   * and Rollup sync every managed document at `buildStart`, before any module loads. Writes are
-   * atomic, never lose or miss a save that races them, and happen only when the bytes differ.
-   * `check` wins: with `check` on, nothing is written.
+   * Write mode: keep the Markdown files themselves current on disk, not only what Vite serves.
+   * Turn it on whenever something reads the documents from disk rather than through Vite's
+   * module pipeline: Astro (its Markdown pages and content collections load files themselves),
+   * VitePress local search and `createContentLoader`, `<!--@include-->` partials, dynamic routes,
+   * and GitHub's rendering of the repository. The dev server writes a document back at start and
+   * whenever a dependency changes its regenerated text; `vite build` and Rollup sync every managed
+   * document at `buildStart`, before any module loads. Writes are atomic, never lose or miss a
+   * save that races them, and happen only when the bytes differ. `check` wins: with `check` on,
+   * nothing is written.
    * @default false
    */
   write?: boolean

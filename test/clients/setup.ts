@@ -5,9 +5,11 @@
  * do, and what the command-line tests run: BUILT_BIN_TESTS), then, in each fixture site under test/clients/ whose `node_modules` is missing or was
  * installed from another `package-lock.json` (a stamp file holds the lockfile's hash), runs
  * `npm ci`. Each fixture then gets `node_modules/vite-plugin-insitu`, a symlink to this
- * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. A
- * failed install throws once, naming the fixture and saying whether the registry is reachable.
- * A run whose file filters select no client test (`vitest run test/unit/x.test.ts`) skips all
+ * repository, so a site's config imports `vite-plugin-insitu` exactly as a user's does. The docs
+ * site (docs/, test/docs/docs-site.test.ts) is installed and linked the same way (as
+ * `npm run docs:build` does, scripts/docs.mjs). A failed install throws once, naming the folder
+ * and saying whether the registry is reachable.
+ * A run whose file filters select no client, docs or built-bin test (`vitest run test/unit/x.test.ts`) skips all
  * of this, so other test runs do not pay for it. `npm test` runs the client tests with the
  * others; `npx vitest run test/clients` runs only them. Once installed, this costs the build
  * (about 2 s) and a hash of each lockfile.
@@ -38,8 +40,8 @@ function outputOf(error: unknown): string {
   return (usage >= 0 ? lines.slice(0, usage) : lines).slice(0, 30).join('\n') || String(failed.message)
 }
 
-function install(fixture: string): void {
-  const folder = path.join(HERE, fixture)
+/** `npm ci` in `folder` (named `label` in errors) unless its stamp says so, then link this repository into it. */
+function install(folder: string, label: string): void {
   const lock = fs.readFileSync(path.join(folder, 'package-lock.json'))
   const hash = createHash('sha256').update(lock).digest('hex')
   const stamp = path.join(folder, 'node_modules', STAMP)
@@ -51,8 +53,8 @@ function install(fixture: string): void {
       const output = outputOf(error)
       const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH/.test(output)
       throw new Error(
-        `client tests: npm ci failed in test/clients/${fixture}` +
-          (offline ? ' (the npm registry is unreachable: these tests need it once, to install the fixture sites)' : '') +
+        `client tests: npm ci failed in ${label}` +
+          (offline ? ' (the npm registry is unreachable: these tests need it once, to install the fixture sites and docs/)' : '') +
           `:\n${output}`,
       )
     }
@@ -96,14 +98,19 @@ function selects(project: TestProject, tests: readonly string[]): boolean {
   })
 }
 
+/** The docs site's test: it runs the built command line and builds docs/ with its own VitePress. */
+const DOCS_TESTS = [path.join(REPO, 'test/docs/docs-site.test.ts')]
+
 export default function setup(project: TestProject): void {
   const clientTests = FIXTURES.map((fixture) => path.join(HERE, `${fixture}.test.ts`))
   const clients = selects(project, clientTests)
-  if (!clients && !selects(project, BUILT_BIN_TESTS)) return
+  const docs = selects(project, DOCS_TESTS)
+  if (!clients && !docs && !selects(project, BUILT_BIN_TESTS)) return
   try {
     run('npm', ['run', 'build'], REPO)
   } catch (error) {
     throw new Error(`client tests: npm run build failed:\n${outputOf(error)}`)
   }
-  if (clients) for (const fixture of FIXTURES) install(fixture)
+  if (clients) for (const fixture of FIXTURES) install(path.join(HERE, fixture), `test/clients/${fixture}`)
+  if (docs) install(path.join(REPO, 'docs'), 'docs')
 }

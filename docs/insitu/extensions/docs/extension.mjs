@@ -1,0 +1,42 @@
+/**
+ * vite-plugin-insitu/docs 0.1.0: the docs site's transforms, written with the Node SDK.
+ *
+ * - `repo-file` {path, section?, shift?, code?}: a repository file's Markdown, or the file as a code
+ *   block (repo-file.mjs).
+ * - `options-reference` {file?, interface?, level?}: one heading per plugin option from its JSDoc.
+ * - `cli-reference` {part = "help" | "commands", level?}: the --help text, or each command with
+ *   what it does, its synopsis and its options.
+ * - `capabilities-reference` {level?}: the builtin capabilities and the options their code reads,
+ *   described by capabilities.toml (beside this file).
+ * - `sdk-reference` {level?}: every export of `vite-plugin-insitu/sdk` with its declaration.
+ * Every repository file read is a `repo:<path>` dependency (see insitu-extension.toml).
+ */
+import { defineExtension, z } from 'vite-plugin-insitu/sdk'
+import { repoFile } from './repo-file.mjs'
+import { capabilitiesReference, cliReference, optionsReference, sdkReference } from './references.mjs'
+
+const level = z.int().min(1).max(6).default(3)
+const ext = defineExtension({ name: 'vite-plugin-insitu/docs', version: '0.1.0' })
+
+ext.transform(
+  'repo-file',
+  {
+    params: z.object({
+      path: z.string().min(1),
+      section: z.string().min(1).optional(),
+      shift: z.int().min(-5).max(5).default(0),
+      code: z.string().optional(),
+    }),
+  },
+  repoFile,
+)
+ext.transform(
+  'options-reference',
+  { params: z.object({ file: z.string().default('src/plugin/options.ts'), interface: z.string().default('InsituOptions'), level }) },
+  optionsReference,
+)
+ext.transform('cli-reference', { params: z.object({ part: z.enum(['help', 'commands']), level }) }, cliReference)
+ext.transform('capabilities-reference', { params: z.object({ level }) }, capabilitiesReference)
+ext.transform('sdk-reference', { params: z.object({ level }) }, sdkReference)
+
+await ext.serve()
