@@ -46,8 +46,10 @@
  *   into the replaced file is put back (write-back.ts) and reported through
  *   `onMissedChange(file)`, which the host turns into a file event. (A save the watcher drops
  *   inside its change throttle is the watcher's to report: dropped-changes.ts.)
- * - Self-writes chain only through front-matter materializations that another document's model
- *   reads; a chain deeper than `MAX_WRITE_CHAIN` writes nothing more and warns.
+ * - Self-writes chain only through documents that read a written document's text (an `include`
+ *   of it; an extension's `fs:file:` read, which sees its generated front matter): the index never
+ *   holds generated bodies or `generated` values, so no model hears a write. A chain deeper than
+ *   `MAX_WRITE_CHAIN` writes nothing more and warns.
  * - `syncAll()` (write mode, at engine start) writes every stale managed document back.
  * - `onSynced(document)` hears every document synced (at start and after a change), written or
  *   not, with its diagnostics; `onWritten(document)` every document written.
@@ -275,8 +277,8 @@ export class LiveSync {
   }
 
   /**
-   * The index learns a written document's new text now (its front matter may feed other
-   * documents' models), its own owners excepted: the owners that change follow at `depth + 1`.
+   * The engine learns a written document's new text now (documents that include it, or read it
+   * through an extension, follow), its own owners excepted: the owners that change follow at `depth + 1`.
    */
   private async afterWrite(file: string, depth: number): Promise<string[]> {
     const relPath = this.engine.relativePath(file)
@@ -304,7 +306,7 @@ export class LiveSync {
     }
     if (this.writing) {
       this.options.logger.warn(
-        `insitu: ${relPath} not written: it changed again after each of ${MAX_WRITE_CHAIN} writes (a cycle through front matter?)`,
+        `insitu: ${relPath} not written: it changed again after each of ${MAX_WRITE_CHAIN} writes (do documents include each other's generated text?)`,
       )
     }
     let text: string

@@ -140,6 +140,20 @@ describe('write mode: dev server', () => {
     expect(fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
 
+  test('two documents that include each other stop writing after 4 chained writes, naming the cause', async () => {
+    const includes = (other: string) => `# ${other}\n\n<!-- insitu:begin include\npath = "${other}.md"\nraw = true\n-->\n<!-- insitu:end -->\n`
+    fs.writeFileSync(path.join(root, 'docs/ping.md'), includes('pong'))
+    fs.writeFileSync(path.join(root, 'docs/pong.md'), includes('ping'))
+    await startServer()
+    await client().transformRequest('/main.js')
+    for (const url of ['/docs/ping.md?raw', '/docs/pong.md?raw']) await loadRaw(client(), url)
+    for (const rel of ['docs/ping.md', 'docs/pong.md']) await watchedByVite(rel)
+    editFile(root, 'docs/ping.md', '# pong', '# pong, edited')
+    await expect
+      .poll(() => messages('warn'), WAIT)
+      .toContainEqual(expect.stringMatching(/insitu: docs\/p[io]ng\.md not written: it changed again after each of 4 writes \(do documents include each other's generated text\?\)$/))
+  })
+
   test('the start-up write of many documents sends no update: each write is recognized as it lands', async () => {
     const names = Array.from({ length: 150 }, (_, i) => `docs/many/d${String(i).padStart(3, '0')}.md`)
     for (const name of names) {
