@@ -1,6 +1,7 @@
 /**
  * Where a cold `vite build`'s time goes between the bundler's hooks, with the plugin and without
- * it. Not a benchmark row (prints only; README §Performance, "Why each miss", quotes it).
+ * it. Not a benchmark row (prints only; docs/internals/benchmarks.md quotes it under "Where the
+ * time goes", "Cold builds at nested 1,000").
  * `npm run bench:build-phases [-- --sizes=1000 --layouts=nested --runs=7]`.
  *
  * Contract:

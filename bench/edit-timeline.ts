@@ -1,7 +1,8 @@
 /**
  * Where the time of one edit goes, from the write to the page's DOM, with the plugin and
  * without it: the moments each stage of the dev server is reached. Not a benchmark row (prints
- * only; README §Performance, "Why each miss", quotes it).
+ * only; docs/internals/benchmarks.md quotes it under "Where the time goes", "One edit, from the
+ * write to the DOM").
  * `npm run bench:edit-timeline [-- --sizes=1000 --layouts=nested --runs=9]`.
  *
  * Contract:

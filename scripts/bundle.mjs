@@ -15,7 +15,7 @@
  *   it re-exports is the `zod` package extension authors install beside it (their schemas and
  *   ours are one library). It holds its own copy of src/protocol (an extension process loads
  *   one small file, not the plugin's shared chunk): the classes the two entry points export are
- *   distinct (`instanceof` across them is false; README §In Node, with the SDK).
+ *   distinct (`instanceof` across them is false; docs/guide/extensions-node.md).
  * - The sandbox's process: `dist/sandbox-child.js`, a bundle of its own (src/sandbox-child.ts:
  *   the copy of the document index that runs the project's SQL queries, and the renders that
  *   outrun their slice of the plugin's process; src/sandbox/process-pool.ts forks it).

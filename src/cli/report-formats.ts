@@ -3,8 +3,8 @@
  * the report objects of sync/sync-project.ts (never on the text report's wording).
  *
  * Contract:
- * - `jsonReport(report, context)` → one JSON object and a newline (shape in the README's
- *   "Machine-readable reports"): `command`, `root`, `ok`, `summary` (counts), `documents`
+ * - `jsonReport(report, context)` → one JSON object and a newline (shape in
+ *   docs/reference/cli.md, "Machine-readable reports"): `command`, `root`, `ok`, `summary` (counts), `documents`
  *   (path and state of each managed document), `stale` (each job still stale on disk after the
  *   command — sync lists only the documents it did not write: `path`, `line`, `target`, `id`,
  *   `kind`, `diff`), `written` (paths), `errors` and `warnings` (the documents'

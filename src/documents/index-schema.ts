@@ -141,7 +141,7 @@ export function replaceDocumentsView(db: Database.Database, columnKeys: readonly
   dropObject(db, 'documents')
   dropObject(db, COLUMNS_TABLE)
   // Keyed by path without a rowid: a scan reads the rows in path order, however often they were
-  // rewritten (README: a query without ORDER BY lists rows sorted by path). The declared types
+  // rewritten (docs/guide/compatibility.md: a query without ORDER BY lists rows sorted by path). The declared types
   // are those `create table … as select` gave (front-matter columns have none).
   const keyColumns = columnKeys.map((key) => quoteIdentifier(key))
   db.exec(

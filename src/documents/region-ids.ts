@@ -11,8 +11,8 @@
  * - So a default id stays the same when anything else in the document changes (prose, other
  *   regions added, moved or removed); it changes with the region's own kind or options (it is
  *   then another job: the job memo keys on the options too), and comments or spacing in the
- *   header do not change it. The Python implementation uses `region-<ordinal>` instead (README,
- *   Compatibility notes).
+ *   header do not change it. The Python implementation uses `region-<ordinal>` instead (docs/guide/
+ *   compatibility.md).
  * Pure: no I/O.
  */
 import { hash as oneShotHash } from 'node:crypto'

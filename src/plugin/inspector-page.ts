@@ -16,7 +16,7 @@
  *   script runs (the response forbids scripts through its Content-Security-Policy).
  * - `inspectorMiddleware(getEngine)` answers GET/HEAD of `/` and `/data.json` below its mount
  *   point (`INSPECTOR_PATH`); 404 for anything else below it; 503 with a short message while
- *   the engine is not running. Dev server only (it lists project paths; see README §Security).
+ *   the engine is not running. Dev server only (it lists project paths; see docs/guide/security.md).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { InsituEngine } from '../engine/engine.js'

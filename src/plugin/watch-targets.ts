@@ -1,6 +1,6 @@
 /**
- * Which paths build watch hands to `addWatchFile` for one dependency identifier (README's
- * table "How dependencies drive hot reload"; a dev server hands none, serve-document.ts).
+ * Which paths build watch hands to `addWatchFile` for one dependency identifier (the table of
+ * docs/guide/hot-reload.md; a dev server hands none, serve-document.ts).
  *
  * Contract: `watchTargets(engine, dependency)` returns absolute paths (native separators, as
  * Rollup's watcher reports them) of files that exist right now: an existing `fs:file:` file,

@@ -1,6 +1,6 @@
 /**
- * The README's standard-library Python extension (examples/python-extension): the README's code
- * blocks are the shipped files, `extension add` installs it, `sync`/`check` run it (its stderr
+ * The docs' standard-library Python extension (examples/python-extension, shown in
+ * docs/guide/extensions-python.md): the page's code blocks are the shipped files, `extension add` installs it, `sync`/`check` run it (its stderr
  * printed with its name), a real `vite build` ships its output, and after a file of the
  * installed copy changes, `vite build` fails with `extension content hash changed` and the dev
  * server logs it once and fails the document that uses it.
@@ -20,11 +20,13 @@ const EXAMPLE = path.join(REPO, 'examples/python-extension')
 
 afterEach(() => removeTempDirs())
 
-/** The fenced block right after the README line that names `file`. */
-function readmeBlock(file: string): string {
-  const lines = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8').split('\n')
+const PAGE = 'docs/guide/extensions-python.md'
+
+/** The fenced block right after the docs page's line that names `file`. */
+function pageBlock(file: string): string {
+  const lines = fs.readFileSync(path.join(REPO, PAGE), 'utf8').split('\n')
   const named = lines.findIndex((line) => line === `\`${file}\`:`)
-  expect(named, `README names ${file}`).toBeGreaterThan(-1)
+  expect(named, `${PAGE} names ${file}`).toBeGreaterThan(-1)
   const open = lines.findIndex((line, index) => index > named && line.startsWith('```'))
   const close = lines.findIndex((line, index) => index > open && line === '```')
   return `${lines.slice(open + 1, close).join('\n')}\n`
@@ -73,10 +75,10 @@ function builtStats(outDir: string): string {
   return sandbox.stats!
 }
 
-describe('the README Python extension', () => {
-  it('is the file shipped in examples/ (README code blocks equal the files)', () => {
+describe('the docs\' Python extension', () => {
+  it('is the file shipped in examples/ (the docs page\'s code blocks equal the files)', () => {
     for (const file of ['insitu-extension.toml', 'extension.py']) {
-      expect(readmeBlock(`examples/python-extension/${file}`)).toBe(fs.readFileSync(path.join(EXAMPLE, file), 'utf8'))
+      expect(pageBlock(`examples/python-extension/${file}`)).toBe(fs.readFileSync(path.join(EXAMPLE, file), 'utf8'))
     }
     const files = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { files: string[] }).files
     expect(files).toContain('examples')

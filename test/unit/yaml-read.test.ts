@@ -21,7 +21,7 @@ interface ReadCase {
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/yaml-frontmatter')
 const cases = JSON.parse(fs.readFileSync(path.join(fixtures, 'read.json'), 'utf8')) as ReadCase[]
 
-/** Where the plugin deliberately differs from ruamel (README Compatibility notes). */
+/** Where the plugin deliberately differs from ruamel (docs/guide/compatibility.md). */
 const DELIBERATE: Record<string, string> = {
   // ruamel builds `[None]` for a list that contains itself; no Python program could index that
   'recursive alias': 'error',
