@@ -45,6 +45,7 @@ const guide = [
   {
     text: 'Reference',
     items: [
+      { text: 'Project file', link: '/reference/project-file' },
       { text: 'Options', link: '/reference/options' },
       { text: 'Command line', link: '/reference/cli' },
       { text: 'Builtin capabilities', link: '/reference/capabilities' },

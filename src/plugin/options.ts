@@ -61,11 +61,12 @@ export interface InsituOptions {
    * Queries run in separate processes with a copy of the document index, where a query that never
    * ends (a recursive CTE without an end) is stopped by ending its process; a template renders in
    * the plugin's process for at most 250 ms and, when it takes longer, again in such a process
-   * (and, for the next 30 s, that template's renders go there at once). So neither holds the dev
-   * server: other pages are served meanwhile. Up to three runaways at once keep a process of their
-   * own each and the queries of other pages go to a fourth; more wait their turn. A document whose
-   * only failures ran out of their time is not rendered again until one of its inputs changes
-   * (every request would otherwise wait the budget).
+   * with what is left of its time (and, for the next 30 s, that template's renders go there at
+   * once). So neither holds the dev server: other pages are served meanwhile. Up to three
+   * runaways at once keep a process of their own each and the queries of other pages go to a
+   * fourth; more wait their turn. A document whose only failures ran out of their time is not
+   * rendered again until one of its inputs changes (every request would otherwise wait the
+   * budget).
    * @default the `timeout` option (30000)
    */
   renderTimeout?: number
@@ -86,42 +87,19 @@ export interface InsituOptions {
    */
   extensions?: Record<string, boolean>
   /**
-   * Keep a persistent cache in the plugin's own folder of the project's state folder (the folder
-   * of `paths.state` in `insitu.toml`): `.insitu/vite-plugin-insitu/` by default, which gets its
-   * own `.gitignore` (`*`), as does the state folder when insitu creates it. The document index
-   * snapshot is stored there as `index.db`, so a start re-reads only the documents whose
-   * modification time or size changed since the last run, and finds added and removed files by
-   * walking the project as usual; unchanged files are not opened (except by `vite build`, which
-   * reads every document once anyway: the index reads them and the build serves those very reads,
-   * so the documents it ships are the ones its regions were rendered from). Job results are
-   * stored beside it in `jobs.db`. The `vite-plugin-insitu` command line does the same
-   * (`--no-cache` turns it off there). `false`: everything stays in memory and nothing is written.
+   * Keep a persistent cache, so a start re-reads only the documents that changed since the last
+   * run and reuses the results of jobs whose inputs are unchanged. It lives in the plugin's own
+   * folder of the project's state folder, `.insitu/vite-plugin-insitu/` by default (`index.db`,
+   * the document index snapshot, and `jobs.db`, the job results), which is git-ignored; the dev
+   * server, `vite build` and the command line share it (`--no-cache` turns it off there). The
+   * Python implementation's own index in the state folder (`.insitu/index.db`) is never created,
+   * written or deleted. A cache that is corrupt, foreign or from another version is ignored and
+   * rebuilt; a changed input never serves an old result. `false`: everything stays in memory and
+   * nothing is written. In CI, keep `.insitu/vite-plugin-insitu/` between runs (not all of
+   * `.insitu/`, which may hold committed extensions).
    *
-   * - The state folder is shared with the Python implementation: `paths.state` itself
-   *   (`.insitu/index.db`) is the Python tool's index, with a schema of its own. The plugin never
-   *   creates, writes or deletes it (nor anything else the Python tool keeps there), so
-   *   `insitu sync` and the plugin can take turns on one project in either order.
-   * - Upgrading from a version that kept its caches at `.insitu/index.db` and `.insitu/jobs.db`:
-   *   the first start removes those two files when they are the plugin's own (recognised by the
-   *   plugin's marker tables; a file the Python tool wrote is never touched), logging
-   *   `insitu: removed .insitu/index.db, a cache of an older vite-plugin-insitu (its caches now live in .insitu/vite-plugin-insitu/)`.
-   *   The Python tool then rebuilds its own index on its next run.
-   * - Like `make` and `git`, the check trusts the time and size: a file rewritten with the same
-   *   size and its old modification time put back is not re-read at start (a file event in the
-   *   dev server still re-reads it). A file read within 2 s of its modification time is always
-   *   re-read at the next start, so filesystems with coarse timestamps are safe.
-   * - Each process keeps its own copy in memory and writes the whole index back (to a temporary
-   *   file renamed over `index.db`) after its start (a `vite build` that does not watch: once its
-   *   modules are loaded, off its critical path) and when it closes, only if something changed;
-   *   the dev server, `vite build` and the command line can run at once, the last to write wins,
-   *   and whatever it wrote is a valid starting point for the next run.
-   * - A file written by another version of the plugin is ignored; a file that is not an insitu
-   *   index (corrupt, truncated, another tool's) is ignored and rebuilt with one warning:
-   *   `insitu: .insitu/vite-plugin-insitu/index.db is not an insitu index cache (database disk image is malformed); rebuilding it`.
-   *   If the file cannot be written, one warning is logged and the index stays in memory.
-   * - CI: keep `.insitu/` between runs (e.g. in the CI cache, keyed on the lockfile). A fresh
-   *   checkout gives every file a new modification time, so each is read and hashed again, but
-   *   documents whose bytes are unchanged are not parsed again.
+   * See [Caching in docs/internals/caching.md](../internals/caching.md) for what is stored, when
+   * it is written and a CI cache step.
    * @default true
    */
   cache?: boolean
@@ -131,26 +109,15 @@ export interface InsituOptions {
    */
   persistIndex?: boolean
   /**
-   * Check mode, for CI: `vite build` (and Rollup) writes nothing and fails when any region or
-   * front-matter materialization of a managed document is stale on disk (or its job fails),
-   * listing each as `path:line region <id> is stale` with a short diff:
+   * Check mode, for CI: no server or build writes anything, and `vite build` (and Rollup) fails
+   * when any region or front-matter materialization of a managed document is stale on disk (or
+   * its job fails), listing each as `path:line region <id> is stale` with a short diff. A dev
+   * server in check mode serves current text. `check` wins over `write`: with both on, nothing is
+   * written. `INSITU_CHECK=1` in the environment turns it on when the config does not set
+   * `check`.
    *
-   * ```text
-   * insitu check failed:
-   * docs/tasks.md:3 region all is stale
-   *     @@ -0,0 +1,2 @@
-   *     +- [Alpha](../tasks/alpha.md) — open
-   *     +- [Beta](../tasks/beta.md) — done
-   * ```
-   *
-   * Bring the files up to date with `npx vite-plugin-insitu sync`, which prints the same lines
-   * through `check` without Vite.
-   *
-   * `check` wins over `write` everywhere: with `check` on, nothing is ever written, by any server
-   * or build. A dev server in check mode serves current text and writes nothing, which matters
-   * where a tool runs a dev server before its build: Astro's content sync does, so
-   * `INSITU_CHECK=1 astro build` fails with the stale list and leaves the files as they were (a
-   * CI check that could pass by fixing the files it checks would be worse than none).
+   * See [Check mode in docs/guide/write-and-check.md](../guide/write-and-check.md#check-mode) for
+   * the report, Astro's builds and CI.
    * @default `true` when the environment has `INSITU_CHECK=1`, else `false`
    */
   check?: boolean

@@ -9,11 +9,14 @@
  * - `capabilities-reference` {level?}: the builtin capabilities and the options their code reads,
  *   described by capabilities.toml (beside this file).
  * - `sdk-reference` {level?}: every export of `vite-plugin-insitu/sdk` with its declaration.
+ * - `config-reference` {part = "keys" | "example", schema?, level?}: every table and key of
+ *   `insitu.toml` from the zod schema in src/host/config.ts, described by project-file.toml
+ *   (beside this file); or a complete file, every key at its default.
  * Every repository file read is a `repo:<path>` dependency (see insitu-extension.toml).
  */
 import { defineExtension, z } from 'vite-plugin-insitu/sdk'
 import { repoFile } from './repo-file.mjs'
-import { capabilitiesReference, cliReference, optionsReference, sdkReference } from './references.mjs'
+import { capabilitiesReference, cliReference, configReference, optionsReference, sdkReference } from './references.mjs'
 
 const level = z.int().min(1).max(6).default(3)
 const ext = defineExtension({ name: 'vite-plugin-insitu/docs', version: '0.1.0' })
@@ -38,5 +41,10 @@ ext.transform(
 ext.transform('cli-reference', { params: z.object({ part: z.enum(['help', 'commands']), level }) }, cliReference)
 ext.transform('capabilities-reference', { params: z.object({ level }) }, capabilitiesReference)
 ext.transform('sdk-reference', { params: z.object({ level }) }, sdkReference)
+ext.transform(
+  'config-reference',
+  { params: z.object({ part: z.enum(['keys', 'example']).default('keys'), schema: z.string().default('ProjectConfigSchema'), level }) },
+  configReference,
+)
 
 await ext.serve()

@@ -1,8 +1,9 @@
 /**
  * The generated reference pages' transforms: `options-reference`, `cli-reference`,
- * `capabilities-reference` and `sdk-reference`. Each reads the repository's own definitions (the
- * options' JSDoc, the command line's --help and command table, the builtins' option reads, the
- * SDK's declarations) and reports every file it read as a `repo:<path>` dependency (repo.mjs).
+ * `capabilities-reference`, `config-reference` and `sdk-reference`. Each reads the repository's
+ * own definitions (the options' JSDoc, the command line's --help and command table, the builtins'
+ * option reads, the zod schema of `insitu.toml`, the SDK's declarations) and reports every file it
+ * read as a `repo:<path>` dependency (repo.mjs).
  * A definition that cannot be read the way this expects fails the region, naming what is missing,
  * so the docs cannot silently drift from the code.
  */
@@ -38,7 +39,9 @@ export function optionsReference(params, ctx) {
     const lines = [`${hashes} ${code(member.name)}`, '', `- Type: ${code(member.type)}`]
     if (!member.optional) lines.push('- Required')
     if (member.doc.tags.default !== undefined) lines.push(`- Default: ${defaultText(member.doc.tags.default)}`)
-    if (member.doc.tags.deprecated !== undefined) lines.push(`- Deprecated: ${member.doc.tags.deprecated}`)
+    // Deprecated: a fact in the list, then what to use instead as the first paragraph.
+    if (member.doc.tags.deprecated !== undefined) lines.push('- Deprecated')
+    if (member.doc.tags.deprecated) lines.push('', member.doc.tags.deprecated)
     if (member.doc.text) lines.push('', member.doc.text)
     const nested = /^(\w+)(?:\[\])?$/.exec(member.type)?.[1]
     if (nested && new RegExp(`^export interface ${nested}\\b`, 'm').test(source)) {
@@ -103,6 +106,27 @@ function commandOptions(ctx) {
   )
 }
 
+/**
+ * The values each option of src/cli/main.ts accepts, when it lists them (`choices: [...]`, or a
+ * constant imported from another file of src/cli): `--format` → ['text', 'json', 'github'].
+ */
+function optionChoices(ctx) {
+  const source = readRepo(ctx, 'src/cli/main.ts')
+  const choices = new Map()
+  for (const m of source.matchAll(/'(--?[\w-]+)':\s*\{[^}]*\bchoices:\s*(\[[^\]]*\]|\w+)/g)) {
+    let list = m[2]
+    if (!list.startsWith('[')) {
+      const from = new RegExp(`import \\{[^}]*\\b${list}\\b[^}]*\\} from '\\./([\\w-]+)\\.js'`).exec(source)
+      const file = from ? `src/cli/${from[1]}.ts` : 'src/cli/main.ts'
+      const defined = new RegExp(`const ${list}\\b[^=]*=\\s*(\\[[^\\]]*\\])`).exec(from ? readRepo(ctx, file) : source)
+      if (!defined) throw new Error(`${file}: no array ${list} (the choices of ${m[1]})`)
+      list = defined[1]
+    }
+    choices.set(m[1], [...list.matchAll(/'([^']*)'/g)].map((c) => c[1]))
+  }
+  return choices
+}
+
 export function cliReference(params, ctx) {
   const help = helpText(ctx)
   if (params.part === 'help') return ['```text', help, '```'].join('\n')
@@ -114,6 +138,7 @@ export function cliReference(params, ctx) {
     text: entry.text.replace(/^[a-z]+(?:, [a-z]+)*: /, ''),
   }))
   const table = commandOptions(ctx)
+  const choices = optionChoices(ctx)
   const placeholders = new Set(commands.flatMap((c) => c.head.match(/\b[A-Z]{2,}\b/g) ?? []))
   const hashes = '#'.repeat(params.level)
   const out = []
@@ -132,7 +157,11 @@ export function cliReference(params, ctx) {
     out.push(`${hashes} ${code(name)}`, '', prose(sentence(command.text), placeholders), '', '```sh', synopsis.join(' '), '```')
     if (own.length > 0) {
       out.push('')
-      for (const option of own) out.push(`- ${code(option.head)}: ${prose(sentence(option.text.replace(/^./, (c) => c.toUpperCase())), placeholders)}`)
+      for (const option of own) {
+        // The values an option takes are code (`text` (default), `json` …); prose starts with a capital.
+        const words = new Set([...placeholders, ...option.names.flatMap((name) => choices.get(name) ?? [])])
+        out.push(`- ${code(option.head)}: ${prose(sentence(option.text), words).replace(/^[a-z]/, (c) => c.toUpperCase())}`)
+      }
     }
     out.push('')
   }
@@ -277,6 +306,297 @@ export async function capabilitiesReference(params, ctx) {
     }
   }
   return out.join('\n').trim()
+}
+
+// ---------------------------------------------------------------------------------------------
+// config-reference
+
+/** The JavaScript expression starting at `start`: up to a newline at depth 0 not followed by `.`. */
+function readExpression(source, start) {
+  let depth = 0
+  let quote = null
+  for (let i = start; i < source.length; i++) {
+    const c = source[i]
+    if (quote) {
+      if (c === '\\') i++
+      else if (c === quote) quote = null
+      continue
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c
+    else if ('([{'.includes(c)) depth++
+    else if (')]}'.includes(c)) depth--
+    else if (depth === 0 && c === '\n' && !/^\s*\./.test(source.slice(i + 1))) return source.slice(start, i).trim()
+  }
+  return source.slice(start).trim()
+}
+
+/** The expression a `const name = …` of the source holds. */
+function constExpression(source, name) {
+  const at = new RegExp(`^(?:export )?const ${name}\\b[^=\\n]*= `, 'm').exec(source)
+  if (!at) throw new Error(`src/host/config.ts: no const ${name}`)
+  return readExpression(source, at.index + at[0].length)
+}
+
+/** Split `text` at top-level `sep` characters (outside brackets and strings). */
+function splitTop(text, sep) {
+  const parts = []
+  let depth = 0
+  let quote = null
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quote) {
+      if (c === '\\') i++
+      else if (c === quote) quote = null
+      continue
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c
+    else if ('([{'.includes(c)) depth++
+    else if (')]}'.includes(c)) depth--
+    else if (depth === 0 && c === sep) {
+      parts.push(text.slice(from, i))
+      from = i + 1
+    }
+  }
+  parts.push(text.slice(from))
+  return parts.map((part) => part.trim()).filter((part) => part !== '')
+}
+
+/** `a.b(x).c(y)` as `{ head: 'a', calls: [{ name: 'b', args: 'x' }, …] }`. */
+function callChain(expr) {
+  const head = /^[\w$]+/.exec(expr)
+  if (!head) throw new Error(`src/host/config.ts: cannot read the schema expression ${expr}`)
+  const calls = []
+  let i = head[0].length
+  while (i < expr.length) {
+    const member = /^\s*\.\s*([\w$]+)/.exec(expr.slice(i))
+    if (!member) throw new Error(`src/host/config.ts: cannot read the schema expression ${expr}`)
+    i += member[0].length
+    let args = null
+    if (expr[i] === '(') {
+      let depth = 0
+      let j = i
+      for (; j < expr.length; j++) {
+        if (expr[j] === '(') depth++
+        else if (expr[j] === ')' && --depth === 0) break
+      }
+      args = expr.slice(i + 1, j).trim()
+      i = j + 1
+    }
+    calls.push({ name: member[1], args })
+  }
+  return { head: head[0], calls }
+}
+
+/** A JavaScript literal of the schema (strings, numbers, booleans, arrays, `{}`, `...CONST`, `() => x`) as a value. */
+function literalValue(text, source) {
+  const t = text.trim().replace(/^\(\)\s*=>\s*/, '')
+  if (/^'(?:[^'\\]|\\.)*'$/.test(t)) return t.slice(1, -1).replace(/\\(.)/g, '$1')
+  if (/^-?\d+(?:\.\d+)?$/.test(t)) return Number(t)
+  if (t === 'true' || t === 'false') return t === 'true'
+  if (t === '{}') return {}
+  if (t.startsWith('[') && t.endsWith(']')) {
+    return splitTop(t.slice(1, -1), ',').flatMap((item) =>
+      item.startsWith('...') ? literalValue(constExpression(source, item.slice(3)), source) : [literalValue(item, source)],
+    )
+  }
+  if (/^[A-Z_]+$/.test(t)) return literalValue(constExpression(source, t), source)
+  throw new Error(`src/host/config.ts: cannot read the value ${t}`)
+}
+
+/** A value as TOML. */
+function tomlValue(value) {
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(', ')}]`
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (value && typeof value === 'object') return '{}'
+  return String(value)
+}
+
+/** The messages of the `ruleIssue(…)` calls in a `.superRefine(…)`: `${p}` becomes `<p>`. */
+function ruleMessages(args) {
+  return [...args.matchAll(/ruleIssue\(\s*(['`])((?:(?!\1)[^\\]|\\.)*)\1/g)].map((m) => m[2].replace(/\$\{\s*(\w+)\s*\}/g, '<$1>'))
+}
+
+/**
+ * A zod schema expression of src/host/config.ts as `{ type, table?, item?, min, max, only,
+ * defaultValue, hasDefault, optional, rules }`; a table (`z.strictObject` / `z.object`) has
+ * `table = { strict, keys: Map<name, schema> }`. Named schemas (`ProjectPath`) are followed.
+ */
+function zodSchema(expr, source) {
+  const { head, calls } = callChain(expr)
+  let schema
+  let rest = calls
+  if (head === 'z') {
+    const [base, ...more] = calls
+    rest = more
+    const simple = { string: 'string', boolean: 'boolean', int: 'integer', number: 'number' }
+    schema = { min: null, max: null, only: null, hasDefault: false, defaultValue: undefined, optional: false, rules: [] }
+    if (simple[base.name]) schema.type = simple[base.name]
+    else if (base.name === 'literal') {
+      schema.only = literalValue(base.args, source)
+      schema.type = typeof schema.only === 'number' ? (Number.isInteger(schema.only) ? 'integer' : 'number') : typeof schema.only
+    } else if (base.name === 'array') {
+      schema.item = zodSchema(base.args, source)
+      schema.type = 'array'
+    } else if (base.name === 'strictObject' || base.name === 'object') {
+      const body = base.args.replace(/^\{|\}$/g, '')
+      const keys = new Map()
+      for (const entry of splitTop(body, ',')) {
+        const m = /^(\w+)\s*:\s*([\s\S]+)$/.exec(entry)
+        if (!m) throw new Error(`src/host/config.ts: cannot read the key ${entry}`)
+        keys.set(m[1], zodSchema(m[2], source))
+      }
+      schema.type = 'table'
+      schema.table = { strict: base.name === 'strictObject', keys }
+    } else throw new Error(`src/host/config.ts: config-reference does not know z.${base.name}`)
+  } else {
+    schema = structuredClone(zodSchema(constExpression(source, head), source))
+  }
+  for (const call of rest) {
+    if (call.name === 'min') schema.min = Number(call.args)
+    else if (call.name === 'max') schema.max = Number(call.args)
+    else if (call.name === 'default' || call.name === 'prefault') {
+      schema.hasDefault = true
+      schema.defaultValue = literalValue(call.args, source)
+    } else if (call.name === 'optional') schema.optional = true
+    else if (call.name === 'superRefine') schema.rules.push(...ruleMessages(call.args))
+    else if (call.name !== 'transform') throw new Error(`src/host/config.ts: config-reference does not know .${call.name}()`)
+  }
+  return schema
+}
+
+/** `integer 0 to 10000`, `non-empty string`, `array of strings`, … */
+function schemaType(schema) {
+  if (schema.type === 'array') {
+    const item = schemaType(schema.item)
+    return `array of ${item === 'table' ? 'tables' : `${item}s`}`
+  }
+  if (schema.only !== null) return `${schema.type}, only ${code(tomlValue(schema.only))}`
+  if (schema.type === 'integer' && (schema.min !== null || schema.max !== null)) {
+    if (schema.max === null) return `integer ≥ ${schema.min}`
+    if (schema.min === null) return `integer ≤ ${schema.max}`
+    return `integer ${schema.min} to ${schema.max}`
+  }
+  if (schema.type === 'string' && schema.min === 1 && schema.max === null) return 'non-empty string'
+  if (schema.type === 'string' && (schema.min !== null || schema.max !== null)) {
+    return `string of ${schema.min ?? 0} to ${schema.max ?? '∞'} characters`
+  }
+  return schema.type
+}
+
+/** `unknown key` as config.ts formats it for the table at `where` (`sources`, `extensions[0]`, ``). */
+function unknownKeyText(where) {
+  return code(`${where ? `${where}: ` : ''}unknown key <name>`)
+}
+
+export async function configReference(params, ctx) {
+  const file = 'src/host/config.ts'
+  const source = readRepo(ctx, file)
+  if (!/unknown key\$\{/.test(source)) throw new Error(`${file} no longer formats unknown keys as "unknown key <name>"`)
+  const words = await parseToml(fs.readFileSync(path.join(HERE, 'project-file.toml'), 'utf8'), ctx)
+  const root = zodSchema(constExpression(source, params.schema), source)
+  if (root.type !== 'table') throw new Error(`${file}: ${params.schema} is not an object schema`)
+  const oneLine = (text) => text.trim().replace(/\s*\n\s*/g, ' ')
+  const hashes = '#'.repeat(params.level)
+  const isTable = (schema) => schema.type === 'table' || (schema.type === 'array' && schema.item.type === 'table')
+  if (params.part === 'example') return await configExample(root, words, ctx, isTable)
+
+  /** The `- key (facts): text` lines of one table, in the wording's order; long defaults after. */
+  const describe = (label, table, about) => {
+    const documented = Object.keys(about.keys ?? {})
+    const defined = [...table.keys].filter(([, schema]) => label !== 'top' || !isTable(schema)).map(([name]) => name)
+    const differ = [...defined.filter((k) => !documented.includes(k)), ...documented.filter((k) => !defined.includes(k))]
+    if (differ.length > 0) throw new Error(`${file} and project-file.toml differ on the keys of ${label}: ${differ.join(', ')}`)
+    const lines = []
+    const after = []
+    // A rule every key of the table has (each [paths] entry stays inside the project) is said once, by the caller.
+    const ruleSets = documented.map((name) => table.keys.get(name).rules.join('\n'))
+    const shared = documented.length > 1 && ruleSets[0] !== '' && ruleSets.every((r) => r === ruleSets[0]) ? table.keys.get(documented[0]).rules : []
+    for (const name of documented) {
+      const schema = table.keys.get(name)
+      const facts = [schemaType(schema)]
+      if (schema.hasDefault) {
+        const value = tomlValue(schema.defaultValue)
+        if (value.length <= 40) facts.push(`default ${code(value)}`)
+        else {
+          facts.push('default below')
+          after.push('', `The default ${code(name)}:`, '', '```toml', `${name} = [`, ...schema.defaultValue.map((v) => `  ${tomlValue(v)},`), ']', '```')
+        }
+      } else facts.push(schema.optional ? 'optional' : 'required')
+      let text = oneLine(about.keys[name].text)
+      if (shared.length === 0) for (const rule of schema.rules) text += ` Otherwise: ${code(rule)}.`
+      lines.push(`- ${code(name)} (${facts.join(', ')}): ${text}`)
+    }
+    return { lines: [...lines, ...after], shared }
+  }
+
+  const strictness = (table, where) =>
+    table.strict ? `Unknown keys are rejected (${unknownKeyText(where)}).` : 'Other keys are ignored.'
+  const out = []
+  const top = words.top
+  if (!top) throw new Error('project-file.toml has no [top] table')
+  const topKeys = describe('top', root.table, top)
+  if (topKeys.shared.length > 0) throw new Error('config-reference: a rule shared by every top-level key has no wording')
+  out.push(`${hashes} ${top.heading}`, '', `${oneLine(top.summary)} ${strictness(root.table, '')}`, '', ...topKeys.lines, '')
+  const tables = [...root.table.keys].filter(([, schema]) => isTable(schema))
+  const described = Object.keys(words).filter((name) => name !== 'top')
+  const differ = [...tables.map(([n]) => n).filter((n) => !described.includes(n)), ...described.filter((n) => !tables.some(([t]) => t === n))]
+  if (differ.length > 0) throw new Error(`${file} and project-file.toml differ on the tables: ${differ.join(', ')}`)
+  for (const name of described) {
+    const schema = root.table.keys.get(name)
+    const about = words[name]
+    const many = schema.type === 'array'
+    const table = many ? schema.item : schema
+    const keys = describe(name, table.table, about)
+    const lead = [oneLine(about.summary)]
+    if (keys.shared.length > 0) lead.push(`Otherwise: ${keys.shared.map(code).join('; ')}.`)
+    if (many) lead.push(schema.hasDefault && Array.isArray(schema.defaultValue) && schema.defaultValue.length === 0 ? 'Any number of entries, none by default.' : `Default ${code(tomlValue(schema.defaultValue))}.`)
+    else if (schema.hasDefault) lead.push(`The table may be left out: a missing ${code(`[${name}]`)} gets every default.`)
+    else lead.push('The table is required.')
+    lead.push(strictness(table.table, many ? `${name}[<i>]` : name))
+    if (table.rules.length > 0 !== Boolean(about.rules)) {
+      throw new Error(`${file} and project-file.toml differ on whether ${name} has rules (${table.rules.join('; ') || 'none in the code'})`)
+    }
+    out.push(`${hashes} ${code(many ? `[[${name}]]` : `[${name}]`)}`, '', lead.join(' '), '', ...keys.lines)
+    if (about.rules) out.push('', `${oneLine(about.rules)} Otherwise: ${table.rules.map(code).join('; ')}.`)
+    out.push('')
+  }
+  return out.join('\n').trim()
+}
+
+/**
+ * A complete `insitu.toml`: every key at its default, in the order of project-file.toml; an array
+ * of tables (`[[extensions]]`) has no default entry, so project-file.toml gives its `example`,
+ * whose keys must be keys of the schema.
+ */
+async function configExample(root, words, ctx, isTable) {
+  const keyLine = (name, schema) => {
+    const value = tomlValue(schema.defaultValue)
+    if (value.length <= 60 || !Array.isArray(schema.defaultValue)) return [`${name} = ${value}`]
+    return [`${name} = [`, ...schema.defaultValue.map((v) => `  ${tomlValue(v)},`), ']']
+  }
+  const lines = []
+  for (const name of Object.keys(words.top.keys)) lines.push(...keyLine(name, root.table.keys.get(name)))
+  for (const name of Object.keys(words).filter((n) => n !== 'top')) {
+    const schema = root.table.keys.get(name)
+    lines.push('')
+    if (schema.type === 'array') {
+      const example = words[name].example
+      if (!example) throw new Error(`project-file.toml: [${name}] needs an example entry`)
+      const entry = await parseToml(example, ctx)
+      const unknown = Object.keys(entry).filter((key) => !schema.item.table.keys.has(key))
+      if (unknown.length > 0) throw new Error(`project-file.toml: the example of [[${name}]] has keys ${unknown.join(', ')}, which src/host/config.ts does not define`)
+      lines.push(`[[${name}]]`, ...example.trim().split('\n'))
+      continue
+    }
+    lines.push(`[${name}]`)
+    for (const key of Object.keys(words[name].keys)) {
+      const field = schema.table.keys.get(key)
+      if (!field.hasDefault || isTable(field)) throw new Error(`config-reference: ${name}.${key} has no default to show`)
+      lines.push(...keyLine(key, field))
+    }
+  }
+  return ['```toml', ...lines, '```'].join('\n')
 }
 
 // ---------------------------------------------------------------------------------------------
