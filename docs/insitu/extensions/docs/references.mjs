@@ -311,12 +311,16 @@ export async function capabilitiesReference(params, ctx) {
 // ---------------------------------------------------------------------------------------------
 // config-reference
 
-/** The JavaScript expression starting at `start`: up to a newline at depth 0 not followed by `.`. */
-function readExpression(source, start) {
+/**
+ * Calls `visit(i, c, depth)` for each character of `text` from `start` that is outside string
+ * literals and no bracket (`depth`: brackets open around it); stops where `visit` returns true.
+ * Returns that index, or `text.length`.
+ */
+function scanTop(text, start, visit) {
   let depth = 0
   let quote = null
-  for (let i = start; i < source.length; i++) {
-    const c = source[i]
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
     if (quote) {
       if (c === '\\') i++
       else if (c === quote) quote = null
@@ -325,9 +329,15 @@ function readExpression(source, start) {
     if (c === "'" || c === '"' || c === '`') quote = c
     else if ('([{'.includes(c)) depth++
     else if (')]}'.includes(c)) depth--
-    else if (depth === 0 && c === '\n' && !/^\s*\./.test(source.slice(i + 1))) return source.slice(start, i).trim()
+    else if (visit(i, c, depth)) return i
   }
-  return source.slice(start).trim()
+  return text.length
+}
+
+/** The JavaScript expression starting at `start`: up to a newline at depth 0 not followed by `.`. */
+function readExpression(source, start) {
+  const end = scanTop(source, start, (i, c, depth) => depth === 0 && c === '\n' && !/^\s*\./.test(source.slice(i + 1)))
+  return source.slice(start, end).trim()
 }
 
 /** The expression a `const name = …` of the source holds. */
@@ -340,24 +350,14 @@ function constExpression(source, name) {
 /** Split `text` at top-level `sep` characters (outside brackets and strings). */
 function splitTop(text, sep) {
   const parts = []
-  let depth = 0
-  let quote = null
   let from = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (quote) {
-      if (c === '\\') i++
-      else if (c === quote) quote = null
-      continue
-    }
-    if (c === "'" || c === '"' || c === '`') quote = c
-    else if ('([{'.includes(c)) depth++
-    else if (')]}'.includes(c)) depth--
-    else if (depth === 0 && c === sep) {
+  scanTop(text, 0, (i, c, depth) => {
+    if (depth === 0 && c === sep) {
       parts.push(text.slice(from, i))
       from = i + 1
     }
-  }
+    return false
+  })
   parts.push(text.slice(from))
   return parts.map((part) => part.trim()).filter((part) => part !== '')
 }
