@@ -15,15 +15,13 @@
  * (about 2 s) and a hash of each lockfile.
  */
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestProject } from 'vitest/node'
+import { installSite } from '../../scripts/install-site.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const REPO = path.resolve(HERE, '../..')
-const STAMP = '.insitu-installed'
 
 export const FIXTURES = ['vitepress2', 'vitepress1', 'astro5'] as const
 
@@ -40,36 +38,18 @@ function outputOf(error: unknown): string {
   return (usage >= 0 ? lines.slice(0, usage) : lines).slice(0, 30).join('\n') || String(failed.message)
 }
 
-/** `npm ci` in `folder` (named `label` in errors) unless its stamp says so, then link this repository into it. */
+/** `npm ci` in `folder` (named `label` in errors) unless its stamp says so, then link this repository into it (scripts/install-site.mjs). */
 function install(folder: string, label: string): void {
-  const lock = fs.readFileSync(path.join(folder, 'package-lock.json'))
-  const hash = createHash('sha256').update(lock).digest('hex')
-  const stamp = path.join(folder, 'node_modules', STAMP)
-  const installed = fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === hash
-  if (!installed) {
-    try {
-      run('npm', ['ci', '--no-audit', '--no-fund'], folder)
-    } catch (error) {
-      const output = outputOf(error)
-      const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH/.test(output)
-      throw new Error(
-        `client tests: npm ci failed in ${label}` +
-          (offline ? ' (the npm registry is unreachable: these tests need it once, to install the fixture sites and docs/)' : '') +
-          `:\n${output}`,
-      )
-    }
-    fs.writeFileSync(stamp, hash)
-  }
-  const link = path.join(folder, 'node_modules', 'vite-plugin-insitu')
-  let target: string | undefined
   try {
-    target = fs.readlinkSync(link)
-  } catch {
-    // no link yet
-  }
-  if (target !== REPO) {
-    fs.rmSync(link, { recursive: true, force: true })
-    fs.symlinkSync(REPO, link, 'dir')
+    installSite(folder)
+  } catch (error) {
+    const output = outputOf(error)
+    const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH/.test(output)
+    throw new Error(
+      `client tests: npm ci failed in ${label}` +
+        (offline ? ' (the npm registry is unreachable: these tests need it once, to install the fixture sites and docs/)' : '') +
+        `:\n${output}`,
+    )
   }
 }
 
