@@ -12,9 +12,14 @@
  * - `config-reference` {part = "keys" | "example", schema?, level?}: every table and key of
  *   `insitu.toml` from the zod schema in src/host/config.ts, described by project-file.toml
  *   (beside this file); or a complete file, every key at its default.
+ * - `protocol-capture` {artifact = "frames" | "lock" | "add-output" | "output" | "document",
+ *   scenario?, method?, trace?, errors?, show?, lines?, root?}: what a real run of
+ *   examples/python-extension under the built command line sends on the wire, writes and prints
+ *   (protocol-capture.mjs).
  * Every repository file read is a `repo:<path>` dependency (see insitu-extension.toml).
  */
 import { defineExtension, z } from 'vite-plugin-insitu/sdk'
+import { protocolCapture } from './protocol-capture.mjs'
 import { repoFile } from './repo-file.mjs'
 import { capabilitiesReference, cliReference, configReference, optionsReference, sdkReference } from './references.mjs'
 
@@ -45,6 +50,22 @@ ext.transform(
   'config-reference',
   { params: z.object({ part: z.enum(['keys', 'example']).default('keys'), schema: z.string().default('ProjectConfigSchema'), level }) },
   configReference,
+)
+ext.transform(
+  'protocol-capture',
+  {
+    params: z.object({
+      artifact: z.enum(['frames', 'lock', 'add-output', 'output', 'document']).default('frames'),
+      scenario: z.enum(['example', 'denied']).default('example'),
+      method: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+      trace: z.array(z.string()).optional(),
+      errors: z.boolean().optional(),
+      show: z.enum(['both', 'response']).default('both'),
+      lines: z.string().min(1).optional(),
+      root: z.string().min(1).default('/tmp/tw'),
+    }),
+  },
+  protocolCapture,
 )
 
 await ext.serve()
