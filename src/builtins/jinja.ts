@@ -28,8 +28,10 @@
  *   on the next one) and read again when their stat changed (InsituTemplateLoader); their
  *   compiled form is cached by content.
  *
- * Stringification (SPEC §10): `{{ x }}` prints None as empty and booleans as `true`/`false`
- * (top level only); everything else as Python's `str()`: `2.0`, `[None, True]`, `{'k': 1}`.
+ * Stringification (SPEC §11): `{{ x }}` prints as Jinja prints, Python's `str()`: `None`,
+ * `True`, `False`, `2.0`, `[None, True]`, `{'k': 1}`. Only the builtin templates' cells and
+ * items show null empty and booleans `true`/`false` (their `insitu_cells` / `insitu_item`
+ * filters, SPEC §8).
  *
  * Decisions where SPEC is silent (as the Python implementation does, unless noted):
  * - `rowsOf(null)` is `[{value: null}]` (null is a scalar; Python's `_value_rows` does this).

@@ -4,9 +4,8 @@
  *
  * Contract:
  * - `escapeOutput(value)`: a `{{ }}` inside the block: Markup as it is, anything else escaped
- *   after the SPEC §10 stringification (`None` prints empty, booleans `true`/`false`).
- *   `escapeConstant(value)`: a literal printed there: Jinja folds it and escapes before the
- *   stringification, so `{{ none }}` prints `None` and `{{ true }}` prints `True`.
+ *   after Python's `str()` (`None`, `True`). `escapeConstant(value)`: a literal printed there,
+ *   folded by Jinja at compile time: the same text.
  * - `markupJoin(parts)`: `~` inside the block (Jinja's `markup_join`): with a Markup among the
  *   parts the result is Markup and the other parts are escaped; else plain concatenation.
  * - `AUTOESCAPE_FILTERS`: the eval-context filters' variants for the block (`join`, `replace`,

@@ -90,6 +90,37 @@ function lookup(scope: Scope, name: string): unknown {
   return value === undefined ? new Undefined(`'${name}' is undefined`) : value
 }
 
+/**
+ * Whether running `body` may store a name in the scope it runs in (`set`, a block `set`, a
+ * macro, an import; also inside an `if` or `autoescape`, which share that scope). A loop body
+ * that does gets a fresh scope every iteration (Jinja's loop frame: a name set in one
+ * iteration is gone in the next); one that does not shares one scope across iterations.
+ */
+function storesNames(body: Stmt[]): boolean {
+  return body.some((stmt) => {
+    switch (stmt.kind) {
+      case 'set':
+      case 'setblock':
+        // `{% set ns.total = … %}` writes the namespace, not the scope.
+        return storesName(stmt.target)
+      case 'macro':
+      case 'import':
+      case 'fromimport':
+        return true
+      case 'if':
+        return storesNames(stmt.body) || stmt.elifs.some((branch) => storesNames(branch.body)) || storesNames(stmt.otherwise)
+      case 'autoescape':
+        return storesNames(stmt.body)
+      default:
+        return false
+    }
+  })
+}
+
+function storesName(target: Target): boolean {
+  return target.kind === 'name' || (target.kind === 'tuple' && target.items.some(storesName))
+}
+
 /** Names a macro body reads that make it take `caller`, `varargs`, `kwargs`. */
 function specialNames(body: Stmt[]): Set<string> {
   const found = new Set<string>()
@@ -195,48 +226,8 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'if': {
-        const test = this.expr(stmt.test)
-        const body = this.statements(stmt.body, topLevel)
-        const otherwise = this.statements(stmt.otherwise, topLevel)
-        const single = SINGLE_STATEMENTS.get(body)
-        if (stmt.elifs.length === 0 && single) {
-          // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
-          const { run, file, line, column } = single
-          return (scope, render) => {
-            if (!truthy(test(scope, render))) return otherwise(scope, render)
-            try {
-              run(scope, render)
-            } catch (error) {
-              stampPosition(error, file, line, column)
-              throw error
-            }
-          }
-        }
-        if (stmt.elifs.length === 0) {
-          return (scope, render) => {
-            if (truthy(test(scope, render))) body(scope, render)
-            else otherwise(scope, render)
-          }
-        }
-        // `elif` branches are a flat list (Jinja compiles them flat too): any number of them.
-        const tests = [test, ...stmt.elifs.map((branch) => this.expr(branch.test))]
-        const bodies = [body, ...stmt.elifs.map((branch) => this.statements(branch.body, topLevel))]
-        const lines = [stmt.line, ...stmt.elifs.map((branch) => branch.line)]
-        const file = this.file
-        return (scope, render) => {
-          for (let i = 0; i < tests.length; i++) {
-            let matched: boolean
-            try {
-              matched = truthy(tests[i]!(scope, render))
-            } catch (error) {
-              // An error in an `elif` test is at the `elif`'s line (the `if` stamps its own).
-              if (i > 0) stampPosition(error, file, lines[i]!)
-              throw error
-            }
-            if (matched) return bodies[i]!(scope, render)
-          }
-          otherwise(scope, render)
-        }
+        // An `if` is a soft frame in Jinja (expression-compiler.ts `soft`): its tests and bodies.
+        return this.softly(true, () => this.ifStatement(stmt, topLevel))
       }
       case 'for':
         return this.forLoop(stmt)
@@ -246,8 +237,7 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => assign(scope, value(scope, render))
       }
       case 'setblock': {
-        const body = this.statements(stmt.body, false)
-        const filters = stmt.filters ? this.filterChain(stmt.filters) : null
+        const [body, filters] = this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.filterChain(stmt.filters) : null] as const)
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
@@ -276,8 +266,7 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'filterblock': {
-        const body = this.statements(stmt.body, false)
-        const filters = this.filterChain(stmt.filters)
+        const [body, filters] = this.softly(false, () => [this.statements(stmt.body, false), this.filterChain(stmt.filters)] as const)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
           const text = captureOutput(body, scope, render, markup())
@@ -300,7 +289,7 @@ class Compiler extends ExpressionCompiler {
       }
       case 'with': {
         const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
-        const body = this.statements(stmt.body, false)
+        const body = this.softly(false, () => this.statements(stmt.body, false))
         const single = SINGLE_STATEMENTS.get(body)
         if (single) {
           // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
@@ -387,12 +376,60 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'block': {
-        const { name, scoped } = stmt
+        const { name, scoped, required } = stmt
         return (scope, render) => {
+          // Jinja: a required block must be overridden by the template rendering it (its chain
+          // holds more than its own definition).
+          if (required && (render.blocks.get(name)?.length ?? 0) <= 1) throw new TemplateRuntimeError(`Required block '${name}' not found`)
           const text = renderBlock(render, name, 0, scoped ? scope : undefined)
           if (text !== undefined) write(render, text)
         }
       }
+    }
+  }
+
+  private ifStatement(stmt: Extract<Stmt, { kind: 'if' }>, topLevel: boolean): Run {
+    const test = this.expr(stmt.test)
+    const body = this.statements(stmt.body, topLevel)
+    const otherwise = this.statements(stmt.otherwise, topLevel)
+    const single = SINGLE_STATEMENTS.get(body)
+    if (stmt.elifs.length === 0 && single) {
+      // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
+      const { run, file, line, column } = single
+      return (scope, render) => {
+        if (!truthy(test(scope, render))) return otherwise(scope, render)
+        try {
+          run(scope, render)
+        } catch (error) {
+          stampPosition(error, file, line, column)
+          throw error
+        }
+      }
+    }
+    if (stmt.elifs.length === 0) {
+      return (scope, render) => {
+        if (truthy(test(scope, render))) body(scope, render)
+        else otherwise(scope, render)
+      }
+    }
+    // `elif` branches are a flat list (Jinja compiles them flat too): any number of them.
+    const tests = [test, ...stmt.elifs.map((branch) => this.expr(branch.test))]
+    const bodies = [body, ...stmt.elifs.map((branch) => this.statements(branch.body, topLevel))]
+    const lines = [stmt.line, ...stmt.elifs.map((branch) => branch.line)]
+    const file = this.file
+    return (scope, render) => {
+      for (let i = 0; i < tests.length; i++) {
+        let matched: boolean
+        try {
+          matched = truthy(tests[i]!(scope, render))
+        } catch (error) {
+          // An error in an `elif` test is at the `elif`'s line (the `if` stamps its own).
+          if (i > 0) stampPosition(error, file, lines[i]!)
+          throw error
+        }
+        if (matched) return bodies[i]!(scope, render)
+      }
+      otherwise(scope, render)
     }
   }
 
@@ -456,8 +493,11 @@ class Compiler extends ExpressionCompiler {
     if (signature.params.some((param) => param.name === 'caller' && param.default === null)) {
       this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
     }
-    const body = this.statements(bodyNodes, false)
-    const defaults = signature.params.map((param) => (param.default ? this.expr(param.default) : null))
+    // A macro (or call block) body is a frame of its own: not soft.
+    const [body, defaults] = this.softly(false, () => [
+      this.statements(bodyNodes, false),
+      signature.params.map((param) => (param.default ? this.expr(param.default) : null)),
+    ] as const)
     const special = specialNames(bodyNodes)
     const params = signature.params.map((param) => param.name)
     return (render) => ({
@@ -474,10 +514,17 @@ class Compiler extends ExpressionCompiler {
   private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
     const iter = this.expr(stmt.iter)
     const assign = this.assigner(stmt.target)
-    const body = this.statements(stmt.body, false)
-    const otherwise = this.statements(stmt.otherwise, false)
-    const filter = stmt.filter ? this.expr(stmt.filter) : null
+    // The body, the `else` and the loop filter are frames of their own: not soft.
+    const [body, otherwise, filter] = this.softly(false, () => [
+      this.statements(stmt.body, false),
+      this.statements(stmt.otherwise, false),
+      stmt.filter ? this.expr(stmt.filter) : null,
+    ] as const)
     const recursive = stmt.recursive
+    // A body or `else` that sets names runs in a scope of its own, one per iteration (Jinja's loop
+    // and else frames): nothing it sets is seen by the next iteration or after the loop.
+    const freshScopes = storesNames(stmt.body)
+    const elseScope = storesNames(stmt.otherwise)
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
       // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
       const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
@@ -512,7 +559,7 @@ class Compiler extends ExpressionCompiler {
       }
       const count = Number(items.length)
       if (count === 0) {
-        otherwise(scope, render)
+        otherwise(elseScope ? (Object.create(scope) as Scope) : scope, render)
         return
       }
       const recurse = recursive
@@ -528,12 +575,16 @@ class Compiler extends ExpressionCompiler {
           }
         : null
       const loop = new LoopContext(items, depth0, recurse)
-      const inner = Object.create(scope) as Scope
+      let inner = Object.create(scope) as Scope
       inner.loop = loop
       if (Array.isArray(items)) {
         for (let i = 0; i < count; i++) {
           tick()
           loop.index0 = i
+          if (freshScopes && i > 0) {
+            inner = Object.create(scope) as Scope
+            inner.loop = loop
+          }
           assign(inner, items[i])
           body(inner, render)
         }
@@ -541,6 +592,10 @@ class Compiler extends ExpressionCompiler {
         for (let i = 0; i < count; i++) {
           tick()
           loop.index0 = i
+          if (freshScopes && i > 0) {
+            inner = Object.create(scope) as Scope
+            inner.loop = loop
+          }
           assign(inner, items.at(i))
           body(inner, render)
         }

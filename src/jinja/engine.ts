@@ -24,8 +24,7 @@
  * - Compiled templates are cached per engine, keyed by name and source text, so re-rendering an
  *   unchanged file parses nothing, and an edited file is compiled afresh (at most 256 entries).
  * - Context values follow the value model of values.ts (PythonFloat and bigint included).
- *   `{{ }}` prints as SPEC §10 says (None empty, booleans `true`/`false`, everything else
- *   Python's `str()`).
+ *   `{{ }}` prints as Jinja prints: Python's `str()` (`None`, `True`, `False`, `2.0`; SPEC §11).
  * - Errors: a `TemplateSyntaxError` (`templateName`, `line`, `column`) when a template does not
  *   parse; any other error thrown by a render carries `templateName`, `line` and `column` of the
  *   innermost statement that raised it (`errorPosition`). A missing template is a
@@ -132,7 +131,7 @@ export function createJinjaEngine(options: JinjaEngineOptions = {}): JinjaEngine
           const value = context[key]
           if (value !== undefined) scope[key] = value
         }
-        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, extendsMark: -1, parent: null, macros: [], templates: [], inheritance: [] }
+        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, blockContext: null, extendsMark: -1, parent: null, macros: [], templates: [], inheritance: [] }
         renderTemplate(compiled, scope, state)
         return state.out
       })

@@ -9,7 +9,11 @@
  *   values.ts); `and`/`or` return an operand; an inline `if` without `else` gives Jinja's
  *   plain Undefined when false.
  * - Filters and tests are resolved when compiling: an unknown name is a `TemplateSyntaxError`
- *   at its line (Jinja's `No filter named 'x'.`); `map('x')`-style lookups happen at run time.
+ *   at its line (Jinja's `No filter named 'x'.`), except inside an `if` statement or an inline
+ *   if (Jinja 3.1's "soft" frames: the `soft` state), where it fails only when it runs, after its
+ *   operands are evaluated (`TemplateRuntimeError` `No filter named 'x' found.`). A loop, macro,
+ *   call, filter, `with` or block-set body inside the `if` is a frame of its own, strict again.
+ *   `map('x')`-style lookups happen at run time.
  * - Nesting: tags (`nested`) and expression levels (`expr`) open at once are bounded by limits.ts
  *   `MAX_NESTING_DEPTH` (operator and filter chains build deep trees without deep parsing): past
  *   it a `TemplateSyntaxError` `expressions nest more than 500 levels deep` at the node's line.
@@ -19,7 +23,7 @@
  *   given, as a trailing object).
  */
 import { PySlice, getAttr, getItem } from './access.js'
-import { TemplateSyntaxError, typeError } from './errors.js'
+import { TemplateRuntimeError, TemplateSyntaxError, typeError } from './errors.js'
 import { DICT_METHOD_NAMES } from './methods.js'
 import type { CallArgs, Expr } from './nodes.js'
 import { AUTOESCAPE_FILTERS, markupJoin } from './autoescape.js'
@@ -56,6 +60,11 @@ export interface RenderState {
   blocks: Map<string, BlockEntry[]>
   /** The template context (root scope) of the template being rendered. */
   context: Scope
+  /**
+   * While a block renders: the context it was given (a scoped block's, with the locals where
+   * it was called; else the template context). Blocks nested in it and `super()` get it too.
+   */
+  blockContext: Scope | null
   /** Names of the macros running now, outermost first (limits.ts `MAX_MACRO_DEPTH`). */
   macros: string[]
   /** Names of the templates rendering now: the main one, then includes and imports inside it (`MAX_TEMPLATE_DEPTH`). */
@@ -99,6 +108,23 @@ export class ExpressionCompiler {
   protected autoescape = false
   /** Inside a non-literal `{% autoescape expr %}` (Jinja's "volatile" mode): output escapes by the run-time value. */
   protected volatileAutoescape = false
+  /**
+   * Inside an `if` statement or an inline if (Jinja's soft frame): an unknown filter or test is
+   * an error only when it runs (Jinja 3.0+). Frames of their own (loop, macro, call, filter,
+   * `with` and block-set bodies) compile with it off.
+   */
+  protected soft = false
+
+  /** Compiles with the soft-frame state set to `soft`, restoring it after. */
+  protected softly<T>(soft: boolean, compile: () => T): T {
+    const outer = this.soft
+    this.soft = soft
+    try {
+      return compile()
+    } finally {
+      this.soft = outer
+    }
+  }
 
   /** Whether a block `set` or `{% filter %}` body becomes Markup: by the compile-time setting, or in volatile mode by the run-time one. */
   protected markupOfBlocks(): () => boolean {
@@ -151,8 +177,7 @@ export class ExpressionCompiler {
   }
 
   private filterApplier(expr: Extract<Expr, { kind: 'filter' }>): (scope: Scope, render: RenderState, value: unknown) => unknown {
-    const filter = this.host.filters[expr.name]
-    if (!filter) this.fail(`No filter named '${expr.name}'.`, expr.line)
+    const filter = this.host.filters[expr.name] ?? this.unknown('filter', expr.name, expr.line)
     const args = this.callArgs(expr.call)
     const host = this.host
     // The eval-context filters read autoescape when they run, as Jinja's do.
@@ -166,6 +191,17 @@ export class ExpressionCompiler {
     return (scope, render, value) => {
       const [positional, keywords] = args(scope, render)
       return filter(host, value, positional, keywords)
+    }
+  }
+
+  /**
+   * An unknown filter or test: a compile error, or in a soft frame a function that fails when it
+   * is called (its operands evaluated first, as Jinja's stand-in does).
+   */
+  private unknown(what: 'filter' | 'test', name: string, line: number): FilterFunction & TestFunction {
+    if (!this.soft) this.fail(`No ${what} named '${name}'.`, line)
+    return () => {
+      throw new TemplateRuntimeError(`No ${what} named '${name}' found.`)
     }
   }
 
@@ -251,8 +287,7 @@ export class ExpressionCompiler {
         return (scope, render) => apply(scope, render, target(scope, render))
       }
       case 'test': {
-        const test = this.host.tests[expr.name]
-        if (!test) this.fail(`No test named '${expr.name}'.`, expr.line)
+        const test = this.host.tests[expr.name] ?? this.unknown('test', expr.name, expr.line)
         const target = this.expr(expr.target)
         const args = this.callArgs(expr.call)
         const host = this.host
@@ -265,9 +300,12 @@ export class ExpressionCompiler {
         }
       }
       case 'condexpr': {
-        const test = this.expr(expr.test)
-        const then = this.expr(expr.then)
-        const otherwise = expr.otherwise ? this.expr(expr.otherwise) : null
+        // Jinja compiles an inline if in a soft frame.
+        const [test, then, otherwise] = this.softly(true, (): [Eval, Eval, Eval | null] => [
+          this.expr(expr.test),
+          this.expr(expr.then),
+          expr.otherwise ? this.expr(expr.otherwise) : null,
+        ])
         const line = expr.line
         return (scope, render) => {
           if (truthy(test(scope, render))) return then(scope, render)

@@ -118,6 +118,9 @@ function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, att
 }
 
 function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>, select: boolean, lookupAttr: boolean): PyIterator {
+  // Jinja's `if value:`: a false value (None, 0, '', an empty container) selects nothing, its
+  // arguments unchecked.
+  if (!truthy(value)) return new PyIterator([])
   let transform: (item: unknown) => unknown = (item) => item
   let offset = 0
   if (lookupAttr) {
@@ -261,6 +264,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   }),
   lower: keepsMarkup(define([], (_h, value) => softStr(value).toLowerCase())),
   map: (host, value, args, kwargs) => {
+    // Jinja's `if value:`: a false value (None, 0, '', an empty container) maps to nothing, its
+    // arguments unchecked.
+    if (!truthy(value)) return new PyIterator([])
     const items = iterate(value)
     if (args.length === 0 && Object.hasOwn(kwargs, 'attribute')) {
       const { attribute, default: fallback = null, ...rest } = kwargs
@@ -316,7 +322,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (method === 'common') return pyRound(value, precision)
     const scale = 10 ** Number(precision)
     const x = toFloat(value) * scale
-    return float((method === 'ceil' ? Math.ceil(x) : Math.floor(x)) / scale)
+    // Python's math.ceil/floor return an int, and int 0 / scale is 0.0: never -0.0.
+    const rounded = (method === 'ceil' ? Math.ceil(x) : Math.floor(x)) / scale
+    return float(rounded === 0 ? 0 : rounded)
   }),
   safe: define([], (_h, value) => (value instanceof Markup ? value : new Markup(softStr(value)))),
   select: (host, value, args, kwargs) => selectOrReject(host, value, args, kwargs, true, false),
@@ -349,6 +357,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     // The sum of a range from an int is exact in closed form (Python adds every item: the same int).
     if (value instanceof PyRange && attribute === null && (isInt(start) || typeof start === 'boolean')) return value.sum(typeof start === 'boolean' ? Number(start) : start)
     let items = iterate(value)
+    // Python's sum() refuses a str or bytes start (after taking the iterator, before adding).
+    if (isString(start)) throw typeError("sum() can't sum strings [use ''.join(seq) instead]")
+    if (start instanceof Uint8Array) throw typeError("sum() can't sum bytes [use b''.join(seq) instead]")
     if (attribute !== null) items = mapTicked(items, attrGetter(attribute))
     let total = start
     for (const item of items) {

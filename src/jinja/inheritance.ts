@@ -12,8 +12,10 @@
  *   templates rendering now (nested includes and imports), `render.inheritance` the chain of the
  *   one rendering now, for the depth bounds of limits.ts.
  * - `renderBlock(render, name, index, scope?)` renders definition `index` of block `name` in a
- *   child of the template context (or of `scope` for `scoped` blocks), with `super()` bound to
- *   the next definition; undefined when there is none. `self.<block>()` renders index 0.
+ *   child of its context: `scope` for `scoped` blocks, else the context of the block it is
+ *   nested in (`render.blockContext`), else the template context; with `super()` bound to
+ *   the next definition (rendered in the same context: a scoped block's locals stay visible);
+ *   undefined when there is none. `self.<block>()` renders index 0.
  */
 import type { CompiledTemplate, RenderState } from './expression-compiler.js'
 import { TemplateRuntimeError, stampPosition } from './errors.js'
@@ -27,13 +29,15 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   const savedMark = render.extendsMark
   const savedParent = render.parent
   const savedChain = render.inheritance
+  const savedBlockContext = render.blockContext
+  render.blockContext = null
   render.templates.push(template.name)
   render.inheritance = [template.name]
   render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
   render.context = scope
   render.extendsMark = -1
   render.parent = null
-  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0))
+  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0, scope))
   let current: CompiledTemplate | null = template
   while (current) {
     const start = render.out.length
@@ -58,6 +62,7 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   render.extendsMark = savedMark
   render.parent = savedParent
   render.inheritance = savedChain
+  render.blockContext = savedBlockContext
   render.templates.pop()
 }
 
@@ -65,17 +70,25 @@ export function renderBlock(render: RenderState, blockName: string, index: numbe
   const chain = render.blocks.get(blockName)
   const entry = chain?.[index]
   if (!entry) return undefined
-  const blockScope = Object.create(scope ?? render.context) as Scope
+  // Jinja passes a block its context: a scoped block's (with the caller's locals), else the one
+  // the enclosing block got, else the template context. `super()` and nested blocks get it too.
+  const context = scope ?? render.blockContext ?? render.context
+  const blockScope = Object.create(context) as Scope
   blockScope.super = new PyFunction('super', () => {
-    const text = renderBlock(render, blockName, index + 1)
+    const text = renderBlock(render, blockName, index + 1, context)
     if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
     return text
   })
   const saved = render.out
+  const savedContext = render.blockContext
   render.out = ''
-  entry.run(blockScope, render)
-  const text = render.out
-  render.out = saved
-  return text
+  render.blockContext = context
+  try {
+    entry.run(blockScope, render)
+    return render.out
+  } finally {
+    render.out = saved
+    render.blockContext = savedContext
+  }
 }
 

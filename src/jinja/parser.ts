@@ -14,6 +14,10 @@
  *   bound of limits.ts, so no template can exhaust the parser's stack).
  */
 import { ExpressionParser } from './expression-parser.js'
+import { describe as describeToken } from './token-stream.js'
+
+/** Python's `str.isspace()` of a non-empty text. */
+const PYTHON_SPACES = /^[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/u
 import { tokenize, type LexerOptions } from './lexer.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 
@@ -202,6 +206,10 @@ class Parser extends ExpressionParser {
       )
     }
     const body = this.parseStatements(['endblock'], true)
+    // Jinja: a required block's body is whitespace (and comments) only, checked at `endblock`.
+    if (required && body.some((stmt) => stmt.kind !== 'data' || !PYTHON_SPACES.test(stmt.text))) {
+      this.fail('Required blocks can only contain comments or whitespace')
+    }
     this.skipName(name)
     const block: Block = { kind: 'block', line, name, body, scoped, required }
     if (this.blocks.has(name)) this.fail(`block '${name}' defined twice`, line)
@@ -353,14 +361,37 @@ class Parser extends ExpressionParser {
   }
 
   private parseAssignTarget(options: { extraEnd?: string[]; withNamespace?: boolean }): Target {
-    if (options.withNamespace && this.isOp('.', this.look())) {
-      const token = this.expectName()
-      this.next()
-      const attr = this.expectName().value
-      return { kind: 'nsref', name: token.value, attr, line: token.line }
-    }
+    if (options.withNamespace) return this.parseNamespaceTargets()
     const expr = this.parseTuple({ simplified: true, extraEnd: options.extraEnd })
     return this.toTarget(expr)
+  }
+
+  /**
+   * A `set` target: Jinja's simplified tuple whose items may be namespace attributes
+   * (`{% set ns.a, ns.b = 1, 2 %}`, `{% set ns.a, x = … %}`); inside parentheses they may not.
+   */
+  private parseNamespaceTargets(): Target {
+    const line = this.current.line
+    const items: Target[] = []
+    let isTuple = false
+    for (;;) {
+      if (items.length > 0) this.expectOp(',')
+      if (this.isTupleEnd()) break
+      if (this.current.type === 'name' && this.isOp('.', this.look())) {
+        const token = this.expectName()
+        this.next()
+        items.push({ kind: 'nsref', name: token.value, attr: this.expectName().value, line: token.line })
+      } else {
+        items.push(this.toTarget(this.parsePrimary()))
+      }
+      if (this.isOp(',')) isTuple = true
+      else break
+    }
+    if (!isTuple) {
+      if (items.length > 0) return items[0]!
+      this.fail(`Expected an expression, got '${describeToken(this.current)}'`)
+    }
+    return { kind: 'tuple', items, line }
   }
 
   private toTarget(expr: Expr): Target {

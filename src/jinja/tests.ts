@@ -14,7 +14,7 @@ import type { TestFunction } from './compiler.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { bind } from './filters.js'
 import { Cycler, Joiner } from './runtime.js'
-import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isString, pyStr, textOf } from './values.js'
+import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isInt, isString, pyStr, textOf, typeName } from './values.js'
 import { contains, isIterable, iterate, pyCompare, pyEq, pyLen, truthy } from './protocols.js'
 import { modulo } from './operators.js'
 import { toInt } from './conversions.js'
@@ -140,7 +140,12 @@ export function stockGlobals(): Record<string, unknown> {
     ),
     lipsum: new PyFunction('generate_lorem_ipsum', (args, kwargs) => {
       const [n, html, min, max] = bind('generate_lorem_ipsum', [['n', 5], ['html', true], ['min', 20], ['max', 100]], args, kwargs)
-      return loremIpsum(Number(toInt(n)), truthy(html), Number(toInt(min)), Number(toInt(max)))
+      // Python's `range(n)` takes an int only; `randrange(min, max)` (run once a paragraph, so
+      // never when n <= 0) an int or an integral value (`2.0`).
+      if (!isInt(n) && typeof n !== 'boolean') throw typeError(`'${typeName(n)}' object cannot be interpreted as an integer`)
+      const count = Number(n)
+      if (count <= 0) return loremIpsum(0, truthy(html), 0, 0)
+      return loremIpsum(count, truthy(html), randrangeArgument(min, 'arg 1'), randrangeArgument(max, 'stop'))
     }),
     cycler: new PyFunction('Cycler', (args) => new Cycler(args), "<class 'jinja2.utils.Cycler'>"),
     joiner: new PyFunction('Joiner', (args, kwargs) => new Joiner(pyStr(args[0] ?? kwargs.sep ?? ', ')), "<class 'jinja2.utils.Joiner'>"),
@@ -157,3 +162,11 @@ export function stockGlobals(): Record<string, unknown> {
 }
 
 export { PyIterator }
+
+/** An argument of Python 3.11's `random.randrange`: an int, or a value `int()` turns into an equal int. */
+function randrangeArgument(value: unknown, what: 'arg 1' | 'stop'): number {
+  if (isInt(value) || typeof value === 'boolean') return Number(value)
+  const converted = toInt(value)
+  if (!pyEq(converted, value)) throw valueError(`non-integer ${what} for randrange()`)
+  return Number(converted)
+}

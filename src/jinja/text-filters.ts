@@ -7,13 +7,14 @@
  * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths;
  * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
-import { TemplateRuntimeError } from './errors.js'
+import { TemplateRuntimeError, typeError } from './errors.js'
 import { unescapeHtml } from './escape.js'
 import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
-import { isString, textOf } from './values.js'
+import { isString, textOf, typeName } from './values.js'
+import { PythonFloat } from '../values/python-float.js'
 import { truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
@@ -80,6 +81,10 @@ export function truncate(value: unknown, length: unknown, killwords: unknown, en
   const slack = leeway === null ? 5 : Number(toInt(leeway))
   if (size < Array.from(ending).length) throw new TemplateRuntimeError(`expected length >= ${Array.from(ending).length}, got ${size}`, 'AssertionError')
   if (slack < 0) throw new TemplateRuntimeError(`expected leeway >= 0, got ${slack}`, 'AssertionError')
+  // Jinja measures the value as given: None, a bool or a number has no len().
+  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat) {
+    throw typeError(`object of type '${typeName(value)}' has no len()`)
+  }
   if (points.length <= size + slack) return text
   const kept = points.slice(0, size - Array.from(ending).length).join('')
   if (truthy(killwords)) return kept + ending

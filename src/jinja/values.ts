@@ -14,8 +14,8 @@
  * - `pyStr`, `pyRepr` write what Python's `str()` / `repr()` write (floats as `2.0`, `inf`,
  *   strings quoted as Python quotes them, `[None, True]`, `{'k': 1}`, `(1,)`).
  * - bytes (an SQL BLOB: better-sqlite3 gives a `Buffer`) is any `Uint8Array`: `b'\x00A'`.
- * - `toOutput` is what `{{ }}` prints: SPEC §10's finalize (None → empty, booleans
- *   `true`/`false` at the top level only), then `str()`.
+ * - `toOutput` is what `{{ }}` prints: Python's `str()`, as Jinja prints (`None`, `True`,
+ *   `False`: SPEC §11).
  * - Truth, comparisons, iteration, length and hashing are in protocols.ts; `PyRange` is range.ts.
  * - `pyRepr` refuses a text past limits.ts `MAX_STRING_LENGTH` as it writes it, with a check
  *   point of the time budget per item.
@@ -269,13 +269,9 @@ export function typeName(value: unknown): string {
   return (value as { constructor?: { name?: string } }).constructor?.name ?? 'object'
 }
 
-/** What `{{ value }}` prints (SPEC §10's finalize, then `str()`). */
+/** What `{{ value }}` prints: Python's `str()`, as Jinja prints it (`None`, `True`, `False`). */
 export function toOutput(value: unknown): string {
-  if (typeof value === 'string') return value
-  if (value === null) return ''
-  if (value === true) return 'true'
-  if (value === false) return 'false'
-  return pyStr(value)
+  return typeof value === 'string' ? value : pyStr(value)
 }
 
 /** Python's `str(value)`. */

@@ -7,8 +7,8 @@
  * The project: folders, CRLF and BOM documents, typed front matter, models with params, refs and
  * duplicate columns, includes with odd line breaks and fence lines, trees of mixed-case and
  * non-ASCII names, front-matter materializations; and under features/ one document per feature
- * (so a failure names it): Jinja truth, dicts, filters, loops, printing (SPEC §10's None and
- * booleans), pprint, strings, macros, template files, template errors; YAML scalars, titles and
+ * (so a failure names it): Jinja truth, dicts, filters, loops, printing (None and booleans as
+ * Jinja prints them), pprint, strings, macros, template files, template errors; YAML scalars, titles and
  * generated values (integral floats, big ints, lists of maps, multi-line strings, BLOBs, a CRLF
  * document); SQL REAL results, parameter types, list columns and BLOBs.
  *

@@ -139,7 +139,7 @@ describe('lazy ranges', () => {
     expect(render('{{ range(10**12) | length }} {{ range(10**12)[-1] }} {{ range(10**12) | sum }} {{ range(10**12) | last }}')).toBe(
       '1000000000000 999999999999 499999999999500000000000 999999999999',
     )
-    expect(render('{{ 10**11 in range(10**12) }} {{ range(10**12)[5:8] | list }} {{ range(10**12) | reverse | first }}')).toBe('true [5, 6, 7] 999999999999')
+    expect(render('{{ 10**11 in range(10**12) }} {{ range(10**12)[5:8] | list }} {{ range(10**12) | reverse | first }}')).toBe('True [5, 6, 7] 999999999999')
     expect(render('{% for i in range(10**12)[-3:] %}{{ i }}/{{ loop.revindex }}/{{ loop.length }} {% endfor %}')).toBe(
       '999999999997/3/3 999999999998/2/3 999999999999/1/3 ',
     )
@@ -283,13 +283,13 @@ describe('nesting bounds: a template nesting deeper than Jinja allows is a Templ
       ['{{ ' + 'f('.repeat(69) + '1' + ')'.repeat(69) + ' }}', '1'],
       ['{{ 1' + '+1'.repeat(491) + ' }}', '492'],
       ['{{ ' + '-'.repeat(490) + '1 }}', '1'],
-      ['{{ ' + 'not '.repeat(490) + '1 }}', 'true'],
+      ['{{ ' + 'not '.repeat(490) + '1 }}', 'True'],
       ['{{ 1' + ' if 1 else 1'.repeat(491) + ' }}', '1'],
       ['{{ -1' + '|abs'.repeat(197) + ' }}', '1'],
       ['{{ 1' + '.real'.repeat(197) + ' }}', '1'],
       ['{% with %}'.repeat(246) + 'w' + '{% endwith %}'.repeat(246), 'w'],
       ['{% if 1 %}'.repeat(98) + 'i' + '{% endif %}'.repeat(98), 'i'],
-      ['{{ 1' + ' < 2'.repeat(20_000) + ' }}', 'false'],
+      ['{{ 1' + ' < 2'.repeat(20_000) + ' }}', 'False'],
       ['{{ (1' + ' ~ 1'.repeat(20_000) + ') | length }}', '20001'],
       ['{% if x == 0 %}a' + Array.from({ length: 2980 }, (_, i) => `{% elif x == ${i + 1} %}b${i + 1}`).join('') + '{% endif %}', 'b2980'],
     ]

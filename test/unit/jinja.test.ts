@@ -402,13 +402,14 @@ describe('template files', () => {
     })
   })
 
-  // Jinja2 3.1.6 with the SPEC §10 finalize prints lists and dicts as Python reprs (the old
-  // expectation, JSON text, was nunjucks' stringification).
-  it('stringifies null as empty, booleans as true/false at the top level, containers as Python reprs', () => {
+  // Jinja2 3.1.6 prints None, True, False and lists and dicts as Python's str() writes them
+  // (issue #36: no finalize; the old expectations were SPEC §10's retired rule, and before it
+  // nunjucks' JSON text).
+  it('stringifies null, booleans and containers as Jinja prints them (Python str)', () => {
     write('strings.j2', '[{{ value.n }}] {{ value.t }} {{ value.f }} {{ value.o }} {{ value.a }}')
     const value = { n: null, t: true, f: false, o: { b: 1, a: 'é' }, a: [1, null] }
     const output = renderer.render({ template: 'strings.j2', params: {}, value, location })
-    expect(output.content).toBe("[] true false {'b': 1, 'a': 'é'} [1, None]")
+    expect(output.content).toBe("[None] True False {'b': 1, 'a': 'é'} [1, None]")
   })
 
   it('records included files and re-reads edited files', () => {
@@ -532,15 +533,15 @@ describe('stringification holds in extended, imported and included templates (Ji
   })
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
-  it('prints None empty and containers as Python reprs everywhere', () => {
+  it('prints None and containers as Python str() everywhere', () => {
     const ours = createJinjaEnvironment(root)
-    expect(ours.renderString('[{{ x }}] {{ a }}', { x: null, a: [1, 'b'] })).toBe("[] [1, 'b']")
+    expect(ours.renderString('[{{ x }}] {{ a }}', { x: null, a: [1, 'b'] })).toBe("[None] [1, 'b']")
     expect(ours.render('page.j2', { n: null, a: [null, 'x'] })).toBe(
-      "base[|[None, 'x']] block[|[None, 'x']] macro[]macro[[None, 'x']] include[|[None, 'x']]",
+      "base[None|[None, 'x']] block[None|[None, 'x']] macro[None]macro[[None, 'x']] include[None|[None, 'x']]",
     )
-    expect(ours.render('page.j2', { n: null, a: [1] })).toBe('base[|[1]] block[|[1]] macro[]macro[[1]] include[|[1]]')
+    expect(ours.render('page.j2', { n: null, a: [1] })).toBe('base[None|[1]] block[None|[1]] macro[None]macro[[1]] include[None|[1]]')
     expect(ours.renderString('{% from "macros.j2" import show %}{{ show(n) }}{{ show(a) }}', { n: null, a: [2] })).toBe(
-      'macro[]macro[[2]]',
+      'macro[None]macro[[2]]',
     )
     expect(() => ours.render('part.j2', { a: [] })).toThrow("'n' is undefined")
     expect(() => ours.renderString('{{ o.missing }}', { o: {} })).toThrow("'dict object' has no attribute 'missing'")
@@ -575,6 +576,6 @@ describe('bytes (an SQL BLOB, a Buffer) behave as Python bytes (issue #15)', () 
     expect(env.renderString('{{ b }} {{ quotes }} {{ odd }} {{ b | length }} {{ b | list }}', context)).toBe(
       "b'\\x00\\xffA' b'\\'\"' b'\\\\\\t\\n\\r\\x7f~' 3 [0, 255, 65]",
     )
-    expect(env.renderString("{{ 'yes' if empty else 'no' }} {{ b == b }} {{ b == quotes }} {{ [b, b] | unique | list | length }}", context)).toBe('no true false 1')
+    expect(env.renderString("{{ 'yes' if empty else 'no' }} {{ b == b }} {{ b == quotes }} {{ [b, b] | unique | list | length }}", context)).toBe('no True False 1')
   })
 })

@@ -1,0 +1,154 @@
+/**
+ * Jinja2 3.1 rules found by templates the corpus had never seen (issue #36), one test per rule.
+ * Every expected output and error message is what Jinja2 3.1.6 gives in the Python
+ * implementation's environment (measured with python3; the conformance corpus holds many more
+ * cases of each class: test/fixtures/jinja-conformance/cases.py `define_issue36`).
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createJinjaEnvironment } from '../../src/builtins/jinja.js'
+import type { JinjaEngine } from '../../src/jinja/engine.js'
+
+let root: string
+let env: JinjaEngine
+const render = (source: string, context: Record<string, unknown> = {}) => env.renderString(source, context)
+
+function write(files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(root, name), text)
+}
+
+/** The error a render throws (fails when it does not throw). */
+function failure(run: () => unknown): Error & { pythonType?: string; line?: number } {
+  try {
+    run()
+  } catch (error) {
+    return error as Error & { pythonType?: string; line?: number }
+  }
+  throw new Error('expected the render to fail')
+}
+
+beforeAll(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-jinja-rules-'))
+  env = createJinjaEnvironment(root)
+})
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+describe('templates print as Jinja prints (issue #36)', () => {
+  it('prints None, True and False wherever a value becomes text', () => {
+    expect(render('{{ none }}|{{ true }}|{{ false }}|{{ x }}', { x: null })).toBe('None|True|False|None')
+    expect(render("{{ 'a' ~ none ~ true }} {{ none | string }} {{ [none, true] | join(',') }} {{ '%s %s' % (none, false) }}")).toBe(
+      'aNoneTrue None None,True None False',
+    )
+    expect(render('{% set v %}{{ none }}{% endset %}{{ v }} {% filter upper %}{{ true }}{% endfilter %} {{ none | default("d") }}')).toBe(
+      'None TRUE None',
+    )
+    expect(render('{{ 1 == 1 }} {{ none is none }} {{ [none, true] }}')).toBe('True True [None, True]')
+  })
+})
+
+describe('an unknown filter or test fails only when its branch runs (Jinja 3.1)', () => {
+  it('renders the branch that runs', () => {
+    expect(render('{% if x is defined %}{{ x|f }}{% else %}x{% endif %}')).toBe('x')
+    expect(render("{% if false %}{{ 1 is nope }}{% elif true %}b{% endif %}{{ 1|nope if false else 2 }}")).toBe('b2')
+    expect(render('{% if false %}{% set y = 1|nope %}{% endif %}ok')).toBe('ok')
+  })
+
+  it("fails with Jinja's run-time message when the branch runs", () => {
+    const error = failure(() => render('a\n{% if true %}\n{{ 1|nope }}\n{% endif %}'))
+    expect(error.message).toBe("No filter named 'nope' found.")
+    expect(error.line).toBe(3)
+    expect(failure(() => render('{{ 2 if 1 is nope else 3 }}')).message).toBe("No test named 'nope' found.")
+  })
+
+  it('stays a compile-time error outside an if, and in a loop, macro or filter block inside one', () => {
+    expect(failure(() => render('{{ 1|nope }}')).message).toBe("No filter named 'nope'.")
+    expect(failure(() => render('{% if false %}{% for x in [] %}{{ x|nope }}{% endfor %}{% endif %}')).message).toBe("No filter named 'nope'.")
+    expect(failure(() => render('{% if false %}{% macro m() %}{{ 1|nope }}{% endmacro %}{% endif %}')).message).toBe("No filter named 'nope'.")
+    expect(failure(() => render('{% if false %}{% filter nope %}x{% endfilter %}{% endif %}')).message).toBe("No filter named 'nope'.")
+  })
+})
+
+describe('{% set %} inside a loop body is scoped to that iteration', () => {
+  it('starts every iteration from the outer names', () => {
+    expect(render('{% for item in seq %}{{ x }}{% set x = item %}{{ x }}{% endfor %}{{ x }}', { x: 0, seq: [1, 2, 3] })).toBe('0102030')
+    expect(render('{% for i in [1, 2] %}{% if i == 1 %}{% set y = 5 %}{% endif %}{{ y is defined }}{% endfor %}')).toBe('TrueFalse')
+  })
+
+  it("keeps the loop's else block's names inside it", () => {
+    expect(render("{% set y = 'out' %}{% for x in [] %}{% else %}{% set y = 'in' %}{{ y }}{% endfor %}{{ y }}")).toBe('inout')
+  })
+})
+
+describe('namespace attributes in tuple assignment', () => {
+  it('assigns ns.a, ns.b and names together', () => {
+    expect(render('{% set ns = namespace(a=1, b=2) %}{% set ns.a, ns.b = ns.a + 1, ns.b + 1 %}{{ ns.a }}{{ ns.b }}')).toBe('23')
+    expect(render('{% set ns = namespace() %}{% set a, ns.b = [1, 2] %}{{ a }}{{ ns.b }}')).toBe('12')
+  })
+
+  it("refuses what Jinja refuses, with Jinja's messages", () => {
+    expect(failure(() => render('{% set ns = {} %}{% set ns.a, ns.b = 1, 2 %}')).message).toBe('cannot assign attribute on non-namespace object')
+    expect(failure(() => render('{% set ns = namespace() %}{% set ns.a, ns.b = 1, 2, 3 %}')).message).toBe('too many values to unpack (expected 2)')
+  })
+})
+
+describe('super() inside a scoped block', () => {
+  it("renders the parent block with the scoped block's locals", () => {
+    write({
+      'loop-base.j2': '{% for item in seq %}[{% block row scoped %}{{ item }}{% block inner %}{{ item }}{% endblock %}{% endblock %}]{% endfor %}',
+      'loop-child.j2': "{% extends 'loop-base.j2' %}{% block row %}<{{ super() }}>{% endblock %}",
+    })
+    expect(env.render('loop-child.j2', { seq: [1, 2] })).toBe('[<11>][<22>]')
+  })
+})
+
+describe('required blocks', () => {
+  it('must be filled by a child template', () => {
+    write({ 'req-base.j2': '[{% block body required %}{% endblock %}]', 'req-empty.j2': "{% extends 'req-base.j2' %}" })
+    write({ 'req-full.j2': "{% extends 'req-base.j2' %}{% block body %}filled{% endblock %}" })
+    expect(env.render('req-full.j2', {})).toBe('[filled]')
+    expect(failure(() => env.render('req-empty.j2', {})).message).toBe("Required block 'body' not found")
+    expect(failure(() => env.render('req-base.j2', {})).message).toBe("Required block 'body' not found")
+  })
+
+  it('hold only whitespace and comments', () => {
+    expect(render('{% if false %}{% block body required %} \n{# note #}\n{% endblock %}{% endif %}ok')).toBe('ok')
+    const error = failure(() => render('a\n{% block body required %}\n  x\n{% endblock %}'))
+    expect(error.message).toBe('Required blocks can only contain comments or whitespace')
+    expect(error.line).toBe(4)
+  })
+})
+
+describe('map, select and their kin of a false value', () => {
+  it('give nothing, their arguments unchecked', () => {
+    expect(render("{{ none|map('upper')|list }} {{ none|select|list }} {{ none|rejectattr('a')|list }} {{ 0|map('nope')|list }}")).toBe('[] [] [] []')
+    expect(failure(() => render('{{ none|list }}')).message).toBe("'NoneType' object is not iterable")
+  })
+})
+
+describe("round(x, p, 'ceil'|'floor') as Python computes it", () => {
+  it('never gives -0.0 (math.ceil and math.floor return ints)', () => {
+    expect(render("{{ -0.5|round(0, 'ceil') }} {{ -0.05|round(1, 'ceil') }} {{ -0.0|round(0, 'floor') }} {{ -0.5|round(-1, 'ceil') }}")).toBe(
+      '0.0 0.0 0.0 0.0',
+    )
+    expect(render("{{ -0.4|round }} {{ -1.5|round(0, 'ceil') }}")).toBe('-0.0 -1.0')
+  })
+})
+
+describe("sum(start='') and lipsum()'s arguments as Python reads them", () => {
+  it('refuses a str or bytes start, after taking the iterator', () => {
+    expect(failure(() => render("{{ [] | sum(start='') }}")).message).toBe("sum() can't sum strings [use ''.join(seq) instead]")
+    expect(failure(() => render('{{ [] | sum(start=b) }}', { b: Buffer.from('x') })).message).toBe("sum() can't sum bytes [use b''.join(seq) instead]")
+    expect(failure(() => render("{{ x | sum(start='') }}")).message).toBe("'x' is undefined")
+    expect(render('{{ [[1], [2]] | sum(start=[]) }}')).toBe('[1, 2]')
+  })
+
+  it('takes an int count and integral bounds', () => {
+    expect(failure(() => render('{{ lipsum(1.5) }}')).message).toBe("'float' object cannot be interpreted as an integer")
+    expect(failure(() => render('{{ lipsum(2.0) }}')).message).toBe("'float' object cannot be interpreted as an integer")
+    expect(failure(() => render('{{ lipsum(1, false, 1.5, 4) }}')).message).toBe('non-integer arg 1 for randrange()')
+    expect(failure(() => render('{{ lipsum(1, false, 3, 3.5) }}')).message).toBe('non-integer stop for randrange()')
+    expect(render("{{ lipsum(2, false, 3, 4.0) | wordcount }} {{ lipsum(0, false, 'a', 'b') ~ '|' }}")).toBe('6 |')
+  })
+})
