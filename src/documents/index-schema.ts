@@ -8,16 +8,27 @@
  *   objects and `documents` dropped and recreated: the index is a cache, never a source of truth.
  * - `_documents.read_ns`: when the row's file was read (wall clock, ns): with `mtime_ns`, it
  *   says whether the stat (mtime and size) can vouch for the row (see document-index.ts).
- * - `viewKeysOf(db)`: the front-matter keys the existing `documents` view has columns for.
+ * - `viewKeysOf(db)`: the front-matter keys the existing `documents` view has columns for (read
+ *   back from `COLUMNS_TABLE`'s column names, `keyOfStoredColumn`).
  * - `documentsSelectSql(keys)`: the `documents` rows expose the fixed columns `DOCUMENT_VIEW_COLUMNS`
  *   (`path, parent, name, stem, depth, title, body, frontmatter, content_hash`, as the Python
  *   implementation's view has them; its `content_hash` is the stored `source_hash`, a hash of the
  *   front matter text and the body, while the byte hash `_documents.content_hash`, `mtime_ns` and
  *   `size` stay internal so that touching a file never changes what queries see) plus one column
  *   per front-matter key, sorted by code point, `json_extract(frontmatter, '$."<key>"') as "<key>"`.
- * - `viewColumnKeys(keys)`: which keys become columns. A key equal (case-insensitively, as
- *   SQLite compares column names) to a fixed column, or to an earlier key, is skipped; its value
- *   stays reachable through `json_extract(frontmatter, ...)`.
+ *   As in the Python implementation's view, SQLite itself names a column whose name another
+ *   column before it already has, ignoring ASCII case as it compares names: a key `Title` beside
+ *   the fixed `title` is the column `Title:1` in `select *` (and `select Title` reads `title`, the
+ *   first column of that name); keys `TAG`, `Tag`, `tag` are `TAG`, `Tag:1`, `tag:2` (SPEC §7).
+ * - `viewColumnKeys(keys)`: which keys become columns: every distinct key but those equal (exactly,
+ *   as the Python implementation's `keys - set(FIXED)`) to a fixed column, sorted by code point.
+ *   `title` is left out (the fixed column holds it); `Title`, `PATH` and keys differing from each
+ *   other only in case are all kept.
+ * - `storedColumnName(key)` / `keyOfStoredColumn(name)`: a key's column name in `COLUMNS_TABLE`,
+ *   a table (where two names equal ignoring ASCII case cannot stand side by side): the key with
+ *   `^` written `^^` and each ASCII capital `X` written `^x`, so no two keys' names, nor a key's and
+ *   a stored path column's, are equal ignoring case (`status` stays `status`, `Title` is `^title`),
+ *   and the key is read back from the name.
  * - `replaceDocumentsView(db, keys)`: `documents` is a view over a table materializing them (path columns
  *   and front-matter keys stored in `_document_columns` since schema 3, keyed by `path` without a
  *   rowid since schema 6, so its rows are read in path order, and indexed by `parent`); the
@@ -31,9 +42,11 @@ import { compareCodePoints } from '../values/code-point-order.js'
  * blanking, front-matter canonical form): a persisted index of another version is then rebuilt.
  * 4: front matter as Python's json.dumps text, `title` as Python's str(), LF bodies, entries depth
  * = path segments (issue #15). 5: `_document_columns(parent)` indexed (issue #17). 6:
- * `_document_columns` a WITHOUT ROWID table keyed by path (its rows are read in path order).
+ * `_document_columns` a WITHOUT ROWID table keyed by path (its rows are read in path order). 7: key
+ * columns named by `storedColumnName`, keys differing only in case from a fixed column or from
+ * each other all kept (issue #36).
  */
-export const SCHEMA_VERSION = 6
+export const SCHEMA_VERSION = 7
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'
@@ -92,27 +105,27 @@ export function frontMatterKeys(db: Database.Database): string[] {
 }
 
 export function viewKeysOf(db: Database.Database): string[] | undefined {
-  const columns = db.prepare("select name from pragma_table_info('documents')").all() as { name: string }[]
-  if (columns.length === 0) return undefined
-  // Always the fixed columns, then one column per key (`documentsSelectSql`).
-  return columns.slice(DOCUMENT_VIEW_COLUMNS.length).map((column) => column.name)
+  const view = db.prepare("select count(*) from pragma_table_info('documents')").pluck().get() as number
+  if (view === 0) return undefined
+  // The view's own names are SQLite's (`Title:1`): the keys are read from the table's columns,
+  // the stored path columns first, then one column per key (`replaceDocumentsView`).
+  const columns = db.prepare(`select name from pragma_table_info('${COLUMNS_TABLE}')`).all() as { name: string }[]
+  return columns.slice(STORED_COLUMNS.length).map((column) => keyOfStoredColumn(column.name))
 }
 
 export function viewColumnKeys(keys: Iterable<string>): string[] {
-  const taken = new Set<string>(DOCUMENT_VIEW_COLUMNS)
-  const columns: string[] = []
-  for (const key of [...new Set(keys)].sort(compareCodePoints)) {
-    const folded = foldAsciiCase(key)
-    if (taken.has(folded)) continue
-    taken.add(folded)
-    columns.push(key)
-  }
-  return columns
+  const fixed = new Set<string>(DOCUMENT_VIEW_COLUMNS)
+  return [...new Set(keys)].filter((key) => !fixed.has(key)).sort(compareCodePoints)
 }
 
-/** SQLite compares identifiers case-insensitively for ASCII letters only. */
-function foldAsciiCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
+/** A key's column name in `COLUMNS_TABLE`: `^` as `^^`, an ASCII capital as `^` and its small letter. */
+export function storedColumnName(key: string): string {
+  return key.replace(/[\^A-Z]/g, (character) => (character === '^' ? '^^' : `^${character.toLowerCase()}`))
+}
+
+/** The key whose `storedColumnName` is `name`. */
+export function keyOfStoredColumn(name: string): string {
+  return name.replace(/\^([\^a-z])/g, (_escape, character: string) => (character === '^' ? '^' : character.toUpperCase()))
 }
 
 /** The table materializing the small columns of `documents` (everything but `body` and `frontmatter`). */
@@ -125,7 +138,7 @@ const STORED_COLUMNS = ['path', 'parent', 'name', 'stem', 'depth', 'title'] as c
 export function documentColumnsSelectSql(columnKeys: readonly string[]): string {
   const columns: string[] = [...STORED_COLUMNS]
   for (const key of columnKeys) {
-    columns.push(`json_extract(frontmatter, ${quoteString(`$.${JSON.stringify(key)}`)}) as ${quoteIdentifier(key)}`)
+    columns.push(`json_extract(frontmatter, ${quoteString(`$.${JSON.stringify(key)}`)}) as ${quoteIdentifier(storedColumnName(key))}`)
   }
   return `select ${columns.join(', ')} from _documents`
 }
@@ -143,7 +156,7 @@ export function replaceDocumentsView(db: Database.Database, columnKeys: readonly
   // Keyed by path without a rowid: a scan reads the rows in path order, however often they were
   // rewritten (docs/guide/compatibility.md: a query without ORDER BY lists rows sorted by path). The declared types
   // are those `create table … as select` gave (front-matter columns have none).
-  const keyColumns = columnKeys.map((key) => quoteIdentifier(key))
+  const keyColumns = columnKeys.map((key) => quoteIdentifier(storedColumnName(key)))
   db.exec(
     `create table ${COLUMNS_TABLE} (path TEXT primary key, parent TEXT, name TEXT, stem TEXT, depth INT, title TEXT${keyColumns.map((key) => `, ${key}`).join('')}) without rowid`,
   )
@@ -152,7 +165,9 @@ export function replaceDocumentsView(db: Database.Database, columnKeys: readonly
   // rows up instead of scanning every document: a nested project re-runs hundreds of them per
   // edit to check their results (issue #17).
   db.exec(`create index ${COLUMNS_TABLE}_parent on ${COLUMNS_TABLE}(parent)`)
-  const keys = columnKeys.map((key) => `c.${quoteIdentifier(key)}`)
+  // Each named as its key: SQLite names a name already taken (ignoring ASCII case) `<key>:<n>`, as
+  // in the Python implementation's view.
+  const keys = columnKeys.map((key) => `c.${quoteIdentifier(storedColumnName(key))} as ${quoteIdentifier(key)}`)
   const columns = ['c.path', 'c.parent', 'c.name', 'c.stem', 'c.depth', 'c.title', 'd.body', 'd.frontmatter', 'd.source_hash as content_hash', ...keys]
   db.exec(`create view documents as select ${columns.join(', ')} from ${COLUMNS_TABLE} c left join _documents d on d.path = c.path`)
 }

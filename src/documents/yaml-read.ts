@@ -6,13 +6,14 @@
  * - `readYamlMapping(raw)` parses `raw` (the text between the fences) with `yaml` (YAML 1.2
  *   syntax, node ranges) and builds every value as ruamel would: plain scalars resolved and
  *   constructed by yaml-scalars.ts (`1_000` → 1000, `017` → 17, `0o17` → 15, `1e3` → float,
- *   `yes` a string, timestamps → `isoformat()` text, ints of any size exact); quoted and block
+ *   `yes` a string, timestamps → Python's `str()` text with the separator as written:
+ *   `2024-03-01 10:20:30`, `2024-03-01T10:20:30+00:00`; ints of any size exact); quoted and block
  *   scalars are strings; explicit `!!int`/`!!float`/`!!bool`/`!!null`/`!!timestamp`/`!!str` tags
  *   and the non-specific `!` construct as ruamel does, `!!binary` gives a Buffer (ruamel's bytes);
  *   tags on collections are ignored, `!!omap` gives a mapping. Aliases share the anchored value. Merge keys (`<<: *a`, `<<: [*a, *b]`, an
  *   inline mapping) add the sources' keys the mapping does not have, first source first, after
  *   its own keys. Keys become JSON object keys as `json.dumps` writes them (`1` → "1", `true` →
- *   "true", `null` → "null", `2.0` → "2.0", a timestamp its isoformat text).
+ *   "true", `null` → "null", `2.0` → "2.0", a timestamp its `str()` text as for values).
  * - Returns `null` for an empty or comment-only document, else the mapping as a plain object
  *   (`__proto__` an own key like any other).
  * - Throws a `YamlReadError` (a reason and a UTF-16 offset into `raw`) where ruamel fails or the

@@ -14,10 +14,15 @@
  *   non-integral `number` or a `PythonFloat` box (`2.0`, `1e3`, `-0.0`), `.inf`/`.nan` plain
  *   numbers. Where ruamel's constructor raises (`-_` → IndexError, `2024-02-30` → ValueError, an
  *   offset of 24 h, `!!bool maybe`), they throw a `YamlScalarError` whose message says why.
- * - A timestamp is a `YamlTimestamp`: `text` is Python's `isoformat()` of what ruamel builds
- *   (`2024-03-01`, `2024-03-01T10:20:30`, `2024-03-01T10:20:30.500000+02:00`; a fraction is
- *   rounded to microseconds as ruamel rounds it), `identity` is equal for timestamps Python
- *   compares equal (the same instant for aware datetimes; a date never equals a datetime).
+ * - A timestamp is a `YamlTimestamp`: `text` is Python's `str()` of what ruamel builds, the text
+ *   the Python implementation indexes (SPEC §11): `2024-03-01` for a date; for a datetime its
+ *   `isoformat()` with the separator as written, `T` for `T` or `t` and one space for spaces
+ *   (`2024-03-01 10:20:30`, `2024-03-01T10:20:30`, `2024-03-01 10:20:30+00:00` for
+ *   `2024-03-01 10:20:30 Z`, `2024-03-01T10:20:30.500000+02:00`: ruamel's `TimeStamp.__str__`
+ *   is `isoformat('T' if written with T else ' ')`, a plain `datetime`'s is `isoformat(' ')`); a
+ *   fraction is rounded to microseconds as ruamel rounds it. `identity` is equal for timestamps
+ *   Python compares equal (the same instant for aware datetimes; a date never equals a datetime;
+ *   the separator plays no part).
  */
 import { PythonFloat, pythonFloat } from '../values/python-float.js'
 
@@ -29,7 +34,7 @@ export class YamlScalarError extends Error {
 }
 
 export interface YamlTimestamp {
-  /** Python's `isoformat()` of the date or datetime */
+  /** Python's `str()` of the date or datetime ruamel builds: the separator as written */
   text: string
   /** equal exactly when Python's `==` holds between the two values */
   identity: string
@@ -136,11 +141,11 @@ export function constructFloat(text: string): number | PythonFloat {
   return pythonFloat(sign * magnitude)
 }
 
-/** ruamel's `construct_yaml_timestamp` + `create_timestamp`, then Python's `isoformat()`. */
+/** ruamel's `construct_yaml_timestamp` + `create_timestamp`, then Python's `str()` of the value. */
 export function constructTimestamp(text: string): YamlTimestamp {
   const match = TIMESTAMP_PARTS.exec(text)
   if (match === null) throw new YamlScalarError(`failed to construct timestamp from "${text}"`)
-  const [, yearText, monthText, dayText, , hourText, minuteText, secondText, fraction, tz, tzSign, tzHour, tzMinute] = match
+  const [, yearText, monthText, dayText, separator, hourText, minuteText, secondText, fraction, tz, tzSign, tzHour, tzMinute] = match
   const year = Number(yearText)
   const month = Number(monthText)
   const day = Number(dayText)
@@ -183,9 +188,12 @@ export function constructTimestamp(text: string): YamlTimestamp {
   if (civil.year > 9999) throw new YamlScalarError('date value out of range')
   const clock = [Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60].map((n) => pad(n, 2)).join(':')
   const local = `${dateText(civil.year, civil.month, civil.day)}T${clock}${micro > 0 ? `.${pad(micro, 6)}` : ''}`
-  if (offsetMinutes === null) return { text: local, identity: `naive:${local}` }
+  // str(): `T` where the text has `T` or `t` (a TimeStamp whose _yaml['t'] is set), else a space
+  // (a plain datetime, or a TimeStamp with an offset written after a space)
+  const written = separator === undefined ? local.replace('T', ' ') : local
+  if (offsetMinutes === null) return { text: written, identity: `naive:${local}` }
   const instant = (BigInt(days) * 86400n + BigInt(seconds) - BigInt(offsetMinutes * 60)) * 1_000_000n + BigInt(micro)
-  return { text: local + offsetText(offsetMinutes), identity: `aware:${instant}` }
+  return { text: written + offsetText(offsetMinutes), identity: `aware:${instant}` }
 }
 
 function checkDate(year: number, month: number, day: number): void {

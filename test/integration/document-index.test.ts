@@ -5,7 +5,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DocumentIndex, type DocumentIndexOptions } from '../../src/documents/document-index.js'
-import { frontMatterKeys, viewColumnKeys } from '../../src/documents/index-schema.js'
+import { frontMatterKeys, viewColumnKeys, viewKeysOf } from '../../src/documents/index-schema.js'
 
 const DEFAULT_EXCLUDE = [
   '.git/**',
@@ -131,7 +131,7 @@ describe('rebuild', () => {
     expect(index.query("select body from documents where path = 'tasks/alpha.md'")).toEqual([{ body: '# Alpha\n' }])
   })
 
-  it('exposes one sorted column per front-matter key, without insitu/generated and fixed-column collisions', () => {
+  it('exposes one sorted column per front-matter key, without insitu/generated and keys equal to a fixed column', () => {
     write(
       'tasks/gamma.md',
       '---\nzeta: 1\nName: shadowed\nowner: Ann\ntags: [a, b]\ninsitu:\n  materializations: {}\ngenerated:\n  x: 1\n---\nGamma\n',
@@ -149,12 +149,14 @@ describe('rebuild', () => {
       'body',
       'frontmatter',
       'content_hash',
+      // `Name` differs from the fixed `name` only in case: its own column, which SQLite names so (SPEC §7)
+      'Name:1',
       'owner',
       'status',
       'tags',
       'zeta',
     ])
-    expect(row).toMatchObject({ name: 'gamma.md', owner: 'Ann', status: null, tags: '["a","b"]', zeta: 1 })
+    expect(row).toMatchObject({ name: 'gamma.md', 'Name:1': 'shadowed', owner: 'Ann', status: null, tags: '["a","b"]', zeta: 1 })
     // Python's json.dumps(front matter, sort_keys=True); a list column is SQLite's json_extract text
     expect(row?.['frontmatter']).toBe('{"Name": "shadowed", "owner": "Ann", "tags": ["a", "b"], "zeta": 1}')
     expect(index.query(`select json_extract(frontmatter, '$.Name') as n from documents where path = 'tasks/gamma.md'`)).toEqual([
@@ -193,8 +195,29 @@ describe('rebuild', () => {
     index.rebuild()
     const db = (index as unknown as { db: Database.Database }).db
     const columns = (db.prepare("select name from pragma_table_info('documents')").all() as { name: string }[]).map((c) => c.name)
-    expect(columns.slice(9)).toEqual(viewColumnKeys(frontMatterKeys(db)))
-    expect(columns).toEqual(expect.arrayContaining(['zé', '__proto__', '1', 'nested', 'kept', 'status']))
+    expect(viewKeysOf(db)).toEqual(viewColumnKeys(frontMatterKeys(db)))
+    expect(columns.slice(9)).toEqual(viewColumnKeys(frontMatterKeys(db)).map((key) => (key === 'Title' ? 'Title:1' : key)))
+    expect(columns).toEqual(expect.arrayContaining(['zé', '__proto__', '1', 'nested', 'kept', 'status', 'Title:1']))
+  })
+
+  it("keeps a key's column that differs from a fixed column or another key only in case, also in a persisted index", () => {
+    write('cased/a.md', '---\ntitle: lower\nTitle: Upper\ntag: t\n---\n')
+    const statePath = path.join(root, '.insitu', 'index.db')
+    const first = createIndex({ statePath })
+    first.rebuild()
+    const cased = "select Title, \"Title:1\" as upper, tag from documents where path = 'cased/a.md'"
+    expect(first.query(cased)).toEqual([{ title: 'lower', upper: 'Upper', tag: 't' }])
+    first.close()
+    const second = createIndex({ statePath })
+    expect(second.query(cased)).toEqual([{ title: 'lower', upper: 'Upper', tag: 't' }])
+    // a new key differing from `tag` only in case: `TAG` sorts first, `tag` becomes `tag:1`
+    write('cased/b.md', '---\nTAG: TT\n---\n')
+    second.refresh([{ type: 'create', path: 'cased/b.md' }])
+    expect(second.query("select path, TAG, \"tag:1\" from documents where path like 'cased/%' order by path")).toEqual([
+      { path: 'cased/a.md', TAG: null, 'tag:1': 't' },
+      { path: 'cased/b.md', TAG: 'TT', 'tag:1': null },
+    ])
+    second.close()
   })
 
   it('indexes a document with invalid front matter with an empty front matter', () => {

@@ -9,7 +9,8 @@
  * reads one column of a cursor — for a WITHOUT ROWID table in storage order (the primary key
  * first), for an index in `pragma_index_xinfo` order — and each seek or key comparison on a
  * cursor (`SeekGE`, `IdxGT`, `NotFound`, …, with P4 = N key fields) its first N columns. Columns
- * of `_document_columns` are the view's own names; `_documents.body`, `.frontmatter` and
+ * of `_document_columns` are the view's path columns and its keys (`keyOfStoredColumn`: the column
+ * `^title` holds the key `Title`); `_documents.body`, `.frontmatter` and
  * `.source_hash` are the view's `body`, `frontmatter` and `content_hash`. `path` is left out: the
  * view joins its two tables on it, and a changed path is never a column-only change (the index
  * reports rows appearing and going). The queries: every SQL model of the fixture projects, the playground
@@ -20,6 +21,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DocumentIndex } from '../../src/documents/document-index.js'
+import { keyOfStoredColumn } from '../../src/documents/index-schema.js'
 import { loadSqlModels } from '../../src/documents/sql-models.js'
 import { loadProjectConfig } from '../../src/host/config.js'
 import { queryMayReadColumns } from '../../src/engine/query-columns.js'
@@ -86,7 +88,7 @@ function indexedProject(root: string): { oracle: Oracle; models: ReturnType<type
         if (!cursor) return // an ephemeral table, a sorter or a pseudo-cursor: its columns came from reads seen already
         const name = cursor.columns[column]
         if (name === undefined || name === null) throw new Error(`EXPLAIN read column ${column} of ${cursor.table}, which the oracle cannot name: ${sql}`)
-        if (cursor.table === '_document_columns') read.add(name)
+        if (cursor.table === '_document_columns') read.add(keyOfStoredColumn(name))
         else if (cursor.table === '_documents') read.add(FROM_DOCUMENTS_TABLE[name] ?? `_documents.${name}`)
       }
       for (const { opcode, p1, p2, p4 } of program) {

@@ -87,15 +87,20 @@ describe('splitFrontMatter', () => {
     expect(read('a: -.nan\nb: .5e3\n')).toStrictEqual({ a: '-.nan', b: '.5e3' })
   })
 
-  it('reads timestamps as their isoformat() text, dates as dates', () => {
+  it("reads timestamps as Python's str() of ruamel's values: the separator as written, dates as dates", () => {
     expect(
-      read('a: 2024-03-01T10:20:30Z\nb: 2024-03-01 10:20:30\nc: 2024-03-01t10:20:30.5-05:30\nd: 2024-03-01\ne: "2024-03-01T10:20:30Z"\n'),
+      read(
+        'a: 2024-03-01T10:20:30Z\nb: 2024-03-01 10:20:30\nc: 2024-03-01t10:20:30.5-05:30\nd: 2024-03-01\ne: "2024-03-01T10:20:30Z"\n' +
+          'f: 2024-03-01 10:20:30 Z\ng: 2024-03-01   1:02:03.25 +2\n',
+      ),
     ).toStrictEqual({
       a: '2024-03-01T10:20:30+00:00',
-      b: '2024-03-01T10:20:30',
+      b: '2024-03-01 10:20:30',
       c: '2024-03-01T10:20:30.500000-05:30',
       d: '2024-03-01',
       e: '2024-03-01T10:20:30Z',
+      f: '2024-03-01 10:20:30+00:00',
+      g: '2024-03-01 01:02:03.250000+02:00',
     })
     expect(() => read('a: 2024-02-30\n')).toThrow('invalid YAML front matter at line 2: day is out of range for month')
   })
