@@ -20,6 +20,17 @@ import type { Location } from '../../src/protocol/schemas.js'
 import { CORPUS_LOCATION, type CorpusCase as Case, decodeCorpusValue as decode, readCorpus } from '../fixtures/jinja-conformance/corpus.js'
 
 const corpus = readCorpus()
+
+/**
+ * Corpus cases this engine does not render as Jinja2 does yet, with the class each belongs to.
+ * They run as `it.fails`: a fix makes its case pass, and then fail here until its id leaves this
+ * list. Found by the random templates of cases.py `define_template_fuzz` (issue #36).
+ */
+const FRAME_LOCALS =
+  "Jinja's frames: a name a frame assigns is that frame's local from the frame's start, so a block set, filter block, loop or macro body that reads it before the assignment gets Undefined, not the context's value"
+const KNOWN_DIFFERENCES = new Map<string, string>(
+  ['tfuzz-006', 'tfuzz-044', 'tfuzz-079', 'tfuzz-184', 'tfuzz-212', 'tfuzz-233', 'tfuzz-280', 'tfuzz-365'].map((id) => [id, FRAME_LOCALS]),
+)
 const LOCATION: Location = CORPUS_LOCATION
 
 const folders: string[] = []
@@ -64,7 +75,17 @@ describe(`Jinja conformance corpus (${corpus.cases.length} cases, expected outpu
     expect(corpus.cases.filter((entry) => 'error' in entry.expected).length).toBeGreaterThan(50)
   })
 
-  it.each(corpus.cases.map((entry) => [entry.id, entry] as const))('%s', (_id, entry) => {
+  const known = corpus.cases.filter((entry) => KNOWN_DIFFERENCES.has(entry.id))
+  it('lists only known differences that are in the corpus', () => {
+    expect(known.map((entry) => entry.id).sort()).toEqual([...KNOWN_DIFFERENCES.keys()].sort())
+  })
+  it.fails.each(known.map((entry) => [entry.id, KNOWN_DIFFERENCES.get(entry.id)!, entry] as const))('%s differs (known: %s)', (_id, _class, entry) => conforms(entry))
+  it.each(corpus.cases.filter((entry) => !KNOWN_DIFFERENCES.has(entry.id)).map((entry) => [entry.id, entry] as const))('%s', (_id, entry) => conforms(entry))
+})
+
+/** The case renders as Jinja2 rendered it: the same output, or an error at the template and line Jinja blamed. */
+function conforms(entry: Case): void {
+  {
     const expected = entry.expected
     if ('output' in expected) {
       expect(render(entry)).toBe(expected.output)
@@ -93,5 +114,5 @@ describe(`Jinja conformance corpus (${corpus.cases.length} cases, expected outpu
         line: expected.error.line,
       })
     }
-  })
-})
+  }
+}
