@@ -13,7 +13,7 @@
  * - Looking anything up on an `Undefined` raises its error (StrictUndefined).
  * - A range is indexed and sliced without its items (exact past 2^53): a slice of a range is a range.
  */
-import { PythonFloat } from '../values/python-float.js'
+import { PythonFloat } from './python-float.js'
 import { typeError, valueError } from './errors.js'
 import { methodOf, numberAttribute } from './methods.js'
 import { formatLookup } from './str-methods.js'

@@ -12,7 +12,7 @@
  *   `urlize`, `xmlattr`), as Jinja's `@pass_eval_context` filters behave with autoescape on.
  */
 import { escapeHtml } from './escape.js'
-import type { FilterFunction } from './expression-compiler.js'
+import type { FilterFunction } from './compiled-template.js'
 import { toInt } from './conversions.js'
 import { attrGetter, bind, softStr } from './filter-arguments.js'
 import { STOCK_FILTERS } from './filters.js'

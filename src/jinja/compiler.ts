@@ -1,7 +1,7 @@
 /**
  * Compiles a parsed Jinja template (nodes.ts) into JavaScript closures with Jinja2 3.1's
  * semantics; engine.ts runs them. Expressions: expression-compiler.ts; inheritance
- * at run time: inheritance.ts.
+ * at run time: inheritance.ts; the shapes of what it makes: compiled-template.ts.
  *
  * Contract:
  * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
@@ -20,15 +20,8 @@
  *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
 import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
-import {
-  ExpressionCompiler,
-  callValue,
-  type CompileHost,
-  type CompiledTemplate,
-  type BlockEntry,
-  type RenderState,
-  type Run,
-} from './expression-compiler.js'
+import type { BlockEntry, CompileHost, CompiledTemplate, RenderState } from './compiled-template.js'
+import { ExpressionCompiler, callValue, type Run } from './expression-compiler.js'
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
@@ -39,9 +32,6 @@ import { iterate, truthy } from './protocols.js'
 import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, listTooLong, outputTooLong, templateTooDeep } from './limits.js'
 import { tick } from './render-budget.js'
 import { PyIterator, PyRange } from './values.js'
-
-export type { BlockEntry, CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './expression-compiler.js'
-export { renderTemplate } from './inheritance.js'
 
 /**
  * A body of one statement: its wrapper (which stamps errors with the statement's position)

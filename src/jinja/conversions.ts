@@ -12,7 +12,7 @@
  * - `pyRound(value, digits)`: `round()`; ints stay ints (ties to even at negative digits), floats
  *   round exactly (format.ts `roundDecimal`) and stay floats.
  */
-import { PythonFloat } from '../values/python-float.js'
+import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { roundDecimal } from './format.js'
 import { float, isString, normalizeInt, pyRepr, textOf, typeName } from './values.js'

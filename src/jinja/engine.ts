@@ -1,7 +1,7 @@
 /**
  * The one small interface templates are rendered behind (DESIGN.md): a Jinja2 3.1 environment
- * implemented in this package (jinja-lexer/parser/compiler and the value model in jinja-values),
- * used by the `jinja` renderer (jinja.ts) and by SQL models (documents/sql-models.ts).
+ * implemented in this package (lexer.ts, parser.ts, compiler.ts and the value model of values.ts),
+ * used by the `jinja` renderer (builtins/jinja.ts) and by SQL models (documents/sql-models.ts).
  *
  * Contract:
  * - `createJinjaEngine(options)` is one environment: StrictUndefined, autoescape off,
@@ -30,10 +30,12 @@
  *   innermost statement that raised it (`errorPosition`). A missing template is a
  *   `TemplateRuntimeError` whose `pythonType` is `TemplateNotFound`.
  */
-import { compileTemplate, renderTemplate, type CompileHost, type CompiledTemplate, type FilterFunction, type RenderState, type TestFunction } from './compiler.js'
+import type { CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './compiled-template.js'
+import { compileTemplate } from './compiler.js'
 import { TemplateRuntimeError, TemplateSyntaxError } from './errors.js'
 import { STOCK_FILTERS } from './filters.js'
 import { parseTemplate } from './parser.js'
+import { renderTemplate } from './inheritance.js'
 import type { Scope } from './runtime.js'
 import { STOCK_TESTS, stockGlobals } from './tests.js'
 import { fromRangeError } from './limits.js'

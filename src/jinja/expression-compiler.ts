@@ -1,6 +1,7 @@
 /**
  * Compiles Jinja expressions (nodes.ts `Expr`) into JavaScript closures; compiler.ts
- * compiles the statements on top of it. Also the types a compiled template runs with.
+ * compiles the statements on top of it. The shapes a compiled template runs with
+ * (`RenderState`, `CompileHost`, …) are in compiled-template.ts.
  *
  * Contract:
  * - `ExpressionCompiler.expr(node)` returns `(scope, render) => value`. Names are looked up
@@ -23,6 +24,7 @@
  *   given, as a trailing object).
  */
 import { PySlice, getAttr, getItem } from './access.js'
+import type { CompileHost, FilterFunction, RenderState, TestFunction } from './compiled-template.js'
 import { TemplateRuntimeError, TemplateSyntaxError, typeError } from './errors.js'
 import { DICT_METHOD_NAMES } from './methods.js'
 import type { CallArgs, Expr } from './nodes.js'
@@ -34,55 +36,6 @@ import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } 
 import { iterate, pyCompare, truthy } from './protocols.js'
 import { MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkString, stringTooLong } from './limits.js'
 import { ticks } from './render-budget.js'
-
-/** A filter: `value | name(*args, **kwargs)`. */
-export type FilterFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => unknown
-/** A test: `value is name(*args)`. */
-export type TestFunction = (host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>) => boolean
-
-export interface CompileHost {
-  filters: Record<string, FilterFunction>
-  tests: Record<string, TestFunction>
-  /** Loads and compiles a template by name (include, import, extends). */
-  getTemplate(name: string): CompiledTemplate
-  /** A fresh root scope (the globals only). */
-  newRootScope(): Scope
-}
-
-export interface BlockEntry {
-  run: (scope: Scope, render: RenderState) => void
-}
-
-/** One render: the output buffer and the block chains of the template context being rendered. */
-export interface RenderState {
-  out: string
-  host: CompileHost
-  blocks: Map<string, BlockEntry[]>
-  /** The template context (root scope) of the template being rendered. */
-  context: Scope
-  /**
-   * While a block renders: the context it was given (a scoped block's, with the locals where
-   * it was called; else the template context). Blocks nested in it and `super()` get it too.
-   */
-  blockContext: Scope | null
-  /** Names of the macros running now, outermost first (limits.ts `MAX_MACRO_DEPTH`). */
-  macros: string[]
-  /** Names of the templates rendering now: the main one, then includes and imports inside it (`MAX_TEMPLATE_DEPTH`). */
-  templates: string[]
-  /** The inheritance chain of the template rendering now: it, then each template it extends (`MAX_TEMPLATE_DEPTH`). */
-  inheritance: string[]
-  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
-  extendsMark: number
-  parent: CompiledTemplate | null
-}
-
-export interface CompiledTemplate {
-  name: string
-  root: (scope: Scope, render: RenderState) => void
-  blocks: Map<string, BlockEntry>
-  /** When the top level is one statement, `root` is that statement and this its position (renderTemplate stamps errors with it). */
-  rootPosition?: { line: number; column: number | undefined }
-}
 
 export type Eval = (scope: Scope, render: RenderState) => unknown
 export type Run = (scope: Scope, render: RenderState) => void

@@ -11,7 +11,7 @@
  * tags around it: past limits.ts `MAX_NESTING_DEPTH` a `TemplateSyntaxError`
  * (`expressions nest more than 500 levels deep`) at the line where it happens.
  */
-import { pythonFloat } from '../values/python-float.js'
+import { pythonFloat } from './python-float.js'
 import type { Token } from './lexer.js'
 import type { CallArgs, CompareOperator, Expr } from './nodes.js'
 import { TokenStream, describe } from './token-stream.js'

@@ -15,14 +15,14 @@
  * limits of limits.ts before making it (`center`, `indent`, `join`, `replace`, `wordwrap`,
  * `batch`, `slice`, `tojson`, …).
  */
-import { PythonFloat } from '../values/python-float.js'
-import { jinjaToJson } from '../values/python-json.js'
+import { PythonFloat } from './python-float.js'
+import { jinjaToJson } from './python-json.js'
 import { attributeOnly } from './access.js'
 import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
 import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
 import { pformat } from './pretty-print.js'
 import { XML_ATTRIBUTE_KEY, fileSize, indent, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
-import type { CompileHost, FilterFunction } from './compiler.js'
+import type { CompileHost, FilterFunction } from './compiled-template.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { escapeHtml } from './escape.js'
 import { percentFormat } from './format.js'

@@ -17,7 +17,7 @@
  */
 import { brief, checkString } from './limits.js'
 import { tick } from './render-budget.js'
-import { PythonFloat } from '../values/python-float.js'
+import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 

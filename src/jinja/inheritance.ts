@@ -17,7 +17,7 @@
  *   the next definition (rendered in the same context: a scoped block's locals stay visible);
  *   undefined when there is none. `self.<block>()` renders index 0.
  */
-import type { CompiledTemplate, RenderState } from './expression-compiler.js'
+import type { CompiledTemplate, RenderState } from './compiled-template.js'
 import { TemplateRuntimeError, stampPosition } from './errors.js'
 import { TemplateReference, type Scope } from './runtime.js'
 import { PyFunction } from './values.js'

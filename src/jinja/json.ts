@@ -1,7 +1,7 @@
 /**
  * Template values as JSON values for the `tojson` and `json` filters.
  *
- * Contract: `toPythonJson(value)` returns a value values/python-json.ts can write: Markup becomes
+ * Contract: `toPythonJson(value)` returns a value python-json.ts can write: Markup becomes
  * its text, tuples stay lists, dicts and lists are copied only when something inside them changes;
  * an Undefined raises its error; ranges, views, iterators and callables raise Python's
  * `TypeError: Object of type range is not JSON serializable`. The JSON text a value makes is

@@ -10,7 +10,7 @@
  * `append`, `extend`, `insert` refuse a list past limits.ts `MAX_LIST_LENGTH`; loops over items
  * pass check points of the render's time budget.
  */
-import { PythonFloat } from '../values/python-float.js'
+import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, valueError } from './errors.js'
 import { STR_METHODS, int, type Method } from './str-methods.js'
 import { DictView, Markup, PyFunction, PyRange, float, isDict, isInt, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './values.js'

@@ -16,7 +16,7 @@
  * - Errors: `ZeroDivisionError`, and `TypeError` with Python's text
  *   (`unsupported operand type(s) for -: 'str' and 'str'`, `can only concatenate str …`).
  */
-import { PythonFloat } from '../values/python-float.js'
+import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError } from './errors.js'
 import { escapeHtml } from './escape.js'
 import { percentFormat } from './format.js'

@@ -13,7 +13,7 @@
  * Widths count code points, as Python's `len` does. Found by the parity fixture (issue #15):
  * the filter used to print every value on one line.
  */
-import { compareCodePoints } from '../values/code-point-order.js'
+import { compareCodePoints } from './code-point-order.js'
 import { pySplitlines } from './str-methods.js'
 import { isDict, isTuple, namedTupleInfo, pyRepr, reprString, tuple } from './values.js'
 

@@ -17,8 +17,8 @@
  *   longer than limits.ts `MAX_LIST_LENGTH` is refused. Loops over items pass check points of the
  *   render's time budget (render-budget.ts).
  */
-import { compareCodePoints } from '../values/code-point-order.js'
-import { PythonFloat } from '../values/python-float.js'
+import { compareCodePoints } from './code-point-order.js'
+import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError } from './errors.js'
 import { tick, ticks } from './render-budget.js'
 import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'

@@ -12,7 +12,7 @@
  * (`center`, `ljust`, `rjust`, `zfill`, `expandtabs`), `replace` and `join` refuse a result past
  * limits.ts `MAX_STRING_LENGTH` before making it; scans pass check points of the time budget.
  */
-import { pythonCasefold } from '../values/python-casefold.js'
+import { pythonCasefold } from './python-casefold.js'
 import { typeError, valueError } from './errors.js'
 import { strFormat } from './format.js'
 import { isString, isTuple, textOf, tuple, typeName } from './values.js'

@@ -9,8 +9,8 @@
  * the globals of one environment; `lipsum` makes random Lorem ipsum as Jinja's (lorem-ipsum.ts);
  * `range` is lazy (range.ts), exact for ints past 2^53.
  */
-import { PythonFloat } from '../values/python-float.js'
-import type { TestFunction } from './compiler.js'
+import { PythonFloat } from './python-float.js'
+import type { TestFunction } from './compiled-template.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { bind } from './filters.js'
 import { Cycler, Joiner } from './runtime.js'

@@ -2,7 +2,7 @@
  * Python values as Jinja templates see them: the runtime types and Python's `str`, `repr`,
  * truth, equality, ordering, hashing, `len` and iteration over JavaScript values.
  *
- * Contract (the value model of values/python-float.ts, extended for templates):
+ * Contract (the value model of python-float.ts, extended for templates):
  * - None `null`, bool `boolean`, int an integral `number` (a `bigint` beyond 2^53, always
  *   normalized back to a number when safe: `normalizeInt`), float a non-integral `number` or a
  *   `PythonFloat` box, str `string`, list an array, tuple an array marked by `tuple()`, dict a
@@ -20,8 +20,7 @@
  * - `pyRepr` refuses a text past limits.ts `MAX_STRING_LENGTH` as it writes it, with a check
  *   point of the time budget per item.
  */
-import { PythonFloat } from '../values/python-float.js'
-import { pythonFloatRepr } from '../values/python-json.js'
+import { PythonFloat, pythonFloatRepr } from './python-float.js'
 import { undefinedError } from './errors.js'
 import { MAX_STRING_LENGTH, brief, stringPastLimit } from './limits.js'
 import { PyRange } from './range.js'

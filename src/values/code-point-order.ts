@@ -1,20 +1,6 @@
 /**
- * Python's string order, for output that must sort exactly as the Python implementation's
- * `sorted()` does (index view columns, canonical JSON keys, `json.dumps(sort_keys=True)`, git paths).
- *
- * `compareCodePoints(a, b)` compares by Unicode code point, not by UTF-16 code unit (the two
- * differ above U+D7FF); a lone surrogate counts as its own code point. Negative, zero or
- * positive, as `Array.prototype.sort` expects.
+ * Python's string order (`compareCodePoints`: by Unicode code point, as `sorted()` orders
+ * strings). It lives with the template engine, which is self-contained
+ * (src/jinja/code-point-order.ts: its contract); the rest of src/ imports it from here.
  */
-export function compareCodePoints(a: string, b: string): number {
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    const x = a.codePointAt(i) as number
-    const y = b.codePointAt(j) as number
-    if (x !== y) return x - y
-    i += x > 0xffff ? 2 : 1
-    j += y > 0xffff ? 2 : 1
-  }
-  return a.length - i - (b.length - j)
-}
+export * from '../jinja/code-point-order.js'

@@ -2,39 +2,16 @@
  * Python's `str.casefold()` and the order the `tree` builtin sorts names in (SPEC §11: tree).
  *
  * Contract:
- * - `pythonCasefold(text)` is Python 3.11's `text.casefold()` (full Unicode case folding, from
- *   the generated python-casefold-table.ts): `Straße` → `strasse`, `ǅ` → `ǆ`, `ﬁ` → `fi`,
- *   Cherokee small letters → capitals. Not `toLowerCase()`, which keeps `ß` and folds per locale
- *   data of its own.
+ * - `pythonCasefold(text)` is Python 3.11's `text.casefold()`: it lives with the template engine,
+ *   which is self-contained (src/jinja/python-casefold.ts: its contract), and is re-exported here.
  * - `compareCasefolded(a, b)`: by the folded texts' code points, ties by the texts' own code
  *   points (`compareCodePoints`, not UTF-16 units), as Python's
  *   `sorted(names, key=lambda n: (n.casefold(), n))` orders them.
  */
+import { pythonCasefold } from '../jinja/python-casefold.js'
 import { compareCodePoints } from './code-point-order.js'
-import { CASEFOLD_TABLE } from './python-casefold-table.js'
 
-let folds: Map<number, string> | undefined
-
-function foldTable(): Map<number, string> {
-  if (folds) return folds
-  folds = new Map()
-  for (const entry of CASEFOLD_TABLE.split(',')) {
-    const [from = '', to = ''] = entry.split(':')
-    folds.set(parseInt(from, 16), String.fromCodePoint(...to.split(' ').map((hex) => parseInt(hex, 16))))
-  }
-  return folds
-}
-
-// ASCII text without capitals folds to itself (the common case: no table look-ups).
-const FOLDS_TO_ITSELF = /^[\0-@[-\x7f]*$/
-
-export function pythonCasefold(text: string): string {
-  if (FOLDS_TO_ITSELF.test(text)) return text
-  const table = foldTable()
-  let out = ''
-  for (const char of text) out += table.get(char.codePointAt(0) as number) ?? char
-  return out
-}
+export { pythonCasefold }
 
 export function compareCasefolded(a: string, b: string): number {
   return compareCodePoints(pythonCasefold(a), pythonCasefold(b)) || compareCodePoints(a, b)
