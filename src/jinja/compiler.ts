@@ -10,6 +10,12 @@
  *   being the globals): `set` writes the current scope (top level: the template's context, what
  *   `import` exports), a `for` loop, a macro call, `with` and a block each get a child scope;
  *   a block sees the template context, not the local names around it, unless `scoped`.
+ * - Jinja's frame locals (frame-symbols.ts): a name a frame assigns that its analysis makes
+ *   undefined at the frame's start is set to a `FrameLocal` (an Undefined) when the frame is
+ *   entered (each loop iteration, macro call, block set…), so reading it before the assignment,
+ *   there or in a frame inside, is Undefined. The top level's live in a layer over the template
+ *   context (top-level stores write both); includes, imports `with context` and scoped blocks
+ *   see the context instead (`contextView`). Frames without such names cost nothing extra.
  * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).
@@ -25,7 +31,8 @@ import { ExpressionCompiler, callValue, type Run } from './expression-compiler.j
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { FrameLocal, Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
+import { FrameSymbols, analyzeFrame, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
@@ -46,6 +53,7 @@ const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callbl
 
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
+  const frame = compiler.enterRoot(ast.body)
   let root = compiler.statements(ast.body, true)
   const single = SINGLE_STATEMENTS.get(root)
   if (single) {
@@ -53,17 +61,53 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
     // error position is stamped by renderTemplate (inheritance.ts) from `rootPosition`.
     root = single.run
   }
+  const missing = frame.undefinedAtStart
+  if (missing.length > 0) {
+    // The top level's missing locals live in a layer over the template context (which blocks,
+    // the parent template and the module's exports see); top-level stores write both.
+    const body = root
+    root = (scope, render) => {
+      const layer = Object.create(scope) as Scope
+      for (const local of missing) layer[local] = new FrameLocal(local, scope[local])
+      body(layer, render)
+    }
+  }
   const blocks = new Map<string, BlockEntry>()
-  for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.statements(block.body, false) })
+  for (const [blockName, block] of ast.blocks) blocks.set(blockName, { run: compiler.blockBody(block.body) })
   return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
-/** Runs `body` in a child scope with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
-function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean): string | Markup {
+/** Sets a frame's missing locals (frame-symbols.ts) in its scope; null when the frame has none. */
+type FrameEntry = ((scope: Scope) => void) | null
+
+function frameEntry(names: string[]): FrameEntry {
+  if (names.length === 0) return null
+  return (scope) => {
+    for (const name of names) {
+      const outer = scope[name]
+      scope[name] = new FrameLocal(name, outer instanceof FrameLocal ? outer.hidden : outer)
+    }
+  }
+}
+
+/** `scope` as an include or import `with context` sees it: the frames' missing locals (`masked`) dropped, as Jinja drops them. */
+function contextView(scope: Scope, masked: string[]): Scope {
+  const view = Object.create(scope) as Scope
+  for (const name of masked) {
+    const value = scope[name]
+    if (value instanceof FrameLocal) view[name] = value.hidden
+  }
+  return view
+}
+
+/** Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
+function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry): string | Markup {
   const saved = render.out
   render.out = ''
   try {
-    body(Object.create(scope) as Scope, render)
+    const inner = Object.create(scope) as Scope
+    if (entry !== null) entry(inner)
+    body(inner, render)
     return markup ? new Markup(render.out) : render.out
   } finally {
     render.out = saved
@@ -129,6 +173,64 @@ function specialNames(body: Stmt[]): Set<string> {
 }
 
 class Compiler extends ExpressionCompiler {
+  /** The symbols of the frame being compiled (frame-symbols.ts); its parents are the frames around it. */
+  private frame: FrameSymbols | null = null
+  /** The top-level frame when it has missing locals (it then runs in a layer over the context). */
+  private layeredRoot: FrameSymbols | null = null
+
+  enterRoot(body: Stmt[]): FrameSymbols {
+    this.frame = analyzeFrame({ kind: 'root', body }, null)
+    this.layeredRoot = this.frame.undefinedAtStart.length > 0 ? this.frame : null
+    return this.frame
+  }
+
+  /** A block's body: a frame of its own, with no frame around it (it reads the context). */
+  blockBody(body: Stmt[]): Run {
+    const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.statements(body, false), null)
+    if (entry === null) return run
+    return (scope, render) => {
+      entry(scope)
+      run(scope, render)
+    }
+  }
+
+  /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made and the frame's entry. */
+  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry] {
+    const outer = this.frame
+    this.frame = analyzeFrame(node, parent)
+    try {
+      return [compile(), frameEntry(this.frame.undefinedAtStart)]
+    } finally {
+      this.frame = outer
+    }
+  }
+
+  /** The names the frames around the code being compiled may hold as missing locals. */
+  private maskedNames(): string[] {
+    const names = new Set<string>()
+    for (let frame = this.frame; frame; frame = frame.parent) for (const name of frame.undefinedAtStart) names.add(name)
+    return [...names]
+  }
+
+  /** Stores `name` in the current frame (in a layered top level: in the context too). */
+  private storer(name: string): (scope: Scope, value: unknown) => void {
+    const root = this.layeredRoot
+    if (root !== null && this.frame === root) {
+      if (root.undefinedAtStart.includes(name)) {
+        return (scope, value) => {
+          scope[name] = value
+          ;(Object.getPrototypeOf(scope) as Scope)[name] = value
+        }
+      }
+      return (scope, value) => {
+        ;(Object.getPrototypeOf(scope) as Scope)[name] = value
+      }
+    }
+    return (scope, value) => {
+      scope[name] = value
+    }
+  }
+
   /**
    * The statements of one body as one function. An error leaving statement `i` is stamped with
    * its line and column here (one try per body, not per statement: bodies nest, so the
@@ -227,19 +329,21 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => assign(scope, value(scope, render))
       }
       case 'setblock': {
-        const [body, filters] = this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.filterChain(stmt.filters) : null] as const)
+        const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () =>
+          this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.filterChain(stmt.filters) : null] as const),
+        )
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup())
+          const text = captureOutput(body, scope, render, markup(), entry)
           assign(scope, filters ? filters(scope, render, text) : text)
         }
       }
       case 'macro': {
         const definition = this.macroDefinition(stmt.name, stmt.signature, stmt.body, stmt.line)
-        const name = stmt.name
+        const store = this.storer(stmt.name)
         return (scope, render) => {
-          scope[name] = new Macro(definition(render), scope, render)
+          store(scope, new Macro(definition(render), scope, render))
         }
       }
       case 'callblock': {
@@ -256,10 +360,12 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'filterblock': {
-        const [body, filters] = this.softly(false, () => [this.statements(stmt.body, false), this.filterChain(stmt.filters)] as const)
+        const [[body, filters], entry] = this.inFrame({ kind: 'filterblock', body: stmt.body, filters: stmt.filters }, () =>
+          this.softly(false, () => [this.statements(stmt.body, false), this.filterChain(stmt.filters)] as const),
+        )
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup())
+          const text = captureOutput(body, scope, render, markup(), entry)
           // Written as it is, as Jinja does.
           write(render, toOutput(filters(scope, render, text)))
         }
@@ -278,9 +384,21 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => withAutoescape(truthy(enabled(scope, render)), () => body(scope, render))
       }
       case 'with': {
-        const targets = stmt.targets.map(({ target, value }) => ({ assign: this.assigner(target), value: this.expr(value) }))
-        const body = this.softly(false, () => this.statements(stmt.body, false))
+        const values = stmt.targets.map(({ value }) => this.expr(value))
+        const [[assigns, body], entry] = this.inFrame({ kind: 'with', targets: stmt.targets.map(({ target }) => target), body: stmt.body }, () => [
+          stmt.targets.map(({ target }) => this.assigner(target)),
+          this.softly(false, () => this.statements(stmt.body, false)),
+        ] as const)
+        const targets = assigns.map((assign, i) => ({ assign, value: values[i]! }))
         const single = SINGLE_STATEMENTS.get(body)
+        if (entry !== null) {
+          return (scope, render) => {
+            const inner = Object.create(scope) as Scope
+            entry(inner)
+            for (const { assign, value } of targets) assign(inner, value(scope, render))
+            body(inner, render)
+          }
+        }
         if (single) {
           // The body's one statement runs in this frame (see SINGLE_STATEMENTS).
           const { run, file, line, column } = single
@@ -305,13 +423,14 @@ class Compiler extends ExpressionCompiler {
         const template = this.expr(stmt.template)
         const { withContext, ignoreMissing } = stmt
         const host = this.host
+        const masked = this.maskedNames()
         return (scope, render) => {
           tick()
           const compiled = this.loadTemplate(template(scope, render), ignoreMissing)
           if (!compiled) return
           const nesting = render.templates
           if (nesting.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(compiled.name, 'includes', nesting.includes(compiled.name))
-          const root = withContext ? (Object.create(scope) as Scope) : host.newRootScope()
+          const root = !withContext ? host.newRootScope() : masked.length > 0 ? contextView(scope, masked) : (Object.create(scope) as Scope)
           // Jinja passes the includer's names but not its `loop` variable.
           if (withContext && root.loop !== undefined) root.loop = undefined
           // An included template runs with its own eval context (autoescape off); set here, not
@@ -326,24 +445,30 @@ class Compiler extends ExpressionCompiler {
       }
       case 'import': {
         const template = this.expr(stmt.template)
-        const { target, withContext } = stmt
+        const { withContext } = stmt
+        const store = this.storer(stmt.target)
+        const masked = this.maskedNames()
         return (scope, render) => {
-          scope[target] = this.module(template(scope, render), withContext ? scope : null, render)
+          store(scope, this.module(template(scope, render), withContext ? (masked.length > 0 ? contextView(scope, masked) : scope) : null, render))
         }
       }
       case 'fromimport': {
         const template = this.expr(stmt.template)
-        const { names, withContext, line } = stmt
+        const { withContext, line } = stmt
+        const names = stmt.names.map(({ name, alias }) => ({ name, store: this.storer(alias) }))
+        const masked = this.maskedNames()
         return (scope, render) => {
-          const module = this.module(template(scope, render), withContext ? scope : null, render)
-          for (const { name, alias } of names) {
+          const module = this.module(template(scope, render), withContext ? (masked.length > 0 ? contextView(scope, masked) : scope) : null, render)
+          for (const { name, store } of names) {
             const value = module.getAttribute(name)
-            scope[alias] =
+            store(
+              scope,
               value instanceof Undefined
                 ? new Undefined(
                     `the template '${module.templateName}' (imported on line ${line}) does not export the requested name '${name}'`,
                   )
-                : value
+                : value,
+            )
           }
         }
       }
@@ -367,11 +492,12 @@ class Compiler extends ExpressionCompiler {
       }
       case 'block': {
         const { name, scoped, required } = stmt
+        const masked = scoped ? this.maskedNames() : []
         return (scope, render) => {
           // Jinja: a required block must be overridden by the template rendering it (its chain
           // holds more than its own definition).
           if (required && (render.blocks.get(name)?.length ?? 0) <= 1) throw new TemplateRuntimeError(`Required block '${name}' not found`)
-          const text = renderBlock(render, name, 0, scoped ? scope : undefined)
+          const text = renderBlock(render, name, 0, !scoped ? undefined : masked.length > 0 ? contextView(scope, masked) : scope)
           if (text !== undefined) write(render, text)
         }
       }
@@ -484,17 +610,22 @@ class Compiler extends ExpressionCompiler {
       this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
     }
     // A macro (or call block) body is a frame of its own: not soft.
-    const [body, defaults] = this.softly(false, () => [
-      this.statements(bodyNodes, false),
-      signature.params.map((param) => (param.default ? this.expr(param.default) : null)),
-    ] as const)
+    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes }, () =>
+      this.softly(false, () => [this.statements(bodyNodes, false), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
+    )
     const special = specialNames(bodyNodes)
     const params = signature.params.map((param) => param.name)
     return (render) => ({
       name,
       params,
       defaults: defaults.map((fallback) => (fallback ? (scope: Scope) => fallback(scope, render) : null)),
-      body: (scope) => body(scope, render),
+      body:
+        entry === null
+          ? (scope) => body(scope, render)
+          : (scope) => {
+              entry(scope)
+              body(scope, render)
+            },
       catchVarargs: special.has('varargs') && !params.includes('varargs'),
       catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
       usesCaller: special.has('caller') && !params.includes('caller'),
@@ -503,13 +634,11 @@ class Compiler extends ExpressionCompiler {
 
   private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
     const iter = this.expr(stmt.iter)
-    const assign = this.assigner(stmt.target)
     // The body, the `else` and the loop filter are frames of their own: not soft.
-    const [body, otherwise, filter] = this.softly(false, () => [
-      this.statements(stmt.body, false),
-      this.statements(stmt.otherwise, false),
-      stmt.filter ? this.expr(stmt.filter) : null,
-    ] as const)
+    const [[assign, body, filter], entry] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>
+      this.softly(false, () => [this.assigner(stmt.target), this.statements(stmt.body, false), stmt.filter ? this.expr(stmt.filter) : null] as const),
+    )
+    const [otherwise, elseEntry] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
     const recursive = stmt.recursive
     // A body or `else` that sets names runs in a scope of its own, one per iteration (Jinja's loop
     // and else frames): nothing it sets is seen by the next iteration or after the loop.
@@ -549,7 +678,9 @@ class Compiler extends ExpressionCompiler {
       }
       const count = Number(items.length)
       if (count === 0) {
-        otherwise(elseScope ? (Object.create(scope) as Scope) : scope, render)
+        const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
+        if (elseEntry !== null) elseEntry(elseFrame)
+        otherwise(elseFrame, render)
         return
       }
       const recurse = recursive
@@ -567,7 +698,20 @@ class Compiler extends ExpressionCompiler {
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
       inner.loop = loop
-      if (Array.isArray(items)) {
+      if (entry !== null) {
+        // A body with missing locals (frame-symbols.ts) sets them again every iteration.
+        for (let i = 0; i < count; i++) {
+          tick()
+          loop.index0 = i
+          if (i > 0) {
+            inner = Object.create(scope) as Scope
+            inner.loop = loop
+          }
+          entry(inner)
+          assign(inner, Array.isArray(items) ? items[i] : items.at(i))
+          body(inner, render)
+        }
+      } else if (Array.isArray(items)) {
         for (let i = 0; i < count; i++) {
           tick()
           loop.index0 = i
@@ -595,12 +739,7 @@ class Compiler extends ExpressionCompiler {
   }
 
   private assigner(target: Target): (scope: Scope, value: unknown) => void {
-    if (target.kind === 'name') {
-      const name = target.name
-      return (scope, value) => {
-        scope[name] = value
-      }
-    }
+    if (target.kind === 'name') return this.storer(target.name)
     if (target.kind === 'nsref') {
       const { name, attr } = target
       return (scope, value) => {

@@ -41,6 +41,20 @@ export class Undefined {
   ) {}
 }
 
+/**
+ * A frame's local before the frame assigns it (frame-symbols.ts): Undefined when read, and
+ * `hidden` (what the name had around the frame) is what an include or import `with context`
+ * sees, as Jinja drops a frame's missing locals from the context it passes.
+ */
+export class FrameLocal extends Undefined {
+  constructor(
+    name: string,
+    readonly hidden: unknown,
+  ) {
+    super(`'${name}' is undefined`)
+  }
+}
+
 export function fail(value: Undefined): never {
   throw undefinedError(value.hint)
 }

@@ -152,3 +152,20 @@ describe("sum(start='') and lipsum()'s arguments as Python reads them", () => {
     expect(render("{{ lipsum(2, false, 3, 4.0) | wordcount }} {{ lipsum(0, false, 'a', 'b') ~ '|' }}")).toBe('6 |')
   })
 })
+
+describe("Jinja's frame locals: a name a frame assigns is its local from the frame's start (issue #36)", () => {
+  const context = { acc: 'ctx', items: [1, 2, 3], t: false }
+  it('reads a name assigned later in the frame as Undefined in an inner frame, the context before any store', () => {
+    expect(() => render('{% set acc %}{{ [1, 2] if acc }}{% endset %}{{ acc | length }}{% set acc = 0 %}', context)).toThrow("'acc' is undefined")
+    expect(() => render('{% for i in items %}{{ acc }}{% endfor %}{% set acc = 1 %}', context)).toThrow("'acc' is undefined")
+    expect(render('{{ acc }}|{% set acc = 1 %}{{ acc }}', context)).toBe('ctx|1')
+    expect(render('{% for i in items %}{% set y %}{{ acc is defined }}{% endset %}{% set acc = i %}{{ y }}{{ acc }}{% endfor %}', context)).toBe(
+      'False1False2False3',
+    )
+    expect(render('{% macro m() %}[{{ acc is defined }}]{% endmacro %}{{ m() }}{% set acc = 1 %}{{ m() }}', context)).toBe('[False][True]')
+  })
+  it('resolves a name first stored in if branches from the context; blocks and includes see the context', () => {
+    expect(render('{% set y %}[{{ acc }}]{% endset %}{{ y }}{% if t %}{% set acc = 1 %}{% else %}{% set acc = 2 %}{% endif %}', context)).toBe('[ctx]')
+    expect(render('{% block b %}[{{ acc }}]{% endblock %}{% set acc = 1 %}{{ acc }}', context)).toBe('[ctx]1')
+  })
+})
