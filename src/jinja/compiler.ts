@@ -32,7 +32,7 @@ import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
 import { FrameLocal, Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
-import { FrameSymbols, analyzeFrame, type FrameNode } from './frame-symbols.js'
+import { FrameSymbols, analyzeFrame, macroSpecials, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
@@ -153,23 +153,6 @@ function storesNames(body: Stmt[]): boolean {
 
 function storesName(target: Target): boolean {
   return target.kind === 'name' || (target.kind === 'tuple' && target.items.some(storesName))
-}
-
-/** Names a macro body reads that make it take `caller`, `varargs`, `kwargs`. */
-function specialNames(body: Stmt[]): Set<string> {
-  const found = new Set<string>()
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) {
-      for (const item of node) visit(item)
-      return
-    }
-    if (typeof node !== 'object' || node === null) return
-    const record = node as Record<string, unknown>
-    if (record.kind === 'name' && typeof record.name === 'string') found.add(record.name)
-    for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') visit(record[key])
-  }
-  visit(body)
-  return found
 }
 
 class Compiler extends ExpressionCompiler {
@@ -606,14 +589,14 @@ class Compiler extends ExpressionCompiler {
   }
 
   private macroDefinition(name: string, signature: MacroSignature, bodyNodes: Stmt[], line = 0): (render: RenderState) => MacroDefinition {
-    if (signature.params.some((param) => param.name === 'caller' && param.default === null)) {
+    const specials = macroSpecials(signature, bodyNodes)
+    if (specials.callerLoaded && signature.params.some((param) => param.name === 'caller' && param.default === null)) {
       this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
     }
     // A macro (or call block) body is a frame of its own: not soft.
-    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes }, () =>
+    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () =>
       this.softly(false, () => [this.statements(bodyNodes, false), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
     )
-    const special = specialNames(bodyNodes)
     const params = signature.params.map((param) => param.name)
     return (render) => ({
       name,
@@ -626,9 +609,9 @@ class Compiler extends ExpressionCompiler {
               entry(scope)
               body(scope, render)
             },
-      catchVarargs: special.has('varargs') && !params.includes('varargs'),
-      catchKwargs: special.has('kwargs') && !params.includes('kwargs'),
-      usesCaller: special.has('caller') && !params.includes('caller'),
+      catchVarargs: specials.varargs,
+      catchKwargs: specials.kwargs,
+      usesCaller: specials.caller,
     })
   }
 

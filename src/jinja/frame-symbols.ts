@@ -15,6 +15,9 @@
  * - `FrameSymbols.undefinedAtStart` lists the names that start undefined: reading one before
  *   the frame assigns it, in the frame or in a frame inside it, gives Undefined
  *   (`'acc' is undefined`), not the context's value.
+ * - `macroSpecials(signature, body)` decides which of `caller`, `varargs`, `kwargs` a macro or
+ *   call body takes, as Jinja's `macro_body` does (`findUndeclared`: loaded before any store);
+ *   a macro frame declares those as parameters after its body, so its entry never resets them.
  */
 import { MAX_NESTING_DEPTH } from './limits.js'
 import type { Expr, MacroSignature, Stmt, Target } from './nodes.js'
@@ -92,7 +95,7 @@ export type FrameNode =
   | { kind: 'root'; body: Stmt[] }
   | { kind: 'loop'; target: Target; body: Stmt[] }
   | { kind: 'body'; body: Stmt[] }
-  | { kind: 'macro'; signature: MacroSignature; body: Stmt[] }
+  | { kind: 'macro'; signature: MacroSignature; body: Stmt[]; specials: MacroSpecials }
   | { kind: 'filterblock'; body: Stmt[]; filters: Expr }
   | { kind: 'with'; targets: Target[]; body: Stmt[] }
 
@@ -112,7 +115,144 @@ export function analyzeFrame(node: FrameNode, parent: FrameSymbols | null): Fram
   }
   visitor.statements(node.body)
   if (node.kind === 'filterblock') visitor.expr(node.filters)
+  // Jinja's `macro_body` declares the special names a macro takes as parameters after analyzing
+  // its body: the call binds them, so the frame's entry must not set them (not even when the
+  // body stores them after reading them in an inner frame).
+  if (node.kind === 'macro') for (const name of node.specials.declared) visitor.symbols.declareParameter(name)
   return visitor.symbols
+}
+
+const SPECIAL_NAMES = ['caller', 'kwargs', 'varargs'] as const
+
+/**
+ * What a macro or call body takes of the special names, as Jinja's `macro_body` decides it:
+ * `caller`, `varargs`, `kwargs` when the body loads the name before any store of it
+ * (`find_undeclared`) and the signature does not name it; `callerLoaded` even when it does.
+ */
+export interface MacroSpecials {
+  caller: boolean
+  varargs: boolean
+  kwargs: boolean
+  /** The body loads `caller` before storing it (Jinja then requires an explicit `caller` parameter to have a default). */
+  callerLoaded: boolean
+  /** The special names the macro takes (declared as its parameters). */
+  declared: string[]
+}
+
+export function macroSpecials(signature: MacroSignature, body: Stmt[]): MacroSpecials {
+  const undeclared = findUndeclared(body, SPECIAL_NAMES)
+  const params = new Set(signature.params.map((param) => param.name))
+  const takes = (name: string): boolean => undeclared.has(name) && !params.has(name)
+  const specials = { caller: takes('caller'), varargs: takes('varargs'), kwargs: takes('kwargs') }
+  return {
+    ...specials,
+    callerLoaded: undeclared.has('caller'),
+    declared: SPECIAL_NAMES.filter((name) => specials[name]),
+  }
+}
+
+/**
+ * Jinja's `find_undeclared` (compiler.py `UndeclaredNameVisitor`): which of `names` the statements
+ * load before any store or parameter of the same name, walking every node in Jinja's field order,
+ * into loops, macros and call bodies but not blocks.
+ */
+export function findUndeclared(body: Stmt[], names: readonly string[]): Set<string> {
+  const pending = new Set(names)
+  const undeclared = new Set<string>()
+  const expr = (root: unknown): void => {
+    const stack = [root]
+    while (stack.length > 0) {
+      const node = stack.pop()
+      if (Array.isArray(node)) {
+        for (const item of node) stack.push(item)
+        continue
+      }
+      if (typeof node !== 'object' || node === null) continue
+      const record = node as Record<string, unknown>
+      if (record.kind === 'name' && typeof record.name === 'string') {
+        if (pending.has(record.name)) undeclared.add(record.name)
+        continue
+      }
+      for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') stack.push(record[key])
+    }
+  }
+  const bind = (target: Target): void => {
+    if (target.kind === 'name') pending.delete(target.name)
+    else if (target.kind === 'tuple') for (const item of target.items) bind(item)
+  }
+  const signature = (params: MacroSignature['params']): void => {
+    for (const param of params) pending.delete(param.name)
+    for (const param of params) if (param.default) expr(param.default)
+  }
+  const statements = (stmts: Stmt[], depth: number): void => {
+    // Past MAX_NESTING_DEPTH the compiler refuses the template: the walk stops.
+    if (depth > MAX_NESTING_DEPTH) return
+    for (const stmt of stmts) {
+      switch (stmt.kind) {
+        case 'data':
+        case 'block':
+          break
+        case 'output':
+          expr(stmt.expr)
+          break
+        case 'if':
+          expr(stmt.test)
+          statements(stmt.body, depth + 1)
+          for (const elif of stmt.elifs) {
+            expr(elif.test)
+            statements(elif.body, depth + 1)
+          }
+          statements(stmt.otherwise, depth + 1)
+          break
+        case 'for':
+          bind(stmt.target)
+          expr(stmt.iter)
+          statements(stmt.body, depth + 1)
+          statements(stmt.otherwise, depth + 1)
+          expr(stmt.filter)
+          break
+        case 'set':
+          bind(stmt.target)
+          expr(stmt.value)
+          break
+        case 'setblock':
+          bind(stmt.target)
+          expr(stmt.filters)
+          statements(stmt.body, depth + 1)
+          break
+        case 'macro':
+          signature(stmt.signature.params)
+          statements(stmt.body, depth + 1)
+          break
+        case 'callblock':
+          expr(stmt.call)
+          signature(stmt.signature.params)
+          statements(stmt.body, depth + 1)
+          break
+        case 'filterblock':
+          statements(stmt.body, depth + 1)
+          expr(stmt.filters)
+          break
+        case 'with':
+          for (const { target } of stmt.targets) bind(target)
+          for (const { value } of stmt.targets) expr(value)
+          statements(stmt.body, depth + 1)
+          break
+        case 'autoescape':
+          expr(stmt.enabled)
+          statements(stmt.body, depth + 1)
+          break
+        case 'include':
+        case 'extends':
+        case 'import':
+        case 'fromimport':
+          expr(stmt.template)
+          break
+      }
+    }
+  }
+  statements(body, 0)
+  return undeclared
 }
 
 class FrameVisitor {

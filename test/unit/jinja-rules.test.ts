@@ -168,4 +168,16 @@ describe("Jinja's frame locals: a name a frame assigns is its local from the fra
     expect(render('{% set y %}[{{ acc }}]{% endset %}{{ y }}{% if t %}{% set acc = 1 %}{% else %}{% set acc = 2 %}{% endif %}', context)).toBe('[ctx]')
     expect(render('{% block b %}[{{ acc }}]{% endblock %}{% set acc = 1 %}{{ acc }}', context)).toBe('[ctx]1')
   })
+  it("keeps a macro's caller, varargs and kwargs, which the body loads before storing them, as its parameters", () => {
+    expect(render('{% macro m() %}{% for i in [1] %}[{{ kwargs }}]{% endfor %}{% set kwargs = 1 %}{% endmacro %}{{ m(a=1) }}')).toBe("[{'a': 1}]")
+    expect(render('{% macro m() %}{% for i in [1] %}[{{ varargs }}]{% endfor %}{% set varargs = 1 %}{% endmacro %}{{ m(1) }}')).toBe('[(1,)]')
+    expect(render('{% macro m() %}{% for i in [1] %}[{{ caller() }}]{% endfor %}{% set caller = 1 %}{% endmacro %}{% call m() %}C{% endcall %}')).toBe(
+      '[C]',
+    )
+    // Stored before any load: not taken (Jinja's find_undeclared).
+    expect(failure(() => render('{% macro m() %}{% set kwargs = 1 %}{{ kwargs }}{% endmacro %}{{ m(a=1) }}')).message).toBe(
+      "macro 'm' takes no keyword argument 'a'",
+    )
+    expect(render('{% macro m(caller) %}x{% endmacro %}{{ m(1) }}')).toBe('x')
+  })
 })
