@@ -110,7 +110,8 @@ export function analyzeFrame(node: FrameNode, parent: FrameSymbols | null): Fram
       for (const param of node.signature.params) if (param.default) visitor.expr(param.default)
       break
     case 'with':
-      for (const target of node.targets) visitor.target(target, false)
+      // Jinja's parser makes `with` targets parameters (`parse_with`: ctx "param").
+      for (const target of node.targets) visitor.target(target, true)
       break
   }
   visitor.statements(node.body)
