@@ -77,17 +77,32 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
   return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
-/** Sets a frame's missing locals (frame-symbols.ts) in its scope; null when the frame has none. */
-type FrameEntry = ((scope: Scope) => void) | null
+/** A frame's missing locals (frame-symbols.ts), set in its scope when the frame is entered. */
+class FrameEntry {
+  constructor(private readonly names: string[]) {}
 
-function frameEntry(names: string[]): FrameEntry {
-  if (names.length === 0) return null
-  return (scope) => {
-    for (const name of names) {
-      const outer = scope[name]
-      scope[name] = new FrameLocal(name, outer instanceof FrameLocal ? outer.hidden : outer)
-    }
+  /** The locals, made against the scope around the frame (a loop makes them once per run, not per iteration). */
+  locals(outer: Scope): FrameLocal[] {
+    return this.names.map((name) => {
+      const value = outer[name]
+      return new FrameLocal(name, value instanceof FrameLocal ? value.hidden : value)
+    })
   }
+
+  /** Makes and sets the locals in `scope`, a new scope over the one around the frame. */
+  enter(scope: Scope): void {
+    setLocals(scope, this.locals(scope))
+  }
+}
+
+/** Sets a frame's missing locals (`FrameEntry.locals`) in the frame's scope. */
+function setLocals(scope: Scope, locals: FrameLocal[]): void {
+  for (const local of locals) scope[local.name] = local
+}
+
+/** The entry of a frame whose missing locals are `names`; null when it has none. */
+function frameEntry(names: string[]): FrameEntry | null {
+  return names.length === 0 ? null : new FrameEntry(names)
 }
 
 /** `scope` as an include or import `with context` sees it: the frames' missing locals (`masked`) dropped, as Jinja drops them. */
@@ -101,12 +116,12 @@ function contextView(scope: Scope, masked: string[]): Scope {
 }
 
 /** Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
-function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry): string | Markup {
+function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): string | Markup {
   const saved = render.out
   render.out = ''
   try {
     const inner = Object.create(scope) as Scope
-    if (entry !== null) entry(inner)
+    if (entry !== null) entry.enter(inner)
     body(inner, render)
     return markup ? new Markup(render.out) : render.out
   } finally {
@@ -172,13 +187,13 @@ class Compiler extends ExpressionCompiler {
     const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.statements(body, false), null)
     if (entry === null) return run
     return (scope, render) => {
-      entry(scope)
+      entry.enter(scope)
       run(scope, render)
     }
   }
 
   /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made and the frame's entry. */
-  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry] {
+  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null] {
     const outer = this.frame
     this.frame = analyzeFrame(node, parent)
     try {
@@ -377,7 +392,7 @@ class Compiler extends ExpressionCompiler {
         if (entry !== null) {
           return (scope, render) => {
             const inner = Object.create(scope) as Scope
-            entry(inner)
+            entry.enter(inner)
             for (const { assign, value } of targets) assign(inner, value(scope, render))
             body(inner, render)
           }
@@ -606,7 +621,7 @@ class Compiler extends ExpressionCompiler {
         entry === null
           ? (scope) => body(scope, render)
           : (scope) => {
-              entry(scope)
+              entry.enter(scope)
               body(scope, render)
             },
       catchVarargs: specials.varargs,
@@ -624,9 +639,10 @@ class Compiler extends ExpressionCompiler {
     const [otherwise, elseEntry] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
     const recursive = stmt.recursive
     // A body or `else` that sets names runs in a scope of its own, one per iteration (Jinja's loop
-    // and else frames): nothing it sets is seen by the next iteration or after the loop.
-    const freshScopes = storesNames(stmt.body)
-    const elseScope = storesNames(stmt.otherwise)
+    // and else frames): nothing it sets is seen by the next iteration or after the loop. A frame
+    // with missing locals sets names.
+    const freshScopes = entry !== null || storesNames(stmt.body)
+    const elseScope = elseEntry !== null || storesNames(stmt.otherwise)
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
       // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
       const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
@@ -662,7 +678,7 @@ class Compiler extends ExpressionCompiler {
       const count = Number(items.length)
       if (count === 0) {
         const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
-        if (elseEntry !== null) elseEntry(elseFrame)
+        if (elseEntry !== null) elseEntry.enter(elseFrame)
         otherwise(elseFrame, render)
         return
       }
@@ -681,20 +697,10 @@ class Compiler extends ExpressionCompiler {
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
       inner.loop = loop
-      if (entry !== null) {
-        // A body with missing locals (frame-symbols.ts) sets them again every iteration.
-        for (let i = 0; i < count; i++) {
-          tick()
-          loop.index0 = i
-          if (i > 0) {
-            inner = Object.create(scope) as Scope
-            inner.loop = loop
-          }
-          entry(inner)
-          assign(inner, Array.isArray(items) ? items[i] : items.at(i))
-          body(inner, render)
-        }
-      } else if (Array.isArray(items)) {
+      // A body with missing locals (frame-symbols.ts) sets them again every iteration, in its
+      // fresh scope; they are made once per run of the loop.
+      const locals = entry !== null ? entry.locals(scope) : null
+      if (Array.isArray(items)) {
         for (let i = 0; i < count; i++) {
           tick()
           loop.index0 = i
@@ -702,6 +708,7 @@ class Compiler extends ExpressionCompiler {
             inner = Object.create(scope) as Scope
             inner.loop = loop
           }
+          if (locals !== null) setLocals(inner, locals)
           assign(inner, items[i])
           body(inner, render)
         }
@@ -713,6 +720,7 @@ class Compiler extends ExpressionCompiler {
             inner = Object.create(scope) as Scope
             inner.loop = loop
           }
+          if (locals !== null) setLocals(inner, locals)
           assign(inner, items.at(i))
           body(inner, render)
         }

@@ -48,7 +48,7 @@ export class Undefined {
  */
 export class FrameLocal extends Undefined {
   constructor(
-    name: string,
+    readonly name: string,
     readonly hidden: unknown,
   ) {
     super(`'${name}' is undefined`)
