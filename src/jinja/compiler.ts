@@ -139,37 +139,6 @@ function lookup(scope: Scope, name: string): unknown {
   return value === undefined ? new Undefined(`'${name}' is undefined`) : value
 }
 
-/**
- * Whether running `body` may store a name in the scope it runs in (`set`, a block `set`, a
- * macro, an import; also inside an `if` or `autoescape`, which share that scope). A loop body
- * that does gets a fresh scope every iteration (Jinja's loop frame: a name set in one
- * iteration is gone in the next); one that does not shares one scope across iterations.
- */
-function storesNames(body: Stmt[]): boolean {
-  return body.some((stmt) => {
-    switch (stmt.kind) {
-      case 'set':
-      case 'setblock':
-        // `{% set ns.total = … %}` writes the namespace, not the scope.
-        return storesName(stmt.target)
-      case 'macro':
-      case 'import':
-      case 'fromimport':
-        return true
-      case 'if':
-        return storesNames(stmt.body) || stmt.elifs.some((branch) => storesNames(branch.body)) || storesNames(stmt.otherwise)
-      case 'autoescape':
-        return storesNames(stmt.body)
-      default:
-        return false
-    }
-  })
-}
-
-function storesName(target: Target): boolean {
-  return target.kind === 'name' || (target.kind === 'tuple' && target.items.some(storesName))
-}
-
 class Compiler extends ExpressionCompiler {
   /** The symbols of the frame being compiled (frame-symbols.ts); its parents are the frames around it. */
   private frame: FrameSymbols | null = null
@@ -192,12 +161,13 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made and the frame's entry. */
-  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null] {
+  /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made, the frame's entry and its symbols. */
+  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null, FrameSymbols] {
     const outer = this.frame
-    this.frame = analyzeFrame(node, parent)
+    const symbols = analyzeFrame(node, parent)
+    this.frame = symbols
     try {
-      return [compile(), frameEntry(this.frame.undefinedAtStart)]
+      return [compile(), frameEntry(symbols.undefinedAtStart), symbols]
     } finally {
       this.frame = outer
     }
@@ -633,16 +603,16 @@ class Compiler extends ExpressionCompiler {
   private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
     const iter = this.expr(stmt.iter)
     // The body, the `else` and the loop filter are frames of their own: not soft.
-    const [[assign, body, filter], entry] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>
+    const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>
       this.softly(false, () => [this.assigner(stmt.target), this.statements(stmt.body, false), stmt.filter ? this.expr(stmt.filter) : null] as const),
     )
-    const [otherwise, elseEntry] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
+    const [otherwise, elseEntry, elseSymbols] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
     const recursive = stmt.recursive
-    // A body or `else` that sets names runs in a scope of its own, one per iteration (Jinja's loop
-    // and else frames): nothing it sets is seen by the next iteration or after the loop. A frame
-    // with missing locals sets names.
-    const freshScopes = entry !== null || storesNames(stmt.body)
-    const elseScope = elseEntry !== null || storesNames(stmt.otherwise)
+    // A body or `else` that sets names (besides the loop's targets) runs in a scope of its own, one
+    // per iteration (Jinja's loop and else frames): nothing it sets is seen by the next iteration
+    // or after the loop. A frame with missing locals sets names.
+    const freshScopes = symbols.storesLocals
+    const elseScope = elseSymbols.storesLocals
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
       // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
       const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null

@@ -41,6 +41,16 @@ export class FrameSymbols {
     return names
   }
 
+  /**
+   * Whether the frame assigns a name that is not one of its parameters (`set`, a block `set`,
+   * a macro, an import; also inside an `if` or `autoescape`). A loop body that does not
+   * assigns only its targets, which every iteration assigns again.
+   */
+  get storesLocals(): boolean {
+    for (const name of this.stores) if (this.loads.get(this.refs.get(name)!) !== 'param') return true
+    return false
+  }
+
   private defineRef(name: string, load: Load): void {
     const ref = `${this.level}:${name}`
     this.refs.set(name, ref)
