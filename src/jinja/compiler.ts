@@ -9,13 +9,17 @@
  * - Scopes are prototype chains of plain objects (a name is looked up through them, the base
  *   being the globals): `set` writes the current scope (top level: the template's context, what
  *   `import` exports), a `for` loop, a macro call, `with` and a block each get a child scope;
- *   a block sees the template context, not the local names around it, unless `scoped`.
+ *   a block sees, not the local names around it, but the context of the block it is nested in
+ *   (inheritance.ts `render.blockContext`), else the template context; a `scoped` block sees
+ *   the names around it.
  * - Jinja's frame locals (frame-symbols.ts): a name a frame assigns that its analysis makes
  *   undefined at the frame's start is set to a `FrameLocal` (an Undefined) when the frame is
  *   entered (each loop iteration, macro call, block set…), so reading it before the assignment,
- *   there or in a frame inside, is Undefined. The top level's live in a layer over the template
- *   context (top-level stores write both); includes, imports `with context` and scoped blocks
- *   see the context instead (`contextView`). Frames without such names cost nothing extra.
+ *   there or in a frame inside, is Undefined (a loop makes them once per run). The top level's
+ *   live in a layer over the template context (top-level stores write both); includes, imports
+ *   `with context` and scoped blocks see what the names hold around the frames instead
+ *   (`contextView`, made each time when a frame around them has such names). A frame
+ *   without such names has no entry.
  * - After `{% extends %}`, a template's own top-level output is not rendered.
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).

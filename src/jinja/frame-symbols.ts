@@ -5,7 +5,7 @@
  * Contract:
  * - A frame is the template's top level, a block, a loop body, a loop's `else`, a macro or call
  *   body, a `{% filter %}` body, a block `set` body or a `with` body; `if` and `autoescape`
- *   bodies belong to the frame around them. `analyzeFrame(kind, node, parent)` walks the frame's
+ *   bodies belong to the frame around them. `analyzeFrame(node, parent)` walks the frame's
  *   own statements in source order, as Jinja does: a name loaded before any store resolves
  *   from the context; a name stored first is the frame's local from the frame's start,
  *   undefined there unless an enclosing frame knows the name (then it starts as that frame's

@@ -4,7 +4,8 @@
  * (markupsafe's); `pprint` is pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
- * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths;
+ * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths
+ * and leeways and its TypeError for a `truncate` value without a length (None, a bool, a number);
  * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
 import { TemplateRuntimeError, typeError } from './errors.js'

@@ -42,9 +42,11 @@ export class Undefined {
 }
 
 /**
- * A frame's local before the frame assigns it (frame-symbols.ts): Undefined when read, and
- * `hidden` (what the name had around the frame) is what an include or import `with context`
- * sees, as Jinja drops a frame's missing locals from the context it passes.
+ * A frame's local before the frame assigns it (frame-symbols.ts): Undefined when read. `hidden`
+ * (what the name had around the frames) is what an include, an import `with context` or a
+ * `scoped` block sees (compiler.ts `contextView`), as Jinja drops a frame's missing locals from
+ * the context it passes; a frame inside that starts the name undefined again keeps the same
+ * `hidden`. `name` is the name it stands for.
  */
 export class FrameLocal extends Undefined {
   constructor(
