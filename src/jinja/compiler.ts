@@ -36,7 +36,7 @@ import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
 import { FrameLocal, Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
-import { FrameSymbols, analyzeFrame, macroSpecials, type FrameNode } from './frame-symbols.js'
+import { FrameSymbols, analyzeFrame, assignedLoop, macroSpecials, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
@@ -605,6 +605,8 @@ class Compiler extends ExpressionCompiler {
   }
 
   private forLoop(stmt: Extract<Stmt, { kind: 'for' }>): Run {
+    const loopStore = assignedLoop(stmt)
+    if (loopStore) this.fail("Can't assign to special loop variable in for-loop target", loopStore.line)
     const iter = this.expr(stmt.iter)
     // The body, the `else` and the loop filter are frames of their own: not soft.
     const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>

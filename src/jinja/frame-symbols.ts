@@ -18,6 +18,8 @@
  * - `macroSpecials(signature, body)` decides which of `caller`, `varargs`, `kwargs` a macro or
  *   call body takes, as Jinja's `macro_body` does (`findUndeclared`: loaded before any store);
  *   a macro frame declares those as parameters after its body, so its entry never resets them.
+ * - `assignedLoop(forStatement)`: the `loop` name a `for` assigns anywhere inside it, which Jinja
+ *   refuses at compile time.
  */
 import { MAX_NESTING_DEPTH } from './limits.js'
 import type { Expr, MacroSignature, Stmt, Target } from './nodes.js'
@@ -366,4 +368,32 @@ class FrameVisitor {
         return
     }
   }
+}
+
+/**
+ * The first `loop` a `for` statement assigns, in Jinja's node order: its own target, or a `set`,
+ * block `set` or nested `for` target anywhere inside it, its `else` included (Jinja's `visit_For`
+ * refuses it at compile time: `Can't assign to special loop variable in for-loop target`).
+ * `with` targets are parameters and namespace attributes are no names: neither counts.
+ */
+export function assignedLoop(stmt: Extract<Stmt, { kind: 'for' }>): Target | undefined {
+  const named = (target: Target): Target | undefined =>
+    target.kind === 'name' ? (target.name === 'loop' ? target : undefined) : target.kind === 'tuple' ? target.items.map(named).find(Boolean) : undefined
+  const stack: unknown[] = [stmt]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push(node[i])
+      continue
+    }
+    if (typeof node !== 'object' || node === null) continue
+    const record = node as Record<string, unknown>
+    if (record.kind === 'for' || record.kind === 'set' || record.kind === 'setblock') {
+      const loop = named(record.target as Target)
+      if (loop) return loop
+    }
+    const keys = Object.keys(record).filter((key) => key !== 'kind' && key !== 'line' && key !== 'target')
+    for (let i = keys.length - 1; i >= 0; i--) stack.push(record[keys[i]!])
+  }
+  return undefined
 }

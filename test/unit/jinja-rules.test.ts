@@ -181,3 +181,18 @@ describe("Jinja's frame locals: a name a frame assigns is its local from the fra
     expect(render('{% macro m(caller) %}x{% endmacro %}{{ m(1) }}')).toBe('x')
   })
 })
+
+describe('`loop` cannot be assigned inside a for loop (issue #36)', () => {
+  it('refuses a set, block set or for target named loop anywhere inside a loop, at its line', () => {
+    const error = failure(() => render('{% for i in [1] %}\n{% for j in [2] %}\n{% set loop = 1 %}{% endfor %}{% endfor %}'))
+    expect(error.message).toContain("Can't assign to special loop variable in for-loop target")
+    expect(error.line).toBe(3)
+    expect(failure(() => render('{% for loop in [1] %}{% endfor %}')).message).toContain("Can't assign to special loop variable")
+  })
+
+  it('allows it outside a loop, as a with target and as a namespace attribute', () => {
+    expect(render('{% set loop = 3 %}{{ loop }}')).toBe('3')
+    expect(render('{% for i in [1] %}{% with loop = 1 %}{{ loop }}{% endwith %}{% endfor %}')).toBe('1')
+    expect(render('{% set ns = namespace(loop=1) %}{% for i in [1] %}{% set ns.loop = 2 %}{% endfor %}{{ ns.loop }}')).toBe('2')
+  })
+})
