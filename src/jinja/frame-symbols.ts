@@ -172,23 +172,10 @@ export function macroSpecials(signature: MacroSignature, body: Stmt[]): MacroSpe
 export function findUndeclared(body: Stmt[], names: readonly string[]): Set<string> {
   const pending = new Set(names)
   const undeclared = new Set<string>()
-  const expr = (root: unknown): void => {
-    const stack = [root]
-    while (stack.length > 0) {
-      const node = stack.pop()
-      if (Array.isArray(node)) {
-        for (const item of node) stack.push(item)
-        continue
-      }
-      if (typeof node !== 'object' || node === null) continue
-      const record = node as Record<string, unknown>
-      if (record.kind === 'name' && typeof record.name === 'string') {
-        if (pending.has(record.name)) undeclared.add(record.name)
-        continue
-      }
-      for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') stack.push(record[key])
-    }
-  }
+  const expr = (root: unknown): void =>
+    forEachName(root, (name) => {
+      if (pending.has(name)) undeclared.add(name)
+    })
   const bind = (target: Target): void => {
     if (target.kind === 'name') pending.delete(target.name)
     else if (target.kind === 'tuple') for (const item of target.items) bind(item)
@@ -284,23 +271,9 @@ class FrameVisitor {
     }
   }
 
-  /** Loads every name of an expression (all loads: their order does not matter; walked without recursion, expressions nest deep). */
+  /** Loads every name of an expression (all loads: their order does not matter). */
   expr(root: unknown): void {
-    const pending = [root]
-    while (pending.length > 0) {
-      const node = pending.pop()
-      if (Array.isArray(node)) {
-        for (const item of node) pending.push(item)
-        continue
-      }
-      if (typeof node !== 'object' || node === null) continue
-      const record = node as Record<string, unknown>
-      if (record.kind === 'name' && typeof record.name === 'string') {
-        this.symbols.load(record.name)
-        continue
-      }
-      for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') pending.push(record[key])
-    }
+    forEachName(root, (name) => this.symbols.load(name))
   }
 
   target(target: Target, param: boolean): void {
@@ -367,6 +340,25 @@ class FrameVisitor {
         for (const { alias } of stmt.names) this.symbols.store(alias)
         return
     }
+  }
+}
+
+/** Calls `visit` with every name an expression tree reads (walked without recursion: expressions nest deep). */
+function forEachName(root: unknown, visit: (name: string) => void): void {
+  const pending = [root]
+  while (pending.length > 0) {
+    const node = pending.pop()
+    if (Array.isArray(node)) {
+      for (const item of node) pending.push(item)
+      continue
+    }
+    if (typeof node !== 'object' || node === null) continue
+    const record = node as Record<string, unknown>
+    if (record.kind === 'name' && typeof record.name === 'string') {
+      visit(record.name)
+      continue
+    }
+    for (const key of Object.keys(record)) if (key !== 'kind' && key !== 'line') pending.push(record[key])
   }
 }
 
