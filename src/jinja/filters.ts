@@ -35,6 +35,10 @@ import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, 
 import { hashKey, iterate, pyLen, pyLess, truthy } from './protocols.js'
 import { brief, checkList, checkString, joinChecked } from './limits.js'
 import { tick, ticks } from './render-budget.js'
+import { PY_SPACE } from './python-space.js'
+
+/** Python's whitespace at either end of a text (`str.strip()`). */
+const TRIMMED_SPACE = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, 'gu')
 
 const NONE = Symbol('no item')
 
@@ -387,7 +391,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   }),
   trim: keepsMarkup(define([['chars', null]], (_h, value, chars: unknown) => {
     const text = softStr(value)
-    if (chars === null) return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, '')
+    if (chars === null) return text.replace(TRIMMED_SPACE, '')
     const set = new Set(Array.from(softStr(chars)))
     const points = Array.from(textTicked(text))
     let start = 0

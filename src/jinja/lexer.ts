@@ -19,6 +19,8 @@
  *   `Missing end of comment tag`, `Missing end of raw directive`, unbalanced brackets).
  */
 import { TemplateSyntaxError } from './errors.js'
+import { PY_SPACE } from './python-space.js'
+import { reprString } from './values.js'
 
 export type TokenType =
   | 'data'
@@ -48,7 +50,8 @@ const FLOAT = /(?<!\.)(?:\d+_)*\d+(?:(?:\.(?:\d+_)*\d+)?[eE][+-]?(?:\d+_)*\d+|\.
 const INTEGER = /(?:0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|0[xX](?:_?[\da-fA-F])+|[1-9](?:_?\d)*|0(?:_?0)*)/y
 const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy
 const STRING = /'([^'\\]*(?:\\.[^'\\]*)*)'|"([^"\\]*(?:\\.[^"\\]*)*)"/sy
-const WHITESPACE = /\s+/y
+/** Jinja's `whitespace_re`, `\s+` of Python's `re` (no U+FEFF). */
+const WHITESPACE = new RegExp(`[${PY_SPACE}]+`, 'y')
 
 export interface LexerOptions {
   /** Remove the first newline after a block or comment tag. @default true */
@@ -197,7 +200,7 @@ export function tokenize(input: string, name: string, options: LexerOptions = {}
         advance(pos + operator.length)
         continue
       }
-      fail(`unexpected char ${pyRepr(source[pos]!)} at ${pos}`)
+      fail(`unexpected char ${reprString(source[pos]!)} at ${pos}`)
     }
   }
   // Jinja's end-of-template token carries the line of the last token.
@@ -311,6 +314,3 @@ function decodeString(body: string, name: string, line: number): string {
   return out
 }
 
-function pyRepr(char: string): string {
-  return char === "'" ? `"'"` : `'${char}'`
-}

@@ -15,11 +15,12 @@
  */
 import { ExpressionParser } from './expression-parser.js'
 import { describe as describeToken } from './token-stream.js'
-
-/** Python's `str.isspace()` of a non-empty text. */
-const PYTHON_SPACES = /^[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/u
 import { tokenize, type LexerOptions } from './lexer.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
+import { PY_SPACE } from './python-space.js'
+
+/** Python's `str.isspace()` of a non-empty text. */
+const PYTHON_SPACES = new RegExp(`^[${PY_SPACE}]+$`, 'u')
 
 type Block = Extract<Stmt, { kind: 'block' }>
 

@@ -16,6 +16,7 @@
 import { compareCodePoints } from './code-point-order.js'
 import { pySplitlines } from './str-methods.js'
 import { isDict, isTuple, namedTupleInfo, pyRepr, reprString, tuple } from './values.js'
+import { PY_SPACE } from './python-space.js'
 
 const WIDTH = 80
 const INDENT_PER_LEVEL = 1
@@ -88,8 +89,7 @@ function formatSequence(items: unknown[], indent: number, allowance: number, lev
   out.push(close)
 }
 
-/** Python's `\s` for str patterns (`str.isspace()`). */
-const SPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
+const SPACE = PY_SPACE
 /** `re.findall(r'\S*\s*', line)` without its final empty match. */
 const WORD_AND_SPACE = new RegExp(`[^${SPACE}]*[${SPACE}]*`, 'gu')
 

@@ -19,6 +19,7 @@ import { isString, isTuple, textOf, tuple, typeName } from './values.js'
 import { iterate } from './protocols.js'
 import { brief as reprBrief, checkString, joinChecked } from './limits.js'
 import { tick, ticks } from './render-budget.js'
+import { PY_SPACE } from './python-space.js'
 
 export type Method = (self: never, args: unknown[], kwargs: Record<string, unknown>) => unknown
 
@@ -54,8 +55,10 @@ function widthArg(value: unknown, method: string): number {
   return size
 }
 
-const PY_WHITESPACE = '\\s\\x1c-\\x1f\\x85'
+const PY_WHITESPACE = PY_SPACE
 const WS_RUN = new RegExp(`[${PY_WHITESPACE}]+`, 'u')
+const LAST_WS_RUN = new RegExp(`[${PY_WHITESPACE}]+(?=[^${PY_WHITESPACE}]*$)`, 'u')
+const ONE_WS = new RegExp(`[${PY_WHITESPACE}]`, 'u')
 const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/
 
 function stripChars(text: string, chars: unknown, side: 'both' | 'left' | 'right'): string {
@@ -112,7 +115,7 @@ function pyRsplit(text: string, sep: unknown, maxsplit: number): string[] {
     let rest = stripChars(text, null, 'right')
     const tail: string[] = []
     for (let i = 0; i < maxsplit; i++) {
-      const match = /[\s\x1c-\x1f\x85]+(?=[^\s\x1c-\x1f\x85]*$)/u.exec(rest)
+      const match = LAST_WS_RUN.exec(rest)
       if (!match) break
       tail.unshift(rest.slice(match.index + match[0].length))
       rest = rest.slice(0, match.index)
@@ -333,7 +336,7 @@ export const STR_METHODS: Record<string, Method> = {
   isdigit: (s: string) => allChars(s, /[\p{Nd}\u00b2\u00b3\u00b9]/u),
   isdecimal: (s: string) => allChars(s, /\p{Nd}/u),
   isnumeric: (s: string) => allChars(s, /\p{N}/u),
-  isspace: (s: string) => allChars(s, /[\s\x1c-\x1f\x85]/u),
+  isspace: (s: string) => allChars(s, ONE_WS),
   isupper: (s: string) => casedCheck(s, true),
   islower: (s: string) => casedCheck(s, false),
   istitle: (s: string) => s !== '' && pyTitle(s) === s && /\p{L}/u.test(s),

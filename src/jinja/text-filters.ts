@@ -19,6 +19,9 @@ import { PythonFloat } from './python-float.js'
 import { truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
+import { PY_SPACE } from './python-space.js'
+
+const SPACE_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
   const bytes = new TextEncoder().encode(softStr(value))
@@ -107,6 +110,6 @@ export function striptags(value: unknown): string {
     if (end === -1) break
     text = text.slice(0, start) + text.slice(end + 1)
   }
-  text = text.split(/[\s\x1c-\x1f\x85]+/u).filter(Boolean).join(' ')
+  text = text.split(SPACE_RUN).filter(Boolean).join(' ')
   return unescapeHtml(text)
 }

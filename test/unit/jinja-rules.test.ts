@@ -196,3 +196,11 @@ describe('`loop` cannot be assigned inside a for loop (issue #36)', () => {
     expect(render('{% set ns = namespace(loop=1) %}{% for i in [1] %}{% set ns.loop = 2 %}{% endfor %}{{ ns.loop }}')).toBe('2')
   })
 })
+
+describe("Python's whitespace, not JavaScript's: U+FEFF is no space (issue #36)", () => {
+  it('keeps U+FEFF in split, strip, isspace and trim, and refuses it between tokens', () => {
+    expect(render("{{ 'a\ufeffb'.split() }}|{{ '\ufeff'.isspace() }}|{{ '\ufeff x \ufeff' | trim | length }}")).toBe("['a\\ufeffb']|False|5")
+    expect(render("{{ '\x1c\x85 a \u3000'.split() }}")).toBe("['a']")
+    expect(failure(() => render('{{\ufeffx }}', { x: 1 })).message).toContain("unexpected char '\\ufeff'")
+  })
+})
