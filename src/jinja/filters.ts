@@ -403,7 +403,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   truncate: define([['length', 255], ['killwords', false], ['end', '...'], ['leeway', null]], (_h, value, length: unknown, killwords: unknown, end: unknown, leeway: unknown) => {
     if (!(value instanceof Markup)) return truncate(value, length, killwords, end, leeway)
     // Markup slices stay Markup; the ending added to them is escaped.
-    const cut = truncate(value.text, length, killwords, end, leeway)
+    const cut = truncate(value.text, length, killwords, end, leeway) as string // a string in, a string out
     const ending = softStr(end)
     const endText = end instanceof Markup ? end.text : escapeHtml(ending)
     return new Markup(cut === value.text || !cut.endsWith(ending) ? cut : cut.slice(0, cut.length - ending.length) + endText)

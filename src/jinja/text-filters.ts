@@ -14,9 +14,8 @@ import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
-import { isString, textOf, typeName } from './values.js'
-import { PythonFloat } from './python-float.js'
-import { truthy } from './protocols.js'
+import { Undefined, isDict, isString, textOf, typeName } from './values.js'
+import { pyLen, truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
 import { PY_SPACE } from './python-space.js'
@@ -76,21 +75,27 @@ export function indent(value: unknown, width: unknown, first: unknown, blank: un
   return truthy(first) ? indention + out : out
 }
 
-export function truncate(value: unknown, length: unknown, killwords: unknown, end: unknown, leeway: unknown): string {
+export function truncate(value: unknown, length: unknown, killwords: unknown, end: unknown, leeway: unknown): unknown {
+  const size = Number(toInt(length))
+  const ending = softStr(end)
+  const endLength = Array.from(ending).length
+  const slack = leeway === null ? 5 : Number(toInt(leeway))
+  if (size < endLength) throw new TemplateRuntimeError(`expected length >= ${endLength}, got ${size}`, 'AssertionError')
+  if (slack < 0) throw new TemplateRuntimeError(`expected leeway >= 0, got ${slack}`, 'AssertionError')
+  if (!isString(value) && !(value instanceof Undefined)) {
+    // Jinja measures the value as given, `len(s)`: a container by its items (a short one comes
+    // back as it is), no len() for None, a number or a namespace; a long container then fails
+    // where Jinja slices it and joins or splits text.
+    if (pyLen(value) <= size + slack) return value
+    if (isDict(value)) throw typeError("unhashable type: 'slice'")
+    if (truthy(killwords)) throw typeError(`can only concatenate ${typeName(value)} (not "str") to ${typeName(value)}`)
+    throw new TemplateRuntimeError(`'${typeName(value)}' object has no attribute 'rsplit'`, 'AttributeError')
+  }
   const text = softStr(value)
   ticks(text.length >> 4)
   const points = Array.from(text)
-  const size = Number(toInt(length))
-  const ending = softStr(end)
-  const slack = leeway === null ? 5 : Number(toInt(leeway))
-  if (size < Array.from(ending).length) throw new TemplateRuntimeError(`expected length >= ${Array.from(ending).length}, got ${size}`, 'AssertionError')
-  if (slack < 0) throw new TemplateRuntimeError(`expected leeway >= 0, got ${slack}`, 'AssertionError')
-  // Jinja measures the value as given: None, a bool or a number has no len().
-  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat) {
-    throw typeError(`object of type '${typeName(value)}' has no len()`)
-  }
   if (points.length <= size + slack) return text
-  const kept = points.slice(0, size - Array.from(ending).length).join('')
+  const kept = points.slice(0, size - endLength).join('')
   if (truthy(killwords)) return kept + ending
   const space = kept.lastIndexOf(' ')
   return (space >= 0 ? kept.slice(0, space) : kept) + ending
