@@ -4,65 +4,50 @@
 import { defineConfig } from 'vitepress'
 import insitu from 'vite-plugin-insitu'
 
-const guide = [
-  {
-    text: 'Getting started',
-    items: [
-      { text: 'Getting started', link: '/guide/getting-started' },
-      { text: 'VitePress', link: '/guide/vitepress' },
-      { text: 'Astro', link: '/guide/astro' },
-      { text: 'Plain Vite', link: '/guide/vite' },
-      { text: 'Rollup', link: '/guide/rollup' },
-    ],
-  },
-  {
-    text: 'Guide',
-    items: [
-      { text: 'Regions', link: '/guide/regions' },
-      { text: 'The documents table and SQL models', link: '/guide/sql' },
-      { text: 'Templates', link: '/guide/templates' },
-      { text: 'Front-matter materializations', link: '/guide/materializations' },
-      { text: 'How hot reload follows dependencies', link: '/guide/hot-reload' },
-      { text: 'Write and check modes in CI', link: '/guide/write-and-check' },
-    ],
-  },
-  {
-    text: 'Extensions',
-    items: [
-      { text: 'Installing extensions', link: '/guide/extensions' },
-      { text: 'Extensions in Node', link: '/guide/extensions-node' },
-      { text: 'Extensions in Python', link: '/guide/extensions-python' },
-    ],
-  },
-  {
-    text: 'Good to know',
-    items: [
-      { text: 'Troubleshooting', link: '/guide/troubleshooting' },
-      { text: 'Security model', link: '/guide/security' },
-      { text: 'Compatibility with the Python implementation', link: '/guide/compatibility' },
-    ],
-  },
-  {
-    text: 'Reference',
-    items: [
-      { text: 'Project file', link: '/reference/project-file' },
-      { text: 'Options', link: '/reference/options' },
-      { text: 'Command line', link: '/reference/cli' },
-      { text: 'Builtin capabilities', link: '/reference/capabilities' },
-      { text: 'Node SDK', link: '/reference/sdk' },
-      { text: 'Protocol', link: '/reference/protocol' },
-      { text: 'Changelog', link: '/reference/changelog' },
-    ],
-  },
-  {
-    text: 'Internals',
-    items: [
-      { text: 'Architecture', link: '/internals/architecture' },
-      { text: 'Write protocol', link: '/internals/write-protocol' },
-      { text: 'Caching', link: '/internals/caching' },
-      { text: 'Benchmarks', link: '/internals/benchmarks' },
-    ],
-  },
+/** A sidebar section: its title and its pages, `[text, path]` (reading order). */
+const section = (text: string, pages: [string, string][]) => ({ text, items: pages.map(([title, link]) => ({ text: title, link })) })
+
+const sidebar = [
+  section('Getting started', [
+    ['Getting started', '/guide/getting-started'],
+    ['VitePress', '/guide/vitepress'],
+    ['Astro', '/guide/astro'],
+    ['Plain Vite', '/guide/vite'],
+    ['Rollup', '/guide/rollup'],
+  ]),
+  section('Guide', [
+    ['Regions', '/guide/regions'],
+    ['The documents table and SQL models', '/guide/sql'],
+    ['Templates', '/guide/templates'],
+    ['Front-matter materializations', '/guide/materializations'],
+    ['How hot reload follows dependencies', '/guide/hot-reload'],
+    ['Write and check modes in CI', '/guide/write-and-check'],
+  ]),
+  section('Extensions', [
+    ['Installing extensions', '/guide/extensions'],
+    ['Extensions in Node', '/guide/extensions-node'],
+    ['Extensions in Python', '/guide/extensions-python'],
+  ]),
+  section('Good to know', [
+    ['Troubleshooting', '/guide/troubleshooting'],
+    ['Security model', '/guide/security'],
+    ['Compatibility with the Python implementation', '/guide/compatibility'],
+  ]),
+  section('Reference', [
+    ['Project file', '/reference/project-file'],
+    ['Options', '/reference/options'],
+    ['Command line', '/reference/cli'],
+    ['Builtin capabilities', '/reference/capabilities'],
+    ['Node SDK', '/reference/sdk'],
+    ['Protocol', '/reference/protocol'],
+    ['Changelog', '/reference/changelog'],
+  ]),
+  section('Internals', [
+    ['Architecture', '/internals/architecture'],
+    ['Write protocol', '/internals/write-protocol'],
+    ['Caching', '/internals/caching'],
+    ['Benchmarks', '/internals/benchmarks'],
+  ]),
 ]
 
 export default defineConfig({
@@ -78,7 +63,7 @@ export default defineConfig({
       { text: 'Internals', link: '/internals/architecture' },
       { text: 'Changelog', link: '/reference/changelog' },
     ],
-    sidebar: guide,
+    sidebar,
     outline: [2, 3],
     search: { provider: 'local' },
   },
