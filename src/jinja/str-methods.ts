@@ -55,17 +55,17 @@ function widthArg(value: unknown, method: string): number {
   return size
 }
 
-const PY_WHITESPACE = PY_SPACE
-const WS_RUN = new RegExp(`[${PY_WHITESPACE}]+`, 'u')
-const LAST_WS_RUN = new RegExp(`[${PY_WHITESPACE}]+(?=[^${PY_WHITESPACE}]*$)`, 'u')
-const ONE_WS = new RegExp(`[${PY_WHITESPACE}]`, 'u')
+const WS_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
+const LAST_WS_RUN = new RegExp(`[${PY_SPACE}]+(?=[^${PY_SPACE}]*$)`, 'u')
+const ONE_WS = new RegExp(`[${PY_SPACE}]`, 'u')
+const LEADING_WS = new RegExp(`^[${PY_SPACE}]+`, 'u')
+const TRAILING_WS = new RegExp(`[${PY_SPACE}]+$`, 'u')
 const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/
 
 function stripChars(text: string, chars: unknown, side: 'both' | 'left' | 'right'): string {
   if (chars === null || chars === undefined) {
-    const ws = `[${PY_WHITESPACE}]+`
-    if (side !== 'right') text = text.replace(new RegExp(`^${ws}`, 'u'), '')
-    if (side !== 'left') text = text.replace(new RegExp(`${ws}$`, 'u'), '')
+    if (side !== 'right') text = text.replace(LEADING_WS, '')
+    if (side !== 'left') text = text.replace(TRAILING_WS, '')
     return text
   }
   const set = new Set(Array.from(str(chars, 'strip arg')))
