@@ -8,6 +8,8 @@
  *   nothing and fails on stale regions, `sync` writes. Both run the validators. `--root <dir>`,
  *   `--no-cache`, `--format text|json|github` (report-formats.ts).
  * - `extension add SOURCE [--version SPEC]`, `extension list` (extension-commands.ts).
+ * - `lsp --stdio [--no-cache] [--poll <ms>]` (src/lsp/stdio.ts): the language server, until the
+ *   client's `exit` (0 after `shutdown`, 1 without) or stdin closing (1).
  * - `init [DIR] [--force]` (init-command.ts).
  * - `watch [--root <dir>] [--no-cache] [--poll <ms>]` (watch-command.ts): sync, then keep the
  *   documents current until stopped (exit 0 when stopped; a config error at the start is 2).
@@ -93,6 +95,27 @@ export const COMMANDS: readonly CliCommand[] = [
     },
   },
   {
+    name: 'lsp',
+    positionals: [],
+    options: { '--stdio': { value: null }, '--no-cache': { value: null }, '--poll': { value: 'ms' } },
+    usage: {
+      synopsis: 'lsp --stdio',
+      summary: [
+        'Run the insitu language server on stdin/stdout for an editor: stale, broken',
+        'and hand-edited regions as diagnostics, regenerate as code actions, hover,',
+        'definitions, links and completion in region headers (docs: Editors)',
+      ],
+    },
+    run: async (parsed, io) => {
+      if (parsed.options.stdio === undefined) return usageError('lsp needs --stdio (the only transport)', io)
+      const poll = parsed.options.poll
+      if (poll !== undefined && !/^[1-9]\d{0,5}$/.test(poll)) return usageError(`--poll must be a number of milliseconds (got ${poll})`, io)
+      // Loaded only for this command: the other commands never load the LSP libraries.
+      const { runLanguageServer } = await import('../lsp/stdio.js')
+      return runLanguageServer({ cache: parsed.options['no-cache'] === undefined, pollMs: poll === undefined ? undefined : Number(poll) })
+    },
+  },
+  {
     name: 'init',
     positionals: [{ name: 'DIR', required: false }],
     options: { '--force': { value: null } },
@@ -141,11 +164,11 @@ function usageText(commands: readonly CliCommand[]): string {
     'Options:',
     '  --root <dir>       Use exactly this folder as the project (default: the folder of the',
     '                     nearest insitu.toml above the current folder, else the current folder)',
-    '  --no-cache         check, sync, watch: do not read or write the persistent cache',
+    '  --no-cache         check, sync, watch, lsp: do not read or write the persistent cache',
     '                     (.insitu/vite-plugin-insitu/)',
     '  --format <format>  check, sync: text (default), json (one JSON object) or github',
     '                     (GitHub Actions annotations)',
-    '  --poll <ms>        watch: poll the file system every <ms> milliseconds instead of',
+    '  --poll <ms>        watch, lsp: poll the file system every <ms> milliseconds instead of',
     '                     using its events (network drives, some containers and VMs)',
     '  -h, --help         Show this help',
     '  -v, --version      Show the version',

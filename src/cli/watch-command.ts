@@ -5,7 +5,7 @@
  * Contract: `runWatch({ root, cache, pollMs }, io, stop?)` resolves to the exit code.
  * - The project is found as for `check` and `sync` (`resolveProjectRoot`); a `--root` that is no
  *   folder is a usage error (2).
- * - It runs a `WatchSession` (watch-session.ts): stdout gets `wrote <path>` per written file,
+ * - It runs a `WatchSession` (src/sync/watch-session.ts): stdout gets `wrote <path>` per written file,
  *   diagnostics as `sync` prints them, `watching <root>` once the first sync is done and the
  *   watchers are ready (again after each restart), `<file> changed, restarting`, and
  *   `stopped` at the end; stderr gets extension stderr (`[<name>] …`) and other logs.
@@ -21,7 +21,7 @@ import fs from 'node:fs'
 import { ConfigError } from '../host/config.js'
 import { type CliIo, CLI_NAME, EXIT_CLEAN, EXIT_USAGE, messageOf, startErrorExitCode } from './cli-io.js'
 import { resolveProjectRoot } from './project-command.js'
-import { WatchSession } from './watch-session.js'
+import { WatchSession } from '../sync/watch-session.js'
 
 export interface WatchCommandOptions {
   /** `--root` as given, or null. */
@@ -49,6 +49,7 @@ export async function runWatch(options: WatchCommandOptions, io: CliIo, stop: St
     searchParents: resolved.searchParents,
     cache: options.cache,
     pollMs: options.pollMs ?? undefined,
+    prefix: CLI_NAME,
     output: {
       report: (line) => io.stdout.write(`${line}\n`),
       log: (line) => io.stderr.write(`${line}\n`),

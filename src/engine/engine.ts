@@ -47,6 +47,9 @@
  * - `runRecords` (read-only outside the engine; see run-records.ts) records each owner's last
  *   run (jobs, provider, time, dependencies, diagnostics), each request served from the
  *   cache, and why `affected()` selected it: the file events or the git change.
+ * - `regionStates(file, text, result)`: each region's state against what its inputs generate
+ *   (region-states.ts); with `generations`, stale regions say which inputs changed and bodies
+ *   edited by hand are told apart (generations.ts).
  * - `abort(reason)` makes every job in flight and every later one reject with `reason` at
  *   once (not cached, no diagnostics), without waiting for extensions. `close()` stops the
  *   extensions, writes the job store and closes the index; idempotent.
@@ -54,6 +57,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorDependencies } from '../documents/dependency-errors.js'
+import { bodyOffsetOf } from '../documents/frontmatter.js'
+import { type Region, scanRegions } from '../documents/regions.js'
 import { DocumentIndex, type DocumentIndexOptions, type ProjectionChange } from '../documents/document-index.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels } from '../documents/sql-models.js'
@@ -76,6 +81,7 @@ import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
 import { type JobMemo, type JobStats, outsideJobs } from './job-memo.js'
+import { type RegionReport, regionStates } from './region-states.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
 export interface EngineOptions {
@@ -128,6 +134,13 @@ export interface EngineOptions {
   renderTimeoutMs?: number
   logger?: HostLogger
   enableExtension?: HostOptions['enableExtension']
+  /**
+   * Record which inputs generated each region body (generations.ts, kept in the job store with
+   * `cache`), so that `regionStates` can tell a stale body (and which inputs changed) from one
+   * edited by hand. The command line and the language server turn it on.
+   * @default false
+   */
+  generations?: boolean
 }
 
 export interface ModuleRule {
@@ -295,6 +308,7 @@ export class InsituEngine {
         indexState: () => index.stateId,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
+        generations: options.generations ?? false,
       })
       return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
     } catch (error) {
@@ -374,6 +388,21 @@ export class InsituEngine {
     if (result.cacheable) this.documentCache.set(owner, { hash, result: rendered, stale: false, processes })
     else this.documentCache.delete(owner)
     return rendered
+  }
+
+  /**
+   * Each region of `text` (the text `result` was rendered from) with its state: current, failed,
+   * stale and why, or edited by hand (region-states.ts; the reasons need `generations`).
+   */
+  async regionStates(file: string, text: string, result: DocumentResult): Promise<RegionReport[]> {
+    const relPath = this.requireRelative(file)
+    let regions: Region[]
+    try {
+      regions = text.includes('insitu:') ? scanRegions(text, bodyOffsetOf(text)).regions : []
+    } catch {
+      return [] // past the region limit: the render's own diagnostic says so
+    }
+    return regionStates({ generations: this.memo.generations, changedSince: (generation) => this.memo.changedSince(generation) }, relPath, regions, text, result)
   }
 
   async transformModule(file: string, code: string, rule: ModuleRule, query = ''): Promise<ModuleResult> {

@@ -11,7 +11,8 @@
  * - `createJobMemo(setup)` fingerprints each extension's program once, opens the job store
  *   `jobStoreFile` (`<state folder>/vite-plugin-insitu/jobs.db`) when given (header: plugin version, config
  *   fingerprint with paths relative to the root, so a copy of the project keeps its cache,
- *   V8 version), and returns the memo. An extension's identity is its program
+ *   V8 version), and returns the memo; with `generations`, the memo records region bodies'
+ *   generations (generations.ts) beside its entries. An extension's identity is its program
  *   fingerprint plus the PID of its running process.
  */
 import fs from 'node:fs'
@@ -26,6 +27,7 @@ import type { HostLogger } from '../host/process.js'
 import type { Location } from '../protocol/schemas.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import { configFingerprint, extensionFingerprint, pluginVersion } from './dependency-fingerprints.js'
+import { Generations } from './generations.js'
 import { JobMemo } from './job-memo.js'
 import { JobStore } from './job-store.js'
 
@@ -76,6 +78,8 @@ export interface JobMemoSetup {
   /** Absolute path of the persistent job store; null: in memory only. */
   jobStoreFile: string | null
   logger: HostLogger | undefined
+  /** Record region bodies' generations (generations.ts), in the job store when there is one. */
+  generations: boolean
 }
 
 export function createJobMemo(setup: JobMemoSetup): JobMemo {
@@ -104,6 +108,7 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
     indexState: setup.indexState,
     root: config.root,
     store,
+    ...(setup.generations ? { generations: new Generations(store) } : {}),
     extension: (name) => {
       const program = programs.get(name)
       return program === undefined ? undefined : { program, runtime: host.pids().get(name) }

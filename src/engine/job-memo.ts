@@ -47,6 +47,9 @@
  *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files); a stored
  *    entry checked at another state is stored again with the new one.
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
+ * With `generations`, a region job that runs (a `JobSpec` with an `id`) and whose entry is
+ * complete also records its body's generation (generations.ts): its fingerprints, queries with
+ * their rows summarized, and time; `changedSince(generation)` says what differs now.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -57,6 +60,7 @@ import type { ResolveResource } from '../resources/resolver.js'
 import { fsPathOf } from '../resources/identifiers.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
+import { bodyHash, changedRows, type Generation, type Generations, summarizeRows } from './generations.js'
 import type { JobStore } from './job-store.js'
 import { queryMayReadColumns } from './query-columns.js'
 import { type EvaluateSql, queryMayReadRows } from './query-rows.js'
@@ -69,6 +73,11 @@ export interface JobSpec {
   provider: string
   options: Record<string, unknown>
   location: Location
+  /**
+   * The region's id (not part of the key): with `generations`, a region job that runs records
+   * the generation of its body (generations.ts).
+   */
+  id?: string
 }
 
 /** What a successful job computed. */
@@ -93,6 +102,20 @@ export interface JobMemoContext {
   /** Absolute project root. */
   root: string
   store: JobStore | null
+  /** Record each region body's generation (the language server and the command line explain stale and hand-edited regions with them). */
+  generations?: Generations
+}
+
+/** What changed since a generation (`JobMemo.changedSince`). */
+export interface InputChanges {
+  /** Dependencies whose fingerprints differ (`fs:file:…`, `fs:glob:…`, `git://…`). */
+  dependencies: string[]
+  /** Rows of its queries that changed, appeared or went, by `path` (else `row <n>`). */
+  rows: string[]
+  /** Queries whose rows changed but cannot be told row by row (their SQL). */
+  queries: string[]
+  /** Extensions now running another program, or gone. */
+  extensions: string[]
 }
 
 export interface JobStats {
@@ -143,6 +166,8 @@ interface Recorder {
   reads: Map<string, string>
   queries: Map<string, RecordedQuery>
   extensions: Set<string>
+  /** The rows of each query, kept only when a generation will be recorded. */
+  rows: Map<string, unknown> | undefined
   events: FileEvent[]
   changes: ProjectionChanges & { entries: boolean }
 }
@@ -255,6 +280,7 @@ export class JobMemo {
     for (const recorder of recorders) {
       const seen = recorder.queries.get(key)
       recorder.queries.set(key, seen && seen.hash !== query.hash ? { ...query, hash: CONFLICT } : query)
+      recorder.rows?.set(key, rows)
     }
   }
 
@@ -329,6 +355,11 @@ export class JobMemo {
     return false
   }
 
+  /** The generations of region bodies, when recorded (`JobMemoContext.generations`). */
+  get generations(): Generations | undefined {
+    return this.context.generations
+  }
+
   /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */
   isStoreFile(absolutePosix: string): boolean {
     return this.context.store?.isStoreFile(absolutePosix) ?? false
@@ -354,6 +385,7 @@ export class JobMemo {
       reads: new Map(),
       queries: new Map(),
       extensions: new Set(),
+      rows: this.context.generations && spec.id !== undefined && spec.target === 'region' ? new Map() : undefined,
       events: [],
       changes: { documents: false, entries: false, git: false },
     }
@@ -378,7 +410,47 @@ export class JobMemo {
     }
     this.entries.set(key, entry)
     if (entry.complete) this.persist(key, entry)
+    if (recorder.rows && entry.complete) this.recordGeneration(spec, entry, recorder.rows)
     return outcome
+  }
+
+  private recordGeneration(spec: JobSpec, entry: MemoEntry, rows: Map<string, unknown>): void {
+    this.context.generations!.record(spec.location.path, `region:${spec.id}`, {
+      bodyHash: bodyHash(entry.outcome.content),
+      at: Date.now(),
+      optionsHash: hashText(canonicalJson(spec.options)),
+      location: spec.location,
+      dependencies: entry.outcome.dependencies,
+      fingerprints: entry.fingerprints,
+      queries: entry.queries.map((query) => ({ ...query, rows: summarizeRows(rows.get(queryKey(query.sql, query.params))) })),
+      extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
+    })
+  }
+
+  /**
+   * What changed since `generation` was generated: the dependencies whose fingerprints differ
+   * now (`fs:file:tasks/a.md`), the rows its queries return now and did not then (or the other
+   * way round: `tasks/b.md`, `row 3`), queries whose rows changed but cannot be told row by
+   * row, and extensions that now run another program or are gone.
+   */
+  async changedSince(generation: Generation): Promise<InputChanges> {
+    const dependencies: string[] = []
+    for (const [dependency, fingerprint] of generation.fingerprints) {
+      if (fingerprint === RESOURCE || fingerprint === QUERIES) continue
+      if ((await this.fingerprintNow(dependency, generation.location)) !== fingerprint) dependencies.push(dependency)
+    }
+    const rows = new Set<string>()
+    const queries: string[] = []
+    for (const query of generation.queries) {
+      if (query.hash === CONFLICT) continue
+      const now = await this.context.query(query.sql, query.params).catch(() => null)
+      if (now !== null && fingerprintValue(now) === query.hash) continue
+      const summary = now === null ? null : summarizeRows(now)
+      if (query.rows && summary) for (const name of changedRows(query.rows, summary)) rows.add(name)
+      else queries.push(query.sql)
+    }
+    const extensions = generation.extensions.filter((use) => this.context.extension(use.name)?.program !== use.program).map((use) => use.name)
+    return { dependencies, rows: [...rows], queries, extensions }
   }
 
   private listen(recorder: Recorder, allQueries: boolean): void {

@@ -176,7 +176,7 @@ export async function renderDocument(
     invoke: () => Promise<InvocationResult & { frontMatterValue?: unknown }>,
   ): Promise<JobResult> => {
     const job = { id, kind, line, target }
-    const spec: JobSpec = { target, kind, provider: providerOf(host, kind), options, location }
+    const spec: JobSpec = { target, kind, provider: providerOf(host, kind), options, location, ...(target === 'region' ? { id } : {}) }
     // Keys a builtin does not read (a typo): said beside the job's outcome, never failing it alone.
     const unknown = target === 'region' && host.isBareBuiltin('transform', kind) ? unknownOptionKeys(kind, options) : []
     const unknownText = unknown.length > 0 ? describeUnknownKeys(kind, unknown) : null

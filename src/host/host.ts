@@ -197,6 +197,11 @@ export class InsituHost {
   }
 
   /** The owner (extension name or `insitu`) of the base provider of a capability. */
+  /** Every capability name of a kind, sorted (the language server's completion). */
+  capabilityNames(kind: CapabilityKind): string[] {
+    return this.registry.names(kind)
+  }
+
   ownerOf(kind: CapabilityKind, name: string): string | undefined {
     return this.registry.has(kind, name) ? this.registry.chain(kind, name).base.owner : undefined
   }

@@ -23,7 +23,7 @@
  *   folder event's): `updatesFor()` (below: rendered, written back in write mode, early cutoff)
  *   of every owner `engine.mayBeAffected()` finds (the dependency graph alone, every reader of
  *   the index counted in: whether the index changed is unknown). Nothing once closed. Both
- *   hosts use it (dev-server.ts `failedPlan`, the command line's watch-session.ts).
+ *   hosts use it (dev-server.ts `failedPlan`, src/sync/watch-session.ts).
  * - `updatesFor(affected, cause)` (also for git changes) decides per affected owner:
  *   - a module-rule owner, or a document whose render threw: its modules update (a document
  *     with a failing job is rendered all the same, its failed regions with their last good

@@ -27,24 +27,29 @@
  * - `stop()` stops everything: jobs in flight abort, the watchers close, every write still held
  *   is settled (a save into the replaced file is kept), the engine closes and no extension
  *   process is left. Failures after `stop()` began are not printed.
+ * - With an `observer` (the language server, src/lsp/), nothing is written and no document is
+ *   synced: the session keeps an engine current with the project (its index, its jobs' inputs,
+ *   restarts) and tells the observer of every engine it starts (`engineStarted`), of the owners
+ *   each change affects (`affected`, from the watcher or the git watcher; after an event whose
+ *   handling threw, `engine.mayBeAffected`'s owners) and of every engine it stops
+ *   (`engineStopped`, before the engine closes). `wrote` and `watching` lines are not printed.
  * Status lines go to `output.report` (stdout), logs (extension stderr, config errors, failures of
- * the watch itself) to `output.log` (stderr).
+ * the watch itself) to `output.log` (stderr); both start with `prefix` where they name the tool.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { InsituEngine, readProjectConfig } from '../engine/engine.js'
+import { type AffectedResult, InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import { isInsideFolder, toPosixPath } from '../documents/project-paths.js'
 import { ConfigError, type ProjectConfig } from '../host/config.js'
-import { isRestartTrigger } from '../sync/restart-triggers.js'
+import { isRestartTrigger } from './restart-triggers.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { fsPathOf } from '../resources/identifiers.js'
-import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
-import { LiveSync } from '../sync/live-sync.js'
-import { type ProjectWatcher, type ProjectWatchEvent, watchProject } from '../sync/project-watcher.js'
-import type { DocumentSync } from '../sync/sync-document.js'
-import { describeDiagnostic } from '../sync/sync-project.js'
-import { CLI_NAME, messageOf } from './cli-io.js'
+import { type GitWatcher, watchEngineGit } from './git-watcher.js'
+import { LiveSync } from './live-sync.js'
+import { type ProjectWatcher, type ProjectWatchEvent, watchProject } from './project-watcher.js'
+import type { DocumentSync } from './sync-document.js'
+import { describeDiagnostic } from './sync-project.js'
 
 export interface WatchOutput {
   /** A status line for stdout (`watching`, `wrote`, diagnostics, restarts). */
@@ -62,6 +67,19 @@ export interface WatchSessionOptions {
   /** Poll the file system every this many milliseconds instead of using its events. @default undefined (events) */
   pollMs?: number
   output: WatchOutput
+  /** The name log lines start with (`<prefix>: project watcher: …`). */
+  prefix: string
+  /** Observe instead of writing (see the contract). @default undefined (write mode: the command line's watch) */
+  observer?: WatchObserver
+}
+
+/** Told what an observing session's engines do (the language server). */
+export interface WatchObserver {
+  engineStarted(engine: InsituEngine): void | Promise<void>
+  affected(engine: InsituEngine, affected: AffectedResult): void | Promise<void>
+  engineStopped(engine: InsituEngine): void
+  /** An engine could not start (a bad `insitu.toml`, manifest or lock: a `ConfigError`); the next edit of that file restarts. */
+  startFailed?(error: unknown): void
 }
 
 const FILE = 'fs:file:'
@@ -71,7 +89,8 @@ export const RESTART_DELAY_MS = 50
 
 interface Running {
   engine: InsituEngine
-  live: LiveSync
+  /** Undefined when observing. */
+  live: LiveSync | undefined
   git: GitWatcher | undefined
 }
 
@@ -143,7 +162,7 @@ export class WatchSession {
       pollMs: this.options.pollMs,
       onEvent: (event) => this.handle(event),
       onError: (error) => {
-        if (!this.stopping) this.output.log(`${CLI_NAME}: project watcher: ${error.message}`)
+        if (!this.stopping) this.output.log(`${this.options.prefix}: project watcher: ${error.message}`)
       },
     })
     this.watcher = watcher
@@ -163,10 +182,12 @@ export class WatchSession {
         logger: { info: log, warn: log, error: log },
         cache: this.options.cache ?? true,
         signal: abort.signal,
+        generations: true,
       })
     } catch (error) {
       this.early = []
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
+      this.options.observer?.startFailed?.(error)
       throw error
     } finally {
       this.starting = false
@@ -182,15 +203,18 @@ export class WatchSession {
     const watcher = this.watcher!
     // Extension folders the project watcher does not cover: their edits restart too.
     for (const { dir } of this.extensions) if (!watcher.covers(dir)) watcher.alsoWatch(dir)
-    const live = new LiveSync(engine, {
-      disk: 'write',
-      logger: { info: log, warn: log, error: log },
-      prefix: CLI_NAME,
-      onMissedChange: (file) => this.watcher?.report('update', file),
-      onWritten: (document) => this.output.report(`wrote ${document.path}`),
-      summary: false, // each written file is printed already
-      onSynced: (document) => this.documentSynced(watcher, document),
-    })
+    const observer = this.options.observer
+    const live = observer
+      ? undefined
+      : new LiveSync(engine, {
+          disk: 'write',
+          logger: { info: log, warn: log, error: log },
+          prefix: this.options.prefix,
+          onMissedChange: (file) => this.watcher?.report('update', file),
+          onWritten: (document) => this.output.report(`wrote ${document.path}`),
+          summary: false, // each written file is printed already
+          onSynced: (document) => this.documentSynced(watcher, document),
+        })
     // Changes made while it started: the index learns them before anything is written.
     const early = this.early.splice(0)
     if (early.length > 0) engine.affected(early.map((event) => ({ type: event.type, path: event.path, directory: event.directory })))
@@ -198,24 +222,38 @@ export class WatchSession {
       engine,
       (affected) => {
         if (affected.owners.length === 0) return
-        live.updatesFor(affected, { file: null, depth: 0 }).catch((error: unknown) => this.failed(engine, 'a git change', error))
+        this.deliver(running, affected, null).catch((error: unknown) => this.failed(engine, 'a git change', error))
       },
       (message) => {
-        if (!this.stopping) this.output.log(`${CLI_NAME}: ${message}`)
+        if (!this.stopping) this.output.log(`${this.options.prefix}: ${message}`)
       },
       { pollMs: this.options.pollMs },
     )
     const running: Running = { engine, live, git }
     this.running = running
     await git?.ready
+    if (observer) {
+      try {
+        await observer.engineStarted(engine)
+      } catch (error) {
+        this.failed(engine, 'the start', error)
+      }
+      return
+    }
     try {
-      await live.syncAll()
+      await live!.syncAll()
       const validation = await engine.host.validate()
       this.printDiagnostics('validator', validation)
     } catch (error) {
       this.failed(engine, 'the first sync', error)
     }
     if (this.running === running) this.output.report(`watching ${this.root}`)
+  }
+
+  /** Owners a change affected: synced (write mode) or told to the observer. */
+  private async deliver(running: Running, affected: AffectedResult, file: string | null): Promise<void> {
+    if (running.live) await running.live.updatesFor(affected, { file, depth: 0 })
+    else await this.options.observer!.affected(running.engine, affected)
   }
 
   /** Close the running engine: its jobs abort, its watchers close, its held writes settle. */
@@ -225,7 +263,8 @@ export class WatchSession {
     if (!running) return
     running.engine.abort(new Error(this.stopping ? 'watch stopped' : 'restarting'))
     await running.git?.close()
-    running.live.close()
+    running.live?.close()
+    this.options.observer?.engineStopped(running.engine)
     await running.engine.close()
   }
 
@@ -243,12 +282,12 @@ export class WatchSession {
       return
     }
     try {
-      if (!event.directory) {
+      if (!event.directory && running.live) {
         await running.live.changed(event.type, event.path)
         return
       }
-      const affected = running.engine.affected([{ type: event.type, path: event.path, directory: true }])
-      if (affected.owners.length > 0) await running.live.updatesFor(affected, { file: null, depth: 0 })
+      const affected = running.engine.affected([{ type: event.type, path: event.path, directory: event.directory }])
+      if (affected.owners.length > 0) await this.deliver(running, affected, null)
     } catch (error) {
       this.failed(running.engine, `the change of ${this.relative(event.path)}`, error)
       await this.syncMayBeAffected(running, event)
@@ -264,7 +303,8 @@ export class WatchSession {
   private async syncMayBeAffected(running: Running, event: ProjectWatchEvent): Promise<void> {
     if (this.stopping || this.running !== running) return
     try {
-      await running.live.fallback(event.type, event.path, event.directory)
+      if (running.live) await running.live.fallback(event.type, event.path, event.directory)
+      else await this.options.observer!.affected(running.engine, running.engine.mayBeAffected([{ type: event.type, path: event.path, directory: event.directory }]))
     } catch (error) {
       this.failed(running.engine, `the documents that may read ${this.relative(event.path)}`, error)
     }
@@ -310,7 +350,8 @@ export class WatchSession {
         await this.startEngine(config)
       } catch (error) {
         if (this.stopping) return
-        this.output.log(error instanceof ConfigError ? error.message : `${CLI_NAME}: ${messageOf(error)}`)
+        this.options.observer?.startFailed?.(error)
+        this.output.log(error instanceof ConfigError ? error.message : `${this.options.prefix}: ${messageOf(error)}`)
         const waitingFor = [...this.failedConfigFiles].map((file) => this.relative(file))
         this.output.report(`waiting for ${waitingFor.length > 0 ? waitingFor.join(', ') : this.relative(this.configFile)} to change`)
       }
@@ -352,7 +393,7 @@ export class WatchSession {
   /** A failure of the watch itself (not a document's): logged, unless it is the engine stopping. */
   private failed(engine: InsituEngine, what: string, error: unknown): void {
     if (this.stopping || this.running?.engine !== engine) return
-    this.output.log(`${CLI_NAME}: handling ${what} failed: ${messageOf(error)}`)
+    this.output.log(`${this.options.prefix}: handling ${what} failed: ${messageOf(error)}`)
   }
 
   private relative(file: string): string {
@@ -369,4 +410,8 @@ function fileStamp(file: string): string {
   } catch {
     return 'missing'
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

@@ -1,0 +1,134 @@
+/**
+ * The state of each region of a document against what its inputs generate now (issue #37):
+ * current, failed, stale (and why), or edited by hand. Read by the language server's
+ * diagnostics and hovers and by `check`'s report.
+ *
+ * Contract: `regionStates(explain, relPath, text, result)` pairs the regions of `text` (the
+ * text `result` was rendered from) with their jobs and gives each a state:
+ * - `failed`: its job failed (the render's diagnostics say how).
+ * - `current`: its body is what its job generated.
+ * - otherwise its body is looked up among the region's generations (generations.ts):
+ *   - found, generated under other options: `stale` with cause `options`;
+ *   - found: `stale` with cause `inputs` and what changed since (`JobMemo.changedSince`;
+ *     nothing it can name: `unknown`);
+ *   - not found and blank: `stale`, cause `never` (never generated);
+ *   - not found while another generation of the region is known: `hand-edited`;
+ *   - not found and none known (a body another tool or an older cache wrote): `stale`, cause `unknown`.
+ * Without generations (an engine created without them) a body that differs is `stale`, cause
+ * `unknown` (or `never` when blank). `describeRegionState` is the sentence people read.
+ */
+import { type Region, regionBodyText, lineEndingOf } from '../documents/regions.js'
+import { fsPathOf } from '../resources/identifiers.js'
+import { canonicalJson, hashText } from './dependency-fingerprints.js'
+import type { Generation, Generations } from './generations.js'
+import type { InputChanges } from './job-memo.js'
+import type { DocumentResult, JobResult } from './render-document.js'
+
+export type StaleCause =
+  | { kind: 'inputs'; changes: InputChanges }
+  | { kind: 'options' }
+  | { kind: 'never' }
+  | { kind: 'unknown' }
+
+export type RegionState =
+  | { kind: 'current' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'stale'; cause: StaleCause }
+  | { kind: 'hand-edited' }
+
+export interface RegionReport {
+  region: Region
+  job: JobResult
+  state: RegionState
+  /** The generation its body came from, when known (for "generated at"). */
+  generation: Generation | undefined
+}
+
+/** What `regionStates` asks the engine. */
+export interface RegionExplainer {
+  generations: Generations | undefined
+  changedSince(generation: Generation): Promise<InputChanges>
+}
+
+/** The sentence of a hand-edited region (issue #37's wording). */
+export const HAND_EDITED_MESSAGE = 'this region is generated: edits here are replaced; change its inputs or move the text outside the markers'
+
+export async function regionStates(explain: RegionExplainer, relPath: string, regions: readonly Region[], text: string, result: DocumentResult): Promise<RegionReport[]> {
+  const eol = lineEndingOf(text)
+  const jobs = result.jobs.filter((job) => job.target === 'region')
+  if (jobs.length !== regions.length) return []
+  return Promise.all(
+    regions.map(async (region, i): Promise<RegionReport> => {
+      const job = jobs[i]!
+      const body = text.slice(region.bodyStart, region.bodyEnd)
+      const name = `region:${region.id}`
+      const generation = explain.generations?.find(relPath, name, body)
+      const report = (state: RegionState): RegionReport => ({ region, job, state, generation })
+      if (job.error !== null) return report({ kind: 'failed', message: job.error })
+      if (body === regionBodyText(job.content ?? '', eol)) return report({ kind: 'current' })
+      if (generation) {
+        if (generation.optionsHash !== hashText(canonicalJson(region.options))) return report({ kind: 'stale', cause: { kind: 'options' } })
+        const changes = await explain.changedSince(generation)
+        const named = changes.dependencies.length + changes.rows.length + changes.queries.length + changes.extensions.length > 0
+        return report({ kind: 'stale', cause: named ? { kind: 'inputs', changes } : { kind: 'unknown' } })
+      }
+      if (body.trim() === '') return report({ kind: 'stale', cause: { kind: 'never' } })
+      if (explain.generations?.knows(relPath, name)) return report({ kind: 'hand-edited' })
+      return report({ kind: 'stale', cause: { kind: 'unknown' } })
+    }),
+  )
+}
+
+/** How many changed inputs a sentence names before `and <n> more`. */
+const NAMED = 5
+
+/** The sentence for a region's state (`region tasks is stale: tasks/b.md changed since it was generated`). */
+export function describeRegionState(id: string, state: RegionState): string {
+  switch (state.kind) {
+    case 'current':
+      return `region ${id} is current`
+    case 'failed':
+      return state.message
+    case 'hand-edited':
+      return HAND_EDITED_MESSAGE
+    case 'stale':
+      return `region ${id} is stale: ${describeCause(state.cause)}`
+  }
+}
+
+function describeCause(cause: StaleCause): string {
+  switch (cause.kind) {
+    case 'never':
+      return 'it was never generated'
+    case 'options':
+      return 'its options changed since it was generated'
+    case 'unknown':
+      return 'its body is not what its inputs generate now'
+    case 'inputs': {
+      const names = changedInputNames(cause.changes)
+      const shown = names.slice(0, NAMED).join(', ')
+      const more = names.length > NAMED ? ` and ${names.length - NAMED} more` : ''
+      return `${shown}${more} changed since it was generated`
+    }
+  }
+}
+
+/** The changed inputs as people name them: files by their path, rows by `path`, extensions by name. */
+export function changedInputNames(changes: InputChanges): string[] {
+  return [
+    ...changes.dependencies.map(dependencyName),
+    ...changes.rows,
+    ...changes.queries.map((sql) => `the rows of \`${oneLine(sql)}\``),
+    ...changes.extensions.map((name) => `extension ${name}`),
+  ]
+}
+
+/** `fs:file:tasks/a.md` (and `…?raw`) → `tasks/a.md`; other identifiers as they are. */
+export function dependencyName(dependency: string): string {
+  return dependency.startsWith('fs:file:') ? (fsPathOf(dependency.slice('fs:file:'.length)) ?? dependency) : dependency
+}
+
+function oneLine(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').trim()
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}

@@ -1,0 +1,115 @@
+/**
+ * Completion inside region headers, from the text as typed (the header need not parse yet).
+ *
+ * Contract: `completionsAt(engine, file, text, position)`:
+ * - after `insitu:begin ` on the begin line, and in the value of `kind = "…"`: the capability
+ *   names (the builtins' and the project's extensions' transforms), with their provider;
+ * - at the start of a header line (a key being typed): the option keys of the region's
+ *   capability (a builtin's keys, an extension's `params_schema` properties), keys already
+ *   set left out, inserted as `key = `;
+ * - in the value of `model = "…"`: the project's SQL models; `template = "…"`: its templates;
+ *   `path = "…"` of an include: files and folders under the folder typed so far, relative to
+ *   the document's folder;
+ * - anywhere else: nothing.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { type CompletionItem, CompletionItemKind, type Position } from 'vscode-languageserver'
+import { loadSqlModels } from '../documents/sql-models.js'
+import { BUILTIN_OPTION_KEYS } from '../builtins/option-keys.js'
+import type { InsituEngine } from '../engine/engine.js'
+import { BUILTIN_OWNER } from '../host/registry.js'
+import { kindOf, offsetOf } from './navigation.js'
+import { headerEntries, openHeaderAt } from './region-header.js'
+
+/** Template files listed at most (a templates folder is small; a runaway one is cut). */
+const MAX_LISTED = 500
+
+export function completionsAt(engine: InsituEngine, file: string, text: string, position: Position): CompletionItem[] {
+  const offset = offsetOf(text, position)
+  const header = openHeaderAt(text, offset)
+  if (!header) return []
+  if (header.kind && offset >= header.kind.start && offset <= header.kind.end) return capabilities(engine)
+  if (offset < header.linesStart) return []
+  const entries = headerEntries(text, header)
+  const kind = kindOf(header, entries)
+  const inValue = entries.find((entry) => entry.quoted && offset >= entry.valueStart && offset <= entry.valueEnd)
+  if (inValue) {
+    const typed = text.slice(inValue.valueStart, offset)
+    if (inValue.key === 'kind') return capabilities(engine)
+    if (inValue.key === 'model') return values(loadSqlModels(engine.root, engine.config.paths.models).names(), CompletionItemKind.File)
+    if (inValue.key === 'template') return values(listFiles(path.join(engine.root, engine.config.paths.templates)), CompletionItemKind.File)
+    if (inValue.key === 'path' && kind === 'include') {
+      const relDocument = engine.relativePath(file) ?? ''
+      return pathsUnder(path.join(engine.root, path.dirname(relDocument)), typed)
+    }
+    return []
+  }
+  const lineStart = text.lastIndexOf('\n', offset - 1) + 1
+  const typedLine = text.slice(lineStart, offset)
+  if (!/^\s*[A-Za-z0-9_-]*$/.test(typedLine)) return []
+  const set = new Set(entries.map((entry) => entry.key))
+  return optionKeys(engine, kind)
+    .filter((key) => !set.has(key))
+    .map((key) => ({ label: key, kind: CompletionItemKind.Property, insertText: `${key} = ` }))
+}
+
+function capabilities(engine: InsituEngine): CompletionItem[] {
+  return engine.host.capabilityNames('transform').map((name) => {
+    const owner = engine.host.ownerOf('transform', name)
+    return { label: name, kind: CompletionItemKind.Function, detail: owner === BUILTIN_OWNER ? 'builtin' : `extension ${owner}` }
+  })
+}
+
+/** The option keys a capability reads: a builtin's, or the properties of an extension's `params_schema`. */
+export function optionKeys(engine: InsituEngine, kind: string): string[] {
+  const builtin = BUILTIN_OPTION_KEYS[kind]
+  const keys = builtin ? [...builtin] : []
+  const owner = engine.host.ownerOf('transform', kind)
+  const manifest = engine.host.extensions.find((e) => e.manifest.name === owner)?.manifest
+  const schema = manifest?.capabilities.find((c) => c.kind === 'transform' && c.name === kind)?.params_schema
+  const properties = schema && typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : []
+  return [...new Set([...keys, ...properties, 'id'])]
+}
+
+function values(names: readonly string[], kind: CompletionItemKind): CompletionItem[] {
+  return names.map((label) => ({ label, kind }))
+}
+
+function listFiles(folder: string): string[] {
+  const found: string[] = []
+  const walk = (dir: string, prefix: string) => {
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (found.length >= MAX_LISTED) return
+      if (entry.isDirectory()) walk(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+      else if (entry.isFile()) found.push(`${prefix}${entry.name}`)
+    }
+  }
+  walk(folder, '')
+  return found
+}
+
+/** Entries of the folder the typed path names so far (`../src/` lists `../src`). */
+function pathsUnder(base: string, typed: string): CompletionItem[] {
+  const slash = typed.lastIndexOf('/')
+  const folder = path.join(base, slash < 0 ? '.' : typed.slice(0, slash + 1))
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(folder, { withFileTypes: true })
+  } catch {
+    return []
+  }
+  return entries
+    .filter((entry) => !entry.name.startsWith('.'))
+    .slice(0, MAX_LISTED)
+    .map((entry) => ({
+      label: entry.isDirectory() ? `${entry.name}/` : entry.name,
+      kind: entry.isDirectory() ? CompletionItemKind.Folder : CompletionItemKind.File,
+    }))
+}

@@ -1,0 +1,276 @@
+/**
+ * The language server's workspace: one project, its engine kept current by a watch session in
+ * observe mode (src/sync/watch-session.ts: the project watcher, the git watcher, restarts on
+ * `insitu.toml` or extension changes), and the documents the editor has open.
+ *
+ * Contract:
+ * - `start()` finds the project from the workspace folder as `watch` does and starts the
+ *   session (extension processes start once, here; `stop()` ends them: no process is left). A
+ *   configuration that cannot be read is published as a diagnostic on its file (`insitu.toml`,
+ *   a manifest, `insitu.lock`) at its line; the next edit of that file starts it again.
+ * - `open`/`change`/`close` track the editor's text. An open managed document is analyzed
+ *   (document-analysis.ts) from the editor's text, saved or not, after `CHANGE_DELAY_MS` of
+ *   quiet (at once when opened), and its diagnostics published with the version analyzed; one
+ *   analysis runs at a time per document and a newer text waits for it. Closing clears them.
+ * - A change on disk (a task edited in another file, a file a glob covers added, a commit)
+ *   re-analyzes the open documents whose results it may change (`engine.affected`), and any
+ *   open document when the engine restarts.
+ * - Diagnostics for other files (SQL models, templates) are the union of every open document's,
+ *   published for each such file and cleared when no analysis names it any more.
+ * - `analysis(uri)` is the analysis of the document's current text (waiting for one in flight,
+ *   running one when the text changed since), or undefined for a document that is not a managed
+ *   document of the project, or while no engine runs.
+ * Nothing in the project is written (the engine's cache folder aside, as every host does).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Diagnostic } from 'vscode-languageserver'
+import { type InsituEngine, readProjectConfig } from '../engine/engine.js'
+import { ConfigError } from '../host/config.js'
+import { WatchSession } from '../sync/watch-session.js'
+import { analyzeDocument, type DocumentAnalysis, SOURCE } from './document-analysis.js'
+import { lineRange, pathOfUri, pointRange, uriOfPath } from './uris.js'
+
+/** Quiet after a keystroke before the document is analyzed again. */
+export const CHANGE_DELAY_MS = 40
+
+export interface WorkspaceOutput {
+  publish(uri: string, diagnostics: Diagnostic[], version?: number): void
+  log(message: string): void
+}
+
+export interface WorkspaceOptions {
+  /** The workspace folder (the project is found from it as `watch` finds it). */
+  folder: string
+  /** Read and write the persistent cache. @default true */
+  cache?: boolean
+  /** Poll the file system instead of using its events. @default undefined */
+  pollMs?: number
+  output: WorkspaceOutput
+}
+
+interface OpenDocument {
+  uri: string
+  file: string | null
+  text: string
+  version: number
+  timer: NodeJS.Timeout | undefined
+  /** The analysis in flight or done, and the text and version it is of. */
+  analysis: { text: string; version: number; done: Promise<DocumentAnalysis | undefined> } | undefined
+  /** The files outside it its last analysis published diagnostics for. */
+  elsewhere: Map<string, Diagnostic[]>
+  /** Its inputs changed since its last analysis began. */
+  inputsChanged: boolean
+}
+
+export class LspWorkspace {
+  private session: WatchSession | undefined
+  private current: InsituEngine | undefined
+  private readonly documents = new Map<string, OpenDocument>()
+  /** Files given diagnostics for a configuration problem. */
+  private configProblems = new Set<string>()
+  /** Files given diagnostics from documents' analyses (SQL models, templates). */
+  private elsewherePublished = new Set<string>()
+  private retryWatch: { file: string; listener: () => void } | undefined
+  private stopped = false
+  private engineReady: { promise: Promise<void>; resolve: () => void }
+
+  constructor(private readonly options: WorkspaceOptions) {
+    this.engineReady = waiting()
+  }
+
+  get engine(): InsituEngine | undefined {
+    return this.current
+  }
+
+  async start(): Promise<void> {
+    let config
+    try {
+      config = readProjectConfig(this.options.folder, true)
+    } catch (error) {
+      this.startFailed(error)
+      if (error instanceof ConfigError) this.retryWhenChanged(error.file)
+      return
+    }
+    const session = new WatchSession({
+      root: config.root,
+      searchParents: false,
+      cache: this.options.cache,
+      pollMs: this.options.pollMs,
+      prefix: 'insitu',
+      output: { report: (line) => this.options.output.log(line), log: (line) => this.options.output.log(line) },
+      observer: {
+        engineStarted: (engine) => this.engineStarted(engine),
+        affected: (engine, affected) => {
+          if (engine !== this.current) return
+          const files = new Set(affected.owners.map((owner) => path.resolve(engine.root, owner.split('?')[0]!)))
+          for (const document of this.documents.values()) if (document.file !== null && files.has(document.file)) this.schedule(document, 0, true)
+        },
+        engineStopped: (engine) => {
+          if (engine === this.current) {
+            this.current = undefined
+            this.engineReady = waiting()
+          }
+        },
+        startFailed: (error) => this.startFailed(error),
+      },
+    })
+    this.session = session
+    try {
+      await session.start()
+    } catch (error) {
+      // A configuration problem was published (startFailed); its next edit restarts the session.
+      if (!(error instanceof ConfigError)) this.options.output.log(`insitu: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.retryWatch) fs.unwatchFile(this.retryWatch.file, this.retryWatch.listener)
+    for (const document of this.documents.values()) clearTimeout(document.timer)
+    await this.session?.stop()
+  }
+
+  open(uri: string, text: string, version: number): void {
+    const document: OpenDocument = { uri, file: pathOfUri(uri), text, version, timer: undefined, analysis: undefined, elsewhere: new Map(), inputsChanged: false }
+    this.documents.set(uri, document)
+    this.schedule(document, 0)
+  }
+
+  change(uri: string, text: string, version: number): void {
+    const document = this.documents.get(uri)
+    if (!document) return
+    document.text = text
+    document.version = version
+    this.schedule(document, CHANGE_DELAY_MS)
+  }
+
+  close(uri: string): void {
+    const document = this.documents.get(uri)
+    if (!document) return
+    clearTimeout(document.timer)
+    this.documents.delete(uri)
+    this.options.output.publish(uri, [])
+    document.elsewhere.clear()
+    this.publishElsewhere()
+  }
+
+  /** The analysis of the document's current text (see the contract). */
+  async analysis(uri: string): Promise<DocumentAnalysis | undefined> {
+    const document = this.documents.get(uri)
+    if (!document || !this.current) return undefined
+    if (document.analysis?.text !== document.text || document.inputsChanged) {
+      clearTimeout(document.timer)
+      document.timer = undefined
+      this.analyze(document)
+    }
+    return document.analysis!.done
+  }
+
+  /** The text the editor has for `uri` (open documents), else undefined. */
+  textOf(uri: string): string | undefined {
+    return this.documents.get(uri)?.text
+  }
+
+  private schedule(document: OpenDocument, delay: number, inputsChanged = false): void {
+    clearTimeout(document.timer)
+    document.inputsChanged ||= inputsChanged
+    document.timer = setTimeout(() => {
+      document.timer = undefined
+      this.analyze(document)
+    }, delay)
+  }
+
+  /** Analyze the document's current text (after the analysis in flight), publishing its diagnostics. */
+  private analyze(document: OpenDocument): void {
+    const { text, version } = document
+    document.inputsChanged = false
+    const previous = document.analysis?.done ?? Promise.resolve(undefined)
+    const done = previous
+      .catch(() => undefined)
+      .then(() => this.analyzeNow(document, text))
+    document.analysis = { text, version, done }
+    done.then(
+      (analysis) => {
+        if (this.stopped || this.documents.get(document.uri) !== document || document.analysis?.done !== done) return
+        if (analysis === undefined) {
+          this.options.output.publish(document.uri, [], version)
+          return
+        }
+        this.options.output.publish(document.uri, analysis.diagnostics, version)
+        document.elsewhere = analysis.elsewhere
+        this.publishElsewhere()
+      },
+      (error: unknown) => this.options.output.log(`insitu: analyzing ${document.uri} failed: ${error instanceof Error ? error.message : String(error)}`),
+    )
+  }
+
+  private async analyzeNow(document: OpenDocument, text: string): Promise<DocumentAnalysis | undefined> {
+    if (document.file === null || this.stopped) return undefined
+    await this.engineReady.promise
+    const engine = this.current
+    if (!engine || !engine.isDocument(document.file)) return undefined
+    return analyzeDocument(engine, document.file, text)
+  }
+
+  private async engineStarted(engine: InsituEngine): Promise<void> {
+    this.current = engine
+    this.clearConfigProblems()
+    this.engineReady.resolve()
+    // A new engine (a restart): every open document is analyzed again.
+    for (const document of this.documents.values()) this.schedule(document, 0, true)
+  }
+
+  private startFailed(error: unknown): void {
+    if (!(error instanceof ConfigError)) {
+      this.options.output.log(`insitu: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
+    this.clearConfigProblems()
+    const file = path.resolve(error.file)
+    let text = ''
+    try {
+      text = fs.readFileSync(file, 'utf8')
+    } catch {
+      // a missing file: the diagnostic goes at its first line all the same
+    }
+    const range = error.line === undefined ? lineRange(text, 1) : pointRange(text, error.line, error.column ?? null)
+    const message = error.message.replace(/^[^\n]*?:\d+(?::\d+)?: /, '')
+    this.configProblems.add(file)
+    this.options.output.publish(uriOfPath(file), [{ range, message, severity: 1, source: SOURCE, code: 'insitu/config' }])
+  }
+
+  private clearConfigProblems(): void {
+    for (const file of this.configProblems) this.options.output.publish(uriOfPath(file), [])
+    this.configProblems.clear()
+  }
+
+  /** Before the first engine: the configuration file's next edit starts the workspace again. */
+  private retryWhenChanged(file: string): void {
+    const listener = () => {
+      fs.unwatchFile(file, listener)
+      this.retryWatch = undefined
+      if (!this.stopped) void this.start()
+    }
+    this.retryWatch = { file, listener }
+    fs.watchFile(file, { interval: this.options.pollMs ?? 200 }, listener)
+  }
+
+  private publishElsewhere(): void {
+    const union = new Map<string, Diagnostic[]>()
+    for (const document of this.documents.values()) {
+      for (const [file, diagnostics] of document.elsewhere) union.set(file, [...(union.get(file) ?? []), ...diagnostics])
+    }
+    for (const file of this.elsewherePublished) if (!union.has(file)) this.options.output.publish(uriOfPath(file), [])
+    for (const [file, diagnostics] of union) this.options.output.publish(uriOfPath(file), diagnostics)
+    this.elsewherePublished = new Set(union.keys())
+  }
+}
+
+function waiting(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((done) => {
+    resolve = done
+  })
+  return { promise, resolve }
+}
