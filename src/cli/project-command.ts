@@ -63,7 +63,7 @@ export async function runProjectCommand(command: 'check' | 'sync', options: Proj
     return exitCode
   }
   try {
-    const report = await syncProject(engine, { write: command === 'sync', validate: true })
+    const report = await syncProject(engine, { write: command === 'sync', validate: true, explain: command === 'check' })
     const exitCode = report.stale > 0 || report.failed > 0 || report.validationErrors > 0 ? EXIT_STALE_OR_FAILED : EXIT_CLEAN
     const context = { command, root: engine.config.root, workspace, exitCode }
     if (options.format === 'json') io.stdout.write(jsonReport(report, context))

@@ -7,7 +7,8 @@
  *   docs/reference/cli.md, "Machine-readable reports"): `command`, `root`, `ok`, `summary` (counts), `documents`
  *   (path and state of each managed document), `stale` (each job still stale on disk after the
  *   command — sync lists only the documents it did not write: `path`, `line`, `target`, `id`,
- *   `kind`, `diff`), `written` (paths), `errors` and `warnings` (the documents'
+ *   `kind`, `state` (`stale`, or `hand-edited` for a region its generations never wrote: check
+ *   only), `why` (check: the sentence of region-states.ts, e.g. which inputs changed), `diff`), `written` (paths), `errors` and `warnings` (the documents'
  *   diagnostics: `path`, `line`, `message`, `code`), `validation` (every validator diagnostic).
  *   `jsonFailure(context, error)` is the object of a run that could not report (a config error):
  *   `ok: false` and `error` (`message`, `file`, `line`, `column`).
@@ -47,7 +48,16 @@ interface DiagnosticEntry {
 
 export function jsonReport(report: ProjectSync, context: ReportContext): string {
   const stale = report.documents.filter(staleOnDisk).flatMap((document) =>
-    document.stale.map((job) => ({ path: document.path, line: job.line, target: job.target, id: job.id, kind: job.kind, diff: job.diff })),
+    document.stale.map((job) => ({
+      path: document.path,
+      line: job.line,
+      target: job.target,
+      id: job.id,
+      kind: job.kind,
+      state: job.state ?? 'stale',
+      ...(job.why === undefined ? {} : { why: job.why }),
+      diff: job.diff,
+    })),
   )
   const errors: DiagnosticEntry[] = []
   const warnings: DiagnosticEntry[] = []
@@ -107,7 +117,8 @@ export function githubReport(report: ProjectSync, context: ReportContext): strin
   const fileOf = (relPath: string) => path.relative(context.workspace, path.join(context.root, relPath)).split(path.sep).join('/')
   for (const document of report.documents) {
     for (const job of staleOnDisk(document) ? document.stale : []) {
-      const message = `${job.target} ${job.id} is stale (run vite-plugin-insitu sync)\n${job.diff}`
+      const what = job.state === 'hand-edited' ? `was edited by hand: ${job.why}` : 'is stale'
+      const message = `${job.target} ${job.id} ${what} (run vite-plugin-insitu sync)\n${job.diff}`
       lines.push(workflowCommand('error', { file: fileOf(document.path), line: job.line, title: 'insitu' }, message))
     }
     if (document.written) lines.push(workflowCommand('notice', { file: fileOf(document.path), title: 'insitu' }, `wrote ${document.path}`))

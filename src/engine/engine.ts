@@ -137,8 +137,9 @@ export interface EngineOptions {
   /**
    * Record which inputs generated each region body (generations.ts, kept in the job store with
    * `cache`), so that `regionStates` can tell a stale body (and which inputs changed) from one
-   * edited by hand. The command line and the language server turn it on.
-   * @default false
+   * edited by hand. Every host records them: a body written by a dev server in write mode
+   * and then opened in an editor must be known as generated.
+   * @default true
    */
   generations?: boolean
 }
@@ -308,7 +309,7 @@ export class InsituEngine {
         indexState: () => index.stateId,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
-        generations: options.generations ?? false,
+        generations: options.generations ?? true,
       })
       return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
     } catch (error) {

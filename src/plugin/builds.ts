@@ -73,7 +73,7 @@ export class BuildSession {
       return context.error(engineStartError(error))
     }
     if (core.disk === 'check') {
-      const report = await syncProject(engine, { write: false })
+      const report = await syncProject(engine, { write: false, explain: true })
       if (report.stale > 0 || report.failed > 0) return context.error(reportError(`insitu check failed:\n${formatSyncReport(report, 'check')}`))
     } else if (core.disk === 'write') {
       // In build watch the writes are recorded, so that their echoes wake nothing (build-watch.ts).

@@ -12,6 +12,8 @@
  *   with the diff of the front-matter lines as they are and as they would be written. It is empty
  *   exactly when the document text does not change (a front-matter edit that no single value
  *   explains is charged to the first successful materialization).
+ * - With `explain`, each stale region says whether its body is stale (and why: which inputs
+ *   changed since it was generated) or was edited by hand (region-states.ts).
  * - `syncDocument(engine, file, { write })` reads the file from disk and renders it. Returns null
  *   when the file does not exist. A file that is not a document's text within the limits of
  *   input-limits.ts is never rendered nor written, but reported as an error diagnostic at its
@@ -34,6 +36,7 @@ import { documentBytesProblem, documentTooLargeMessage, readBounded } from '../d
 import { lineEndingOf, regionBodyText, scanRegions } from '../documents/regions.js'
 import type { InsituEngine } from '../engine/engine.js'
 import { type DocumentResult, outputLine, type TextEdit } from '../engine/render-document.js'
+import { describeRegionState } from '../engine/region-states.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { toPosixPath } from '../host/config.js'
 import { diskState, type SelfWrites } from './self-writes.js'
@@ -47,6 +50,12 @@ export interface StaleJob {
   target: 'region' | 'frontmatter'
   /** Unified diff lines of the job's old → new output, joined with `\n` (capped, see unified-diff.ts). */
   diff: string
+  /**
+   * With `explain`: `hand-edited` for a region whose body no generation of it wrote, with
+   * `why` the sentence of region-states.ts (a stale one: which inputs changed since).
+   */
+  state?: 'stale' | 'hand-edited'
+  why?: string
 }
 
 export interface DocumentSync {
@@ -101,6 +110,8 @@ export interface SyncOptions {
    * its grace period). @default 'now'
    */
   settle?: 'now' | 'later'
+  /** Tell each stale region's state and why (region-states.ts: `check`'s report). @default false */
+  explain?: boolean
 }
 
 export async function syncDocument(engine: InsituEngine, file: string, options: SyncOptions): Promise<DocumentSync | null> {
@@ -134,6 +145,7 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       dependencies: rendered.result.dependencies,
     }
     sync.failed = sync.diagnostics.some((d) => d.severity === 'error')
+    if (options.explain && sync.stale.some((job) => job.target === 'region')) await explainStale(engine, absolute, source, rendered.result, sync.stale)
     if (!options.write || sync.text === source) return sync
     const ledger = options.selfWrites
     const recordAs = toPosixPath(absolute)
@@ -171,6 +183,17 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       sync.diagnostics.push({ severity: 'warning', message, path: relPath, line: null, code: 'insitu/write' })
       return sync
     }
+  }
+}
+
+/** Each stale region's state (stale or edited by hand) and why. */
+async function explainStale(engine: InsituEngine, file: string, source: string, result: DocumentResult, stale: StaleJob[]): Promise<void> {
+  const reports = await engine.regionStates(file, source.startsWith(BOM) ? source.slice(1) : source, result)
+  for (const job of stale) {
+    const report = reports.find((r) => r.region.line === job.line && r.region.id === job.id)
+    if (!report || (report.state.kind !== 'stale' && report.state.kind !== 'hand-edited')) continue
+    job.state = report.state.kind
+    job.why = describeRegionState(job.id, report.state)
   }
 }
 

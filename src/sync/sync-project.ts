@@ -55,6 +55,8 @@ export async function syncProject(
     selfWrites?: SelfWrites
     /** See `SyncOptions.settle`. @default 'now' */
     settle?: 'now' | 'later'
+    /** See `SyncOptions.explain`. @default false */
+    explain?: boolean
     /** Runs each document's sync (the live sync chains it with the document's other writes). @default runs it */
     around?: (relPath: string, sync: () => Promise<DocumentSync | null>) => Promise<DocumentSync | null>
   },
@@ -70,6 +72,7 @@ export async function syncProject(
           write: options.write,
           selfWrites: options.selfWrites && { ledger: options.selfWrites, depth: 0 },
           settle: options.settle,
+          explain: options.explain,
         })
       const sync = await (options.around ? options.around(relPath, run) : run())
       if (!sync) continue
@@ -95,7 +98,8 @@ export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): s
   for (const document of report.documents) {
     if (mode === 'check') {
       for (const job of document.stale) {
-        lines.push(`${document.path}:${job.line} ${job.target} ${job.id} is stale`)
+        const state = job.state === 'hand-edited' ? `was edited by hand: ${job.why}` : 'is stale'
+        lines.push(`${document.path}:${job.line} ${job.target} ${job.id} ${state}`)
         for (const line of job.diff.split('\n')) lines.push(`    ${line}`)
       }
     } else if (document.written) {
@@ -114,11 +118,13 @@ export function formatSyncReport(report: ProjectSync, mode: 'check' | 'sync'): s
   const invalid = report.validationErrors > 0 ? `, ${plural(report.validationErrors, 'validator error')}` : ''
   const failed = `${report.failed > 0 ? `, ${report.failed} failed` : ''}${invalid}`
   if (mode === 'check') {
-    const jobs = report.documents.reduce((n, d) => n + d.stale.length, 0)
+    const jobs = report.documents.reduce((n, d) => n + d.stale.filter((job) => job.state !== 'hand-edited').length, 0)
+    const handEdited = report.documents.reduce((n, d) => n + d.stale.filter((job) => job.state === 'hand-edited').length, 0)
+    const counted = [jobs > 0 || handEdited === 0 ? plural(jobs, 'stale job') : null, handEdited > 0 ? `${handEdited} edited by hand` : null].filter((part) => part !== null).join(', ')
     const current = report.documents.filter((d) => !d.failed && d.text === d.source).length
     lines.push(
       report.stale > 0
-        ? `${report.stale} of ${plural(total, 'document')} stale (${plural(jobs, 'stale job')})${failed}`
+        ? `${report.stale} of ${plural(total, 'document')} stale (${counted})${failed}`
         : report.failed === 0
           ? `${plural(total, 'document')} current${invalid}`
           : current === 0

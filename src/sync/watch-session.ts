@@ -182,7 +182,6 @@ export class WatchSession {
         logger: { info: log, warn: log, error: log },
         cache: this.options.cache ?? true,
         signal: abort.signal,
-        generations: true,
       })
     } catch (error) {
       this.early = []
