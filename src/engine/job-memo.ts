@@ -47,8 +47,8 @@
  *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files); a stored
  *    entry checked at another state is stored again with the new one.
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
- * With `generations`, a region job that runs (a `JobSpec` with an `id`) and whose entry is
- * complete also records its body's generation (generations.ts): its fingerprints, queries with
+ * With `generations`, a region job that runs (a `JobSpec` with an `id`) also records its
+ * body's generation, whether or not its entry is stored (generations.ts): its fingerprints, queries with
  * their rows summarized, and time; `changedSince(generation)` says what differs now.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
@@ -402,6 +402,9 @@ export class JobMemo {
     } finally {
       this.stopListening(recorder)
     }
+    // Every body a job generated is one (a raced or incompletely fingerprinted run's too): a
+    // body the engine wrote must never look hand-edited, whatever it can tell of its inputs.
+    if (recorder.rows) this.recordGeneration(spec, entry, recorder.rows)
     const { events, changes } = recorder
     const raced = (events.length > 0 || changes.documents || changes.entries || changes.git) && this.graph.affected(events, changes).has(key)
     if (raced) {
@@ -410,7 +413,6 @@ export class JobMemo {
     }
     this.entries.set(key, entry)
     if (entry.complete) this.persist(key, entry)
-    if (recorder.rows && entry.complete) this.recordGeneration(spec, entry, recorder.rows)
     return outcome
   }
 
