@@ -81,7 +81,7 @@ import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
 import { type JobMemo, type JobStats, outsideJobs } from './job-memo.js'
-import { type RegionReport, regionStates } from './region-states.js'
+import { type BodySince, type RegionReport, regionStates } from './region-states.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
 export interface EngineOptions {
@@ -392,10 +392,11 @@ export class InsituEngine {
   }
 
   /**
-   * Each region of `text` (the text `result` was rendered from) with its state: current, failed,
-   * stale and why, or edited by hand (region-states.ts; the reasons need `generations`).
+   * Each region of `text` (the text `result` was rendered from; `bodySince`: since when each
+   * region's body has been as it is) with its state: current, failed, stale and why, or edited by hand (region-states.ts;
+   * the reasons need `generations`).
    */
-  async regionStates(file: string, text: string, result: DocumentResult): Promise<RegionReport[]> {
+  async regionStates(file: string, text: string, result: DocumentResult, bodySince: BodySince): Promise<RegionReport[]> {
     const relPath = this.requireRelative(file)
     let regions: Region[]
     try {
@@ -403,7 +404,7 @@ export class InsituEngine {
     } catch {
       return [] // past the region limit: the render's own diagnostic says so
     }
-    return regionStates({ generations: this.memo.generations, changedSince: (generation) => this.memo.changedSince(generation) }, relPath, regions, text, result)
+    return regionStates({ generations: this.memo.generations, changedSince: (generation) => this.memo.changedSince(generation) }, relPath, regions, text, result, bodySince)
   }
 
   async transformModule(file: string, code: string, rule: ModuleRule, query = ''): Promise<ModuleResult> {

@@ -11,11 +11,13 @@
  *   per region are kept, newest first; recording a body again moves it first with its new inputs.
  * - With a store (the job store, job-store.ts), each region's list is one entry under the key
  *   `generations\0<document>\0<job>` (never a job memo key: those are hashes), written at the
- *   store's next flush; `find` and `knows` read the store for regions not recorded in this
+ *   store's next flush; `find` and `knownBefore` read the store for regions not recorded in this
  *   process. Generations are what the engine saw; they are never validated: they explain, they
  *   are never served.
  * - `find(document, job, bodyText)`: the generation whose body is `bodyText` (CRLF or LF), or
- *   undefined. `knows(document, job)`: whether any generation of that region is known.
+ *   undefined. `knownBefore(document, job, time)`: whether a generation of that region recorded
+ *   before `time` is known (a body written before any known generation may come from another
+ *   tool; one that differs from a generation made before it was written was edited by hand).
  * - Row summaries: a generation keeps, per query its job ran, each row's `path` (when the row
  *   has a string `path`) and fingerprint, for at most `MAX_SUMMARIZED_ROWS` rows (more: null):
  *   `changedRows` names the rows that differ now (`tasks/b.md`, `row 3`).
@@ -102,8 +104,9 @@ export class Generations {
     return this.list(storeKey(document, job)).find((g) => g.bodyHash === hash)
   }
 
-  knows(document: string, job: string): boolean {
-    return this.list(storeKey(document, job)).length > 0
+  /** Whether a generation of the region recorded before `time` (epoch ms) is known. */
+  knownBefore(document: string, job: string, time: number): boolean {
+    return this.list(storeKey(document, job)).some((generation) => generation.at < time)
   }
 
   /** The newest generation of a region, or undefined. */

@@ -3,8 +3,9 @@
  * current, failed, stale (and why), or edited by hand. Read by the language server's
  * diagnostics and hovers and by `check`'s report.
  *
- * Contract: `regionStates(explain, relPath, text, result)` pairs the regions of `text` (the
- * text `result` was rendered from) with their jobs and gives each a state:
+ * Contract: `regionStates(explain, relPath, regions, text, result, bodySince)` pairs the regions
+ * of `text` (the text `result` was rendered from) with their jobs and gives each a state
+ * (`bodySince(region, body)`: since when its body has been as it is, epoch ms):
  * - `failed`: its job failed (the render's diagnostics say how).
  * - `current`: its body is what its job generated.
  * - otherwise its body is looked up among the region's generations (generations.ts):
@@ -12,8 +13,10 @@
  *   - found: `stale` with cause `inputs` and what changed since (`JobMemo.changedSince`;
  *     nothing it can name: `unknown`);
  *   - not found and blank: `stale`, cause `never` (never generated);
- *   - not found while another generation of the region is known: `hand-edited`;
- *   - not found and none known (a body another tool or an older cache wrote): `stale`, cause `unknown`.
+ *   - not found while a generation of the region made before `bodySince` is known: `hand-edited`
+ *     (the text was written after the engine generated that body, and is none it generated);
+ *   - not found and none known from before (a body another tool, an older cache, or a run
+ *     without the cache wrote; the render that just ran generated its first): `stale`, cause `unknown`.
  * Without generations (an engine created without them) a body that differs is `stale`, cause
  * `unknown` (or `never` when blank). `describeRegionState` is the sentence people read.
  */
@@ -44,6 +47,9 @@ export interface RegionReport {
   generation: Generation | undefined
 }
 
+/** Since when (epoch ms) a region's body has been what it is in the text (at most: when the text was read). */
+export type BodySince = (region: Region, body: string) => number
+
 /** What `regionStates` asks the engine. */
 export interface RegionExplainer {
   generations: Generations | undefined
@@ -53,7 +59,14 @@ export interface RegionExplainer {
 /** The sentence of a hand-edited region (issue #37's wording). */
 export const HAND_EDITED_MESSAGE = 'this region is generated: edits here are replaced; change its inputs or move the text outside the markers'
 
-export async function regionStates(explain: RegionExplainer, relPath: string, regions: readonly Region[], text: string, result: DocumentResult): Promise<RegionReport[]> {
+export async function regionStates(
+  explain: RegionExplainer,
+  relPath: string,
+  regions: readonly Region[],
+  text: string,
+  result: DocumentResult,
+  bodySince: BodySince,
+): Promise<RegionReport[]> {
   const eol = lineEndingOf(text)
   const jobs = result.jobs.filter((job) => job.target === 'region')
   if (jobs.length !== regions.length) return []
@@ -73,7 +86,7 @@ export async function regionStates(explain: RegionExplainer, relPath: string, re
         return report({ kind: 'stale', cause: named ? { kind: 'inputs', changes } : { kind: 'unknown' } })
       }
       if (body.trim() === '') return report({ kind: 'stale', cause: { kind: 'never' } })
-      if (explain.generations?.knows(relPath, name)) return report({ kind: 'hand-edited' })
+      if (explain.generations?.knownBefore(relPath, name, bodySince(region, body))) return report({ kind: 'hand-edited' })
       return report({ kind: 'stale', cause: { kind: 'unknown' } })
     }),
   )

@@ -2,7 +2,7 @@
  * One open document as the language server sees it: rendered from the editor's text (saved or
  * not) by the engine, each region's state, and the diagnostics that follow.
  *
- * Contract: `analyzeDocument(engine, file, text)` renders `text` as the managed document `file`
+ * Contract: `analyzeDocument(engine, file, text, bodySince)` renders `text` as the managed document `file`
  * (absolute) through the engine (its job memo and caches: an unchanged region runs nothing) and
  * returns the analysis:
  * - `diagnostics` of the document, each at the line its problem is at (a region's at its begin
@@ -10,7 +10,9 @@
  *   - a failed region or materialization: error, its message (the engine's: capability,
  *     extension, job id, reason, did-you-mean);
  *   - a stale region: warning `region <id> is stale: <why>` (region-states.ts), code `insitu/stale`;
- *   - a region edited by hand: warning `HAND_EDITED_MESSAGE`, code `insitu/hand-edited`;
+ *   - a region edited by hand: warning `HAND_EDITED_MESSAGE`, code `insitu/hand-edited` (a body
+ *     none of the region's generations made, typed after one was made: `bodySince` says when
+ *     each body became what it is);
  *   - stale front-matter materializations: warning `front matter <id> is stale`, code `insitu/stale`;
  *   - every other diagnostic of the render (unknown option keys, stray ends, documents that
  *     cannot be read) at its line with its severity.
@@ -25,7 +27,7 @@ import path from 'node:path'
 import { type Diagnostic, DiagnosticSeverity } from 'vscode-languageserver'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, LocatedDiagnostic } from '../engine/render-document.js'
-import { describeRegionState, type RegionReport } from '../engine/region-states.js'
+import { type BodySince, describeRegionState, type RegionReport } from '../engine/region-states.js'
 import { lineRange, pointRange } from './uris.js'
 
 export const SOURCE = 'insitu'
@@ -49,7 +51,7 @@ export interface RegionDiagnosticData {
 
 const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const
 
-export async function analyzeDocument(engine: InsituEngine, file: string, text: string): Promise<DocumentAnalysis> {
+export async function analyzeDocument(engine: InsituEngine, file: string, text: string, bodySince: BodySince): Promise<DocumentAnalysis> {
   const relPath = engine.relativePath(file) ?? file
   const analysis: DocumentAnalysis = { file, relPath, text, result: null, reports: [], diagnostics: [], elsewhere: new Map() }
   let result: DocumentResult
@@ -60,7 +62,7 @@ export async function analyzeDocument(engine: InsituEngine, file: string, text: 
     return analysis
   }
   analysis.result = result
-  analysis.reports = await engine.regionStates(file, text, result)
+  analysis.reports = await engine.regionStates(file, text, result, bodySince)
   const regionAtLine = new Map(analysis.reports.map((report) => [report.region.line, report.region.id]))
   for (const found of result.diagnostics) {
     const at = found.at

@@ -12,6 +12,9 @@
  *   (document-analysis.ts) from the editor's text, saved or not, after `CHANGE_DELAY_MS` of
  *   quiet (at once when opened), and its diagnostics published with the version analyzed; one
  *   analysis runs at a time per document and a newer text waits for it. Closing clears them.
+ * - Each region body's time (since when it is as it is: when the document was opened, or the
+ *   change that made it so) tells a body typed after the engine generated one (edited by hand)
+ *   from one that was there before (region-states.ts).
  * - A change on disk (a task edited in another file, a file a glob covers added, a commit)
  *   re-analyzes the open documents whose results it may change (`engine.affected`), and any
  *   open document when the engine restarts.
@@ -28,6 +31,7 @@ import type { Diagnostic } from 'vscode-languageserver'
 import { type InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { ConfigError } from '../host/config.js'
 import { WatchSession } from '../sync/watch-session.js'
+import type { Region } from '../documents/regions.js'
 import { analyzeDocument, type DocumentAnalysis, SOURCE } from './document-analysis.js'
 import { lineRange, pathOfUri, pointRange, uriOfPath } from './uris.js'
 
@@ -61,6 +65,10 @@ interface OpenDocument {
   elsewhere: Map<string, Diagnostic[]>
   /** Its inputs changed since its last analysis began. */
   inputsChanged: boolean
+  /** When the text last changed (opened, or a change from the editor), epoch ms. */
+  changedAt: number
+  /** Each region's body as last analyzed, and since when it has been so (region-states.ts `BodySince`). */
+  bodies: Map<string, { body: string; since: number }>
 }
 
 export class LspWorkspace {
@@ -132,7 +140,7 @@ export class LspWorkspace {
   }
 
   open(uri: string, text: string, version: number): void {
-    const document: OpenDocument = { uri, file: pathOfUri(uri), text, version, timer: undefined, analysis: undefined, elsewhere: new Map(), inputsChanged: false }
+    const document: OpenDocument = { uri, file: pathOfUri(uri), text, version, timer: undefined, analysis: undefined, elsewhere: new Map(), inputsChanged: false, changedAt: Date.now(), bodies: new Map() }
     this.documents.set(uri, document)
     this.schedule(document, 0)
   }
@@ -142,6 +150,7 @@ export class LspWorkspace {
     if (!document) return
     document.text = text
     document.version = version
+    document.changedAt = Date.now()
     this.schedule(document, CHANGE_DELAY_MS)
   }
 
@@ -207,10 +216,19 @@ export class LspWorkspace {
 
   private async analyzeNow(document: OpenDocument, text: string): Promise<DocumentAnalysis | undefined> {
     if (document.file === null || this.stopped) return undefined
+    const changedAt = document.changedAt
     await this.engineReady.promise
     const engine = this.current
     if (!engine || !engine.isDocument(document.file)) return undefined
-    return analyzeDocument(engine, document.file, text)
+    // A body unchanged since the last analysis keeps its time: typing elsewhere in the document
+    // does not make a body the engine generated since it was opened look typed after that.
+    const bodySince = (region: Region, body: string): number => {
+      const known = document.bodies.get(region.id)
+      if (known?.body === body) return known.since
+      document.bodies.set(region.id, { body, since: changedAt })
+      return changedAt
+    }
+    return analyzeDocument(engine, document.file, text, bodySince)
   }
 
   private async engineStarted(engine: InsituEngine): Promise<void> {

@@ -119,6 +119,7 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
   const relPath = engine.relativePath(absolute)
   if (relPath === null) throw new Error(`not inside the insitu project ${engine.root}: ${file}`)
   for (let conflicts = 0; ; conflicts++) {
+    const readAt = Date.now()
     let bytes: Buffer | number
     try {
       bytes = readBounded(absolute) // synchronous: an update waits on no other work (live-sync.ts readState)
@@ -145,7 +146,7 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
       dependencies: rendered.result.dependencies,
     }
     sync.failed = sync.diagnostics.some((d) => d.severity === 'error')
-    if (options.explain && sync.stale.some((job) => job.target === 'region')) await explainStale(engine, absolute, source, rendered.result, sync.stale)
+    if (options.explain && sync.stale.some((job) => job.target === 'region')) await explainStale(engine, absolute, source, readAt, rendered.result, sync.stale)
     if (!options.write || sync.text === source) return sync
     const ledger = options.selfWrites
     const recordAs = toPosixPath(absolute)
@@ -187,8 +188,8 @@ export async function syncDocument(engine: InsituEngine, file: string, options: 
 }
 
 /** Each stale region's state (stale or edited by hand) and why. */
-async function explainStale(engine: InsituEngine, file: string, source: string, result: DocumentResult, stale: StaleJob[]): Promise<void> {
-  const reports = await engine.regionStates(file, source.startsWith(BOM) ? source.slice(1) : source, result)
+async function explainStale(engine: InsituEngine, file: string, source: string, readAt: number, result: DocumentResult, stale: StaleJob[]): Promise<void> {
+  const reports = await engine.regionStates(file, source.startsWith(BOM) ? source.slice(1) : source, result, () => readAt)
   for (const job of stale) {
     const report = reports.find((r) => r.region.line === job.line && r.region.id === job.id)
     if (!report || (report.state.kind !== 'stale' && report.state.kind !== 'hand-edited')) continue

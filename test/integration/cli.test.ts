@@ -107,6 +107,35 @@ describe('vite-plugin-insitu command line', () => {
     expect(processesInside(root)).toEqual([])
   })
 
+  it('check tells a region edited by hand from a stale one, and says in JSON which input changed', async () => {
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    // An input changes (the snippet is stale) and a generated body is edited by hand (the tasks list).
+    fs.appendFileSync(path.join(root, 'snippets/x.txt'), 'a third line\n')
+    const tasks = readFile(root, 'docs/tasks.md')
+    fs.writeFileSync(path.join(root, 'docs/tasks.md'), tasks.replace('— open', '— open (edited here)'))
+
+    const check = await cli(['check'], { cwd: root })
+    expect(check.code).toBe(1)
+    const lines = check.stdout.split('\n').filter((line) => !line.startsWith('    '))
+    expect(lines).toEqual([
+      'docs/snippet.md:3 region x is stale',
+      'docs/tasks.md:3 region all was edited by hand: this region is generated: edits here are replaced; change its inputs or move the text outside the markers',
+      '2 of 8 documents stale (1 stale job, 1 edited by hand)',
+      '',
+    ])
+    const json = JSON.parse((await cli(['check', '--format', 'json'], { cwd: root })).stdout) as { stale: { path: string; state: string; why: string }[] }
+    expect(json.stale.map(({ path: file, state, why }) => ({ file, state, why }))).toEqual([
+      { file: 'docs/snippet.md', state: 'stale', why: 'region x is stale: snippets/x.txt changed since it was generated' },
+      { file: 'docs/tasks.md', state: 'hand-edited', why: 'this region is generated: edits here are replaced; change its inputs or move the text outside the markers' },
+    ])
+    // Without the cache nothing says which body was generated: both are stale.
+    const uncached = await cli(['check', '--no-cache'], { cwd: root })
+    expect(uncached.stdout).toContain('docs/tasks.md:3 region all is stale\n')
+    expect(processesInside(root)).toEqual([])
+  })
+
   it('exits 1 when a job fails, listing it with file and line', async () => {
     const root = copyProject()
     const run = await cli(['sync'], { cwd: root })
