@@ -197,6 +197,22 @@ export class InsituHost {
   }
 
   /** The owner (extension name or `insitu`) of the base provider of a capability. */
+  /**
+   * The JSON Schema of a capability's options: the manifest's pinned `params_schema`, else the
+   * `params` its runtime declared in the handshake (the SDK's), else undefined (a builtin, an
+   * extension not started). For the language server's completion.
+   */
+  paramsSchema(kind: CapabilityKind, name: string): Record<string, unknown> | undefined {
+    const owner = this.ownerOf(kind, name)
+    const manifest = this.extensions.find((e) => e.manifest.name === owner)?.manifest
+    const pinned = manifest?.capabilities.find((c) => c.kind === kind && c.name === name)?.params_schema
+    if (pinned) return pinned
+    const declared = owner === undefined ? undefined : this.processes.get(owner)?.declared?.[kind]
+    const entry = declared !== null && typeof declared === 'object' ? (declared as Record<string, unknown>)[name] : undefined
+    const params = entry !== null && typeof entry === 'object' ? (entry as { params?: unknown }).params : undefined
+    return params !== null && typeof params === 'object' ? (params as Record<string, unknown>) : undefined
+  }
+
   /** Every capability name of a kind, sorted (the language server's completion). */
   capabilityNames(kind: CapabilityKind): string[] {
     return this.registry.names(kind)

@@ -139,6 +139,8 @@ interface Running {
 }
 
 export class ExtensionProcess {
+  /** The capabilities its runtime declared in the handshake (kind → name → description: `params` schema…), once started. */
+  declared: Record<string, unknown> | undefined
   readonly name: string
   private running: Running | undefined
   private starting: Promise<Running> | undefined
@@ -331,7 +333,7 @@ export class ExtensionProcess {
       throw reason
     }
     try {
-      checkInitializeResult(manifest, result)
+      this.declared = checkInitializeResult(manifest, result)
     } catch (error) {
       this.startError = error as Error
       await this.abandon(running)
@@ -360,7 +362,7 @@ function describeSpawnFailure(manifest: Manifest, file: string, cwd: string, err
 }
 
 /** SPEC §3.3: the runtime must match the manifest. */
-export function checkInitializeResult(manifest: Manifest, raw: unknown): void {
+export function checkInitializeResult(manifest: Manifest, raw: unknown): Record<string, unknown> {
   const result = parseBoundary(InitializeResult, raw, `initialize result of ${manifest.name}`)
   if (result.name !== manifest.name || result.version !== manifest.version) {
     throw new ExtensionStartError(`manifest/runtime identity mismatch for ${manifest.name}`)
@@ -385,6 +387,7 @@ export function checkInitializeResult(manifest: Manifest, raw: unknown): void {
       }
     }
   }
+  return result.capabilities
 }
 
 function forwardStderr(child: ChildProcess, name: string, tail: string[], logger: HostLogger): void {

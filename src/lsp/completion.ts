@@ -5,8 +5,10 @@
  * - after `insitu:begin ` on the begin line, and in the value of `kind = "…"`: the capability
  *   names (the builtins' and the project's extensions' transforms), with their provider;
  * - at the start of a header line (a key being typed): the option keys of the region's
- *   capability (a builtin's keys, an extension's `params_schema` properties), keys already
- *   set left out, inserted as `key = `;
+ *   capability (a builtin's keys, the properties of an extension's options schema: pinned in its
+ *   manifest, else declared by its runtime, e.g. the SDK's `params`), keys already set left
+ *   out, inserted as `key = `; in a value: the schema's `enum` values, `true`/`false` for a
+ *   boolean option;
  * - in the value of `model = "…"`: the project's SQL models; `template = "…"`: its templates;
  *   `path = "…"` of an include: files and folders under the folder typed so far, relative to
  *   the document's folder;
@@ -43,8 +45,10 @@ export function completionsAt(engine: InsituEngine, file: string, text: string, 
       const relDocument = engine.relativePath(file) ?? ''
       return pathsUnder(path.join(engine.root, path.dirname(relDocument)), typed)
     }
-    return []
+    return optionValues(engine, kind, inValue.key, true)
   }
+  const bareValue = entries.find((entry) => !entry.quoted && offset >= entry.valueStart && offset <= entry.valueEnd)
+  if (bareValue) return optionValues(engine, kind, bareValue.key, false)
   const lineStart = text.lastIndexOf('\n', offset - 1) + 1
   const typedLine = text.slice(lineStart, offset)
   if (!/^\s*[A-Za-z0-9_-]*$/.test(typedLine)) return []
@@ -64,12 +68,25 @@ function capabilities(engine: InsituEngine): CompletionItem[] {
 /** The option keys a capability reads: a builtin's, or the properties of an extension's `params_schema`. */
 export function optionKeys(engine: InsituEngine, kind: string): string[] {
   const builtin = BUILTIN_OPTION_KEYS[kind]
-  const keys = builtin ? [...builtin] : []
-  const owner = engine.host.ownerOf('transform', kind)
-  const manifest = engine.host.extensions.find((e) => e.manifest.name === owner)?.manifest
-  const schema = manifest?.capabilities.find((c) => c.kind === 'transform' && c.name === kind)?.params_schema
-  const properties = schema && typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : []
-  return [...new Set([...keys, ...properties, 'id'])]
+  return [...new Set([...(builtin ?? []), ...Object.keys(schemaProperties(engine, kind)), 'id'])]
+}
+
+/** The properties of a capability's declared options schema (`HostOptions.paramsSchema`). */
+function schemaProperties(engine: InsituEngine, kind: string): Record<string, Record<string, unknown>> {
+  const properties = engine.host.paramsSchema('transform', kind)?.properties
+  return properties !== null && typeof properties === 'object' ? (properties as Record<string, Record<string, unknown>>) : {}
+}
+
+/** Builtin options whose values are booleans. */
+const BUILTIN_BOOLEANS = new Set(['include.raw', 'tree.directories_only'])
+
+/** The values an option may take, as TOML (an `enum`'s, or `true`/`false`), or []. */
+function optionValues(engine: InsituEngine, kind: string, key: string, quoted: boolean): CompletionItem[] {
+  const property = schemaProperties(engine, kind)[key]
+  const values: unknown[] = Array.isArray(property?.enum) ? property.enum : property?.type === 'boolean' || BUILTIN_BOOLEANS.has(`${kind}.${key}`) ? [true, false] : []
+  return values
+    .filter((value) => (typeof value === 'string') === quoted)
+    .map((value) => ({ label: typeof value === 'string' ? value : JSON.stringify(value), kind: CompletionItemKind.Value }))
 }
 
 function values(names: readonly string[], kind: CompletionItemKind): CompletionItem[] {
