@@ -19,7 +19,10 @@
  *   re-analyzes the open documents whose results it may change (`engine.affected`), and any
  *   open document when the engine restarts.
  * - Diagnostics for other files (SQL models, templates) are the union of every open document's,
- *   published for each such file and cleared when no analysis names it any more.
+ *   published for each such file and cleared when no analysis names it any more. An open model or
+ *   template also has the documents that name it (up to `MAX_READERS`, found by the text of their
+ *   headers in the document index) analyzed from disk in the background, for its own errors;
+ *   they are analyzed again when a change on disk affects them, and forgotten when it closes.
  * - `analysis(uri)` is the analysis of the document's current text (waiting for one in flight,
  *   running one when the text changed since), or undefined for a document that is not a managed
  *   document of the project, or while no engine runs.
@@ -37,6 +40,19 @@ import { lineRange, pathOfUri, pointRange, uriOfPath } from './uris.js'
 
 /** Quiet after a keystroke before the document is analyzed again. */
 export const CHANGE_DELAY_MS = 40
+/** Documents analyzed for one open model or template at most. */
+export const MAX_READERS = 50
+
+/** The name a region uses for a SQL model (`models/a/b.sql` → `a/b`) or a template file, or null. */
+function referenceName(engine: InsituEngine, file: string): string | null {
+  const inside = (folder: string) => {
+    const relative = path.relative(path.resolve(engine.root, folder), file)
+    return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative.split(path.sep).join('/') : null
+  }
+  const model = inside(engine.config.paths.models)
+  if (model !== null) return model.endsWith('.sql') ? model.slice(0, -4) : null
+  return inside(engine.config.paths.templates)
+}
 
 export interface WorkspaceOutput {
   publish(uri: string, diagnostics: Diagnostic[], version?: number): void
@@ -79,6 +95,11 @@ export class LspWorkspace {
   private configProblems = new Set<string>()
   /** Files given diagnostics from documents' analyses (SQL models, templates). */
   private elsewherePublished = new Set<string>()
+  /**
+   * Documents not open but analyzed from disk because an open SQL model or template is theirs
+   * (by absolute path): their diagnostics for other files, and the open files they are for.
+   */
+  private readonly readers = new Map<string, { elsewhere: Map<string, Diagnostic[]>; for: Set<string> }>()
   private retryWatch: { file: string; listener: () => void } | undefined
   private stopped = false
   private engineReady: { promise: Promise<void>; resolve: () => void }
@@ -113,6 +134,7 @@ export class LspWorkspace {
           if (engine !== this.current) return
           const files = new Set(affected.owners.map((owner) => path.resolve(engine.root, owner.split('?')[0]!)))
           for (const document of this.documents.values()) if (document.file !== null && files.has(document.file)) this.schedule(document, 0, true)
+          for (const file of this.readers.keys()) if (files.has(file) && !this.isOpen(file)) void this.analyzeReader(engine, file)
         },
         engineStopped: (engine) => {
           if (engine === this.current) {
@@ -161,6 +183,10 @@ export class LspWorkspace {
     this.documents.delete(uri)
     this.options.output.publish(uri, [])
     document.elsewhere.clear()
+    for (const [file, reader] of this.readers) {
+      reader.for.delete(uri)
+      if (reader.for.size === 0) this.readers.delete(file)
+    }
     this.publishElsewhere()
   }
 
@@ -203,7 +229,8 @@ export class LspWorkspace {
       (analysis) => {
         if (this.stopped || this.documents.get(document.uri) !== document || document.analysis?.done !== done) return
         if (analysis === undefined) {
-          this.options.output.publish(document.uri, [], version)
+          // Not a managed document: what it has are other documents' diagnostics for it (a model's errors).
+          if (document.file === null || !this.elsewherePublished.has(document.file)) this.options.output.publish(document.uri, [], version)
           return
         }
         this.options.output.publish(document.uri, analysis.diagnostics, version)
@@ -219,7 +246,11 @@ export class LspWorkspace {
     const changedAt = document.changedAt
     await this.engineReady.promise
     const engine = this.current
-    if (!engine || !engine.isDocument(document.file)) return undefined
+    if (!engine) return undefined
+    if (!engine.isDocument(document.file)) {
+      await this.findReaders(engine, document.uri, document.file)
+      return undefined
+    }
     // A body unchanged since the last analysis keeps its time: typing elsewhere in the document
     // does not make a body the engine generated since it was opened look typed after that.
     const bodySince = (region: Region, body: string): number => {
@@ -229,6 +260,50 @@ export class LspWorkspace {
       return changedAt
     }
     return analyzeDocument(engine, document.file, text, bodySince)
+  }
+
+  /**
+   * An open SQL model or template: the managed documents that name it (at most `MAX_READERS`, by
+   * the document index's text of their headers) are analyzed from disk, so its errors are
+   * published at their line in it even when none of its documents is open.
+   */
+  private async findReaders(engine: InsituEngine, uri: string, file: string): Promise<void> {
+    const name = referenceName(engine, file)
+    if (name === null) return
+    const rows = engine.index.query('select path from _documents where instr(body, :name) > 0 order by path limit :limit', { name, limit: MAX_READERS }) as { path: string }[]
+    await Promise.all(
+      rows.map(async ({ path: relPath }) => {
+        const reader = path.resolve(engine.root, relPath)
+        if (this.isOpen(reader)) return
+        const known = this.readers.get(reader)
+        if (known) known.for.add(uri)
+        else await this.analyzeReader(engine, reader, uri)
+      }),
+    )
+  }
+
+  private async analyzeReader(engine: InsituEngine, file: string, uri?: string): Promise<void> {
+    let text: string
+    try {
+      text = fs.readFileSync(file, 'utf8')
+    } catch {
+      this.readers.delete(file)
+      this.publishElsewhere()
+      return
+    }
+    const analysis = await analyzeDocument(engine, file, text, () => Date.now())
+    if (this.stopped || engine !== this.current) return
+    const reader = this.readers.get(file) ?? { elsewhere: new Map(), for: new Set<string>() }
+    if (uri !== undefined) reader.for.add(uri)
+    if (reader.for.size === 0) return
+    reader.elsewhere = analysis.elsewhere
+    this.readers.set(file, reader)
+    this.publishElsewhere()
+  }
+
+  private isOpen(file: string): boolean {
+    for (const document of this.documents.values()) if (document.file === file) return true
+    return false
   }
 
   private async engineStarted(engine: InsituEngine): Promise<void> {
@@ -276,8 +351,9 @@ export class LspWorkspace {
 
   private publishElsewhere(): void {
     const union = new Map<string, Diagnostic[]>()
-    for (const document of this.documents.values()) {
-      for (const [file, diagnostics] of document.elsewhere) union.set(file, [...(union.get(file) ?? []), ...diagnostics])
+    const sources = [...[...this.documents.values()].map((document) => document.elsewhere), ...[...this.readers.values()].map((reader) => reader.elsewhere)]
+    for (const elsewhere of sources) {
+      for (const [file, diagnostics] of elsewhere) union.set(file, [...(union.get(file) ?? []), ...diagnostics])
     }
     for (const file of this.elsewherePublished) if (!union.has(file)) this.options.output.publish(uriOfPath(file), [])
     for (const [file, diagnostics] of union) this.options.output.publish(uriOfPath(file), diagnostics)
