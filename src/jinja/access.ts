@@ -19,6 +19,7 @@ import { methodOf, numberAttribute } from './methods.js'
 import { formatLookup } from './str-methods.js'
 import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './values.js'
 import { codePoints } from './protocols.js'
+import { dictFind } from './dict.js'
 
 /** A slice `start:stop:step` (the value of a slice expression). */
 export class PySlice {
@@ -55,7 +56,7 @@ function attribute(obj: unknown, name: string): unknown {
     return methodOf(obj, name)
   }
   if (typeof obj === 'string' || obj instanceof Markup) return methodOf(obj, name)
-  if (obj instanceof Namespace) return Object.hasOwn(obj.attrs, name) ? obj.attrs[name] : undefined
+  if (obj instanceof Namespace) return obj.attrs.get(name)
   if (hasAttributes(obj)) {
     const value = obj.getAttribute(name)
     return value instanceof Undefined ? undefined : value
@@ -82,7 +83,10 @@ export function getAttr(obj: unknown, name: string): unknown {
   if (obj instanceof Undefined) fail(obj)
   const value = attribute(obj, name)
   if (value !== undefined) return value
-  if (isDict(obj)) return Object.hasOwn(obj, name) ? obj[name] : missingAttribute(obj, name)
+  if (isDict(obj)) {
+    const found = dictFind(obj, name)
+    return found !== undefined ? found : missingAttribute(obj, name)
+  }
   if (hasAttributes(obj)) {
     const own = obj.getAttribute(name)
     if (own !== undefined) return own
@@ -93,15 +97,8 @@ export function getAttr(obj: unknown, name: string): unknown {
 /** Python's `obj[key]`, or undefined when it raises a TypeError or LookupError. */
 function item(obj: unknown, key: unknown): unknown {
   if (key instanceof PySlice) return sliceOf(obj, key)
-  if (isDict(obj)) {
-    if (typeof key === 'string') return Object.hasOwn(obj, key) ? obj[key] : undefined
-    if (key instanceof Markup) return Object.hasOwn(obj, key.text) ? obj[key.text] : undefined
-    if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') {
-      const text = String(typeof key === 'boolean' ? Number(key) : key)
-      return Object.hasOwn(obj, text) ? obj[text] : undefined
-    }
-    return undefined
-  }
+  // An unhashable key finds nothing (Jinja's getitem catches the TypeError).
+  if (isDict(obj)) return dictFind(obj, key)
   if (obj instanceof PyRange) return rangeItem(obj, key)
   const index = integerIndex(key)
   if (index === undefined) return undefined

@@ -713,7 +713,7 @@ class Compiler extends ExpressionCompiler {
         const namespace = lookup(scope, name)
         if (namespace instanceof Undefined) fail(namespace)
         if (!(namespace instanceof Namespace)) throw new TemplateRuntimeError('cannot assign attribute on non-namespace object')
-        namespace.attrs[attr] = value
+        namespace.attrs.set(attr, value)
       }
     }
     const parts = target.items.map((item) => this.assigner(item))

@@ -32,7 +32,8 @@ import { AUTOESCAPE_FILTERS, markupJoin } from './autoescape.js'
 import { autoescapeNow } from './eval-context.js'
 import { add, binary, negate, positive } from './operators.js'
 import type { Scope } from './runtime.js'
-import { PyCallable, Undefined, fail, isDict, isTuple, pyStr, tuple, typeName } from './values.js'
+import { PyDict, dictKeywords } from './dict.js'
+import { PyCallable, Undefined, fail, isDict, pyStr, tuple, typeName } from './values.js'
 import { iterate, pyCompare, truthy } from './protocols.js'
 import { MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkString, stringTooLong } from './limits.js'
 import { ticks } from './render-budget.js'
@@ -115,7 +116,7 @@ export class ExpressionCompiler {
       if (dynKwargs) {
         const extra = dynKwargs(scope, render)
         if (!isDict(extra)) throw typeError(`argument after ** must be a mapping, not ${typeName(extra)}`)
-        Object.assign(keywords, extra)
+        dictKeywords(extra, keywords)
       }
       return [positional, keywords]
     }
@@ -348,14 +349,15 @@ export class ExpressionCompiler {
       }
       case 'dict': {
         const items = expr.items.map(({ key, value }) => ({ key: this.expr(key), value: this.expr(value) }))
+        // Python evaluates every key and value, in order, then builds the dict (hashing the keys).
         return (scope, render) => {
-          const out: Record<string, unknown> = {}
-          for (const { key, value } of items) {
-            const k = key(scope, render)
-            if (k instanceof Undefined) fail(k)
-            if (Array.isArray(k) && !isTuple(k)) throw typeError("unhashable type: 'list'")
-            out[typeof k === 'string' ? k : pyStr(k)] = value(scope, render)
+          const pairs = new Array<unknown>(items.length * 2)
+          for (let i = 0; i < items.length; i++) {
+            pairs[2 * i] = items[i]!.key(scope, render)
+            pairs[2 * i + 1] = items[i]!.value(scope, render)
           }
+          const out = new PyDict()
+          for (let i = 0; i < pairs.length; i += 2) out.set(pairs[i], pairs[i + 1])
           return out
         }
       }

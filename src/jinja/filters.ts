@@ -32,7 +32,8 @@ import { toPythonJson } from './json.js'
 import { textWrap } from './wrap.js'
 import { urlize } from './urlize.js'
 import { DictView, Markup, PyIterator, PyRange, Undefined, fail, float, isDict, isInt, isString, namedTuple, pyRepr, textOf, tuple, typeName } from './values.js'
-import { hashKey, iterate, pyLen, pyLess, truthy } from './protocols.js'
+import { iterate, pyLen, pyLess, truthy } from './protocols.js'
+import { dictItems, hashKey } from './dict.js'
 import { brief, checkList, checkString, joinChecked } from './limits.js'
 import { tick, ticks } from './render-budget.js'
 import { PY_SPACE } from './python-space.js'
@@ -194,7 +195,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
     const position = by === 'key' ? 0 : by === 'value' ? 1 : -1
     if (position < 0) throw new TemplateRuntimeError('You can only sort by either "key" or "value"', 'FilterArgumentError')
-    const entries = Object.entries(value).map((entry) => tuple(entry))
+    const entries = dictItems(value).map((entry) => tuple(entry))
     return pySorted(entries, (entry) => (truthy(caseSensitive) ? entry[position] : ignoreCase(entry[position])), truthy(reverse))
   }),
   escape: define([], (_h, value) => escape(value)),
@@ -251,7 +252,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   items: define([], (_h, value) => {
     if (value instanceof Undefined) return new PyIterator([])
     if (!isDict(value)) throw typeError(`Can only get item pairs from a mapping, not ${typeName(value)}`)
-    return new PyIterator(Object.entries(value).map((entry) => tuple(entry)))
+    return new PyIterator(dictItems(value).map((entry) => tuple(entry)))
   }),
   join: define([['d', ''], ['attribute', null]], (_h, value, separator: unknown, attribute: unknown) => {
     let items = iterate(value)
@@ -427,7 +428,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (isString(value) || !(Array.isArray(value) || isDict(value) || value instanceof DictView || value instanceof PyIterator || value instanceof PyRange)) {
       return urlQuote(value, false)
     }
-    const pairs = isDict(value) ? Object.entries(value) : mapTicked(iterate(value), (pair) => iterate(pair))
+    const pairs = isDict(value) ? dictItems(value) : mapTicked(iterate(value), (pair) => iterate(pair))
     return joinChecked(mapTicked(pairs, ([k, v]) => `${urlQuote(k, true)}=${urlQuote(v, true)}`), '&', () => `urlencode of ${pairs.length} pairs`)
   }),
   urlize: define([['trim_url_limit', null], ['nofollow', false], ['target', null], ['rel', null], ['extra_schemes', null]], (_h, value, limit: unknown, nofollow: unknown, target: unknown, rel: unknown, extraSchemes: unknown) => {
@@ -452,11 +453,13 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   xmlattr: define([['autospace', true]], (_h, value, autospace: unknown) => {
     if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
     const items: string[] = []
-    for (const [key, item] of Object.entries(value)) {
+    for (const [key, item] of dictItems(value)) {
       tick()
       if (item === null || item instanceof Undefined) continue
-      if (XML_ATTRIBUTE_KEY.test(key)) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`)
-      items.push(`${escapeHtml(key)}="${escape(item).text}"`)
+      // re.search on the key: a str only.
+      if (!isString(key)) throw typeError(`expected string or bytes-like object, got '${typeName(key)}'`)
+      if (XML_ATTRIBUTE_KEY.test(textOf(key))) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`)
+      items.push(`${escape(key).text}="${escape(item).text}"`)
     }
     const out = items.join(' ')
     // A str outside `{% autoescape %}` (Markup inside it: autoescape.ts), as Jinja's do_xmlattr.

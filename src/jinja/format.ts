@@ -13,13 +13,14 @@
  * - Widths and precisions past limits.ts `MAX_STRING_LENGTH` are refused before any padding.
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
- *   precision/type).
+ *   precision/type); `args` null is `format_map(kwargs)` (a dict: positional fields are a ValueError).
  */
 import { brief, checkString } from './limits.js'
 import { tick } from './render-budget.js'
 import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
-import { floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
+import { dictGet } from './dict.js'
+import { floatStr, isDict, type Dict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 
 /** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
 function exactDigits(abs: number): { digits: string; point: number } {
@@ -174,8 +175,8 @@ export function percentFormat(format: string, args: unknown): string {
     else if (key !== undefined) {
       if (!mapping) throw typeError('format requires a mapping')
       usedMapping = true
-      if (!Object.hasOwn(mapping, key)) throw new TemplateRuntimeError(`'${key}'`, 'KeyError')
-      value = mapping[key]
+      value = dictGet(mapping, key)
+      if (value === undefined) throw new TemplateRuntimeError(`'${key}'`, 'KeyError')
     } else value = nextArg()
     out += convert(value, conversion, flags, width, precision)
     checkString(out.length, () => `formatting ${brief(format)}`)
@@ -353,8 +354,8 @@ function group(digits: string, separator: string, size: number): string {
 /** Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. */
 export function strFormat(
   format: string,
-  args: unknown[],
-  kwargs: Record<string, unknown>,
+  args: unknown[] | null,
+  kwargs: Dict,
   lookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown },
 ): string {
   let auto = 0
@@ -409,7 +410,11 @@ export function strFormat(
     const nameMatch = /^[^.[]*/.exec(head)!
     const name = nameMatch[0]
     let value: unknown
-    if (name === '') {
+    if (args === null && (name === '' || /^\d+$/.test(name))) throw valueError('Format string contains positional fields')
+    if (args === null) {
+      value = dictGet(kwargs, name)
+      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
+    } else if (name === '') {
       if (auto >= args.length) throw new TemplateRuntimeError(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError')
       value = args[auto++]
     } else if (/^\d+$/.test(name)) {
@@ -417,8 +422,8 @@ export function strFormat(
       if (index >= args.length) throw new TemplateRuntimeError(`Replacement index ${index} out of range for positional args tuple`, 'IndexError')
       value = args[index]
     } else {
-      if (!Object.hasOwn(kwargs, name)) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
-      value = kwargs[name]
+      value = dictGet(kwargs, name)
+      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
     }
     const rest = head.slice(name.length)
     const parts = /\.([^.[]+)|\[([^\]]*)\]/g

@@ -4,16 +4,18 @@
  *
  * Contract: `methodOf(value, name)` returns the bound method as a `PyCallable`, or undefined
  * when Python's type has no such attribute. Methods follow CPython 3.11 (`pop()` from the end,
- * `get(k, default)`, `update()` with a dict, pairs or keywords, `index()`'s ValueError …).
+ * `get(k, default)`, `update()` with a dict, pairs or keywords, `index()`'s ValueError …); dict
+ * methods work on either representation of a dict (dict.ts), keys of any hashable type.
  * `numberAttribute(value, name)` gives `real`/`imag` of numbers; `DICT_METHOD_NAMES` lists the
  * names a dict answers with a method rather than its key. `range.index`/`count` need no items;
  * `append`, `extend`, `insert` refuse a list past limits.ts `MAX_LIST_LENGTH`; loops over items
  * pass check points of the render's time budget.
  */
 import { PythonFloat } from './python-float.js'
-import { TemplateRuntimeError, valueError } from './errors.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
+import { PyDict, dictClear, dictCopy, dictDelete, dictGet, dictItems, dictSet, dictSize } from './dict.js'
 import { STR_METHODS, int, type Method } from './str-methods.js'
-import { DictView, Markup, PyFunction, PyRange, float, isDict, isInt, isString, isTuple, pyRepr, textOf, tuple, typeName, type PyCallable } from './values.js'
+import { DictView, Markup, PyFunction, PyRange, float, isDict, isInt, isTuple, pyRepr, tuple, typeName, type Dict, type PyCallable } from './values.js'
 import { iterate, pyEq, pyLess, rangeIndex } from './protocols.js'
 import { brief, checkList } from './limits.js'
 import { tick, ticks } from './render-budget.js'
@@ -89,50 +91,96 @@ const LIST_METHODS: Record<string, Method> = {
   },
 }
 
-const DICT_METHODS: Record<string, Method> = {
-  items: (d: Record<string, unknown>) => new DictView(d, 'items'),
-  keys: (d: Record<string, unknown>) => new DictView(d, 'keys'),
-  values: (d: Record<string, unknown>) => new DictView(d, 'values'),
-  get: (d: Record<string, unknown>, a) => (isString(a[0]) && Object.hasOwn(d, textOf(a[0])) ? d[textOf(a[0])] : a.length > 1 ? a[1] : null),
-  copy: (d: Record<string, unknown>) => ({ ...d }),
-  update: (d: Record<string, unknown>, a, k) => {
-    if (a.length > 0) {
-      const other = a[0]
-      if (isDict(other)) Object.assign(d, other)
-      else for (const pair of iterate(other)) {
-        const [key, value] = iterate(pair)
-        d[String(key)] = value
+const NO_KEYWORDS: Record<string, unknown> = {}
+
+/** `dict.<name>(key[, default])`'s arity. */
+function keyAndDefault(name: string, args: unknown[]): void {
+  if (args.length === 0) throw typeError(`${name} expected at least 1 argument, got 0`)
+  if (args.length > 2) throw typeError(`${name} expected at most 2 arguments, got ${args.length}`)
+}
+
+/** `dict.update(source, **keywords)` (and `dict()`, `namespace()`): `source` a dict or an iterable of pairs, then the keywords. */
+export function dictUpdate(target: Dict, source: unknown, keywords: Record<string, unknown> = NO_KEYWORDS): void {
+  if (source !== undefined) {
+    if (isDict(source)) {
+      for (const [key, value] of dictItems(source)) {
+        tick()
+        dictSet(target, key, value)
+      }
+    } else {
+      const pairs = iterate(source)
+      for (let i = 0; i < pairs.length; i++) {
+        tick()
+        let pair: unknown[]
+        try {
+          pair = iterate(pairs[i])
+        } catch (error) {
+          if (error instanceof TemplateRuntimeError && error.pythonType === 'TypeError') {
+            throw typeError(`cannot convert dictionary update sequence element #${i} to a sequence`)
+          }
+          throw error
+        }
+        if (pair.length !== 2) throw valueError(`dictionary update sequence element #${i} has length ${pair.length}; 2 is required`)
+        dictSet(target, pair[0], pair[1])
       }
     }
-    Object.assign(d, k)
+  }
+  for (const name in keywords) dictSet(target, name, keywords[name])
+}
+
+const DICT_METHODS: Record<string, Method> = {
+  items: (d: Dict) => new DictView(d, 'items'),
+  keys: (d: Dict) => new DictView(d, 'keys'),
+  values: (d: Dict) => new DictView(d, 'values'),
+  get: (d: Dict, a) => {
+    keyAndDefault('get', a)
+    const found = dictGet(d, a[0])
+    return found !== undefined ? found : a.length > 1 ? a[1] : null
+  },
+  copy: (d: Dict) => (ticks(dictSize(d) >> 4), dictCopy(d)),
+  update: (d: Dict, a, k) => {
+    if (a.length > 1) throw typeError(`update expected at most 1 argument, got ${a.length}`)
+    dictUpdate(d, a[0], k)
     return null
   },
-  pop: (d: Record<string, unknown>, a) => {
-    const key = String(a[0])
-    if (Object.hasOwn(d, key)) {
-      const value = d[key]
-      delete d[key]
-      return value
+  pop: (d: Dict, a) => {
+    keyAndDefault('pop', a)
+    const found = dictGet(d, a[0])
+    if (found !== undefined) {
+      dictDelete(d, a[0])
+      return found
     }
     if (a.length > 1) return a[1]
     throw keyError(a[0])
   },
-  setdefault: (d: Record<string, unknown>, a) => {
-    const key = String(a[0])
-    if (!Object.hasOwn(d, key)) d[key] = a.length > 1 ? a[1] : null
-    return d[key]
+  setdefault: (d: Dict, a) => {
+    keyAndDefault('setdefault', a)
+    const found = dictGet(d, a[0])
+    if (found !== undefined) return found
+    const value = a.length > 1 ? a[1] : null
+    dictSet(d, a[0], value)
+    return value
   },
-  clear: (d: Record<string, unknown>) => {
-    for (const key of Object.keys(d)) delete d[key]
+  clear: (d: Dict) => {
+    dictClear(d)
     return null
   },
-  popitem: (d: Record<string, unknown>) => {
-    const keys = Object.keys(d)
-    if (keys.length === 0) throw keyError('popitem(): dictionary is empty')
-    const key = keys[keys.length - 1]!
-    const value = d[key]
-    delete d[key]
-    return tuple([key, value])
+  popitem: (d: Dict) => {
+    const items = dictItems(d)
+    const last = items[items.length - 1]
+    if (last === undefined) throw keyError('popitem(): dictionary is empty')
+    dictDelete(d, last[0])
+    return tuple(last)
+  },
+  fromkeys: (_d: Dict, a) => {
+    if (a.length === 0) throw typeError('fromkeys expected at least 1 argument, got 0')
+    const value = a.length > 1 ? a[1] : null
+    const out = new PyDict()
+    for (const key of iterate(a[0])) {
+      tick()
+      out.set(key, value)
+    }
+    return out
   },
 }
 
@@ -164,7 +212,15 @@ export function methodOf(value: unknown, name: string): PyCallable | undefined {
   else if (value instanceof PyRange) table = RANGE_METHODS
   else if (typeof value === 'number' || typeof value === 'bigint' || value instanceof PythonFloat) return numberMethod(value, name)
   if (!table || !Object.hasOwn(table, name)) return undefined
-  return bind(self, name, table[name]!, typeName(value))
+  const method = table[name]!
+  if (table === DICT_METHODS && name !== 'update') {
+    // dict's methods but update() take no keywords.
+    return bind(self, name, (d: Dict, args, kwargs) => {
+      for (const _ in kwargs) throw typeError(`dict.${name}() takes no keyword arguments`)
+      return method(d as never, args, kwargs)
+    }, 'dict')
+  }
+  return bind(self, name, method, typeName(value))
 }
 
 function numberMethod(value: number | bigint | PythonFloat, name: string): PyCallable | undefined {

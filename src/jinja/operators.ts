@@ -20,6 +20,7 @@ import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError } from './errors.js'
 import { escapeHtml } from './escape.js'
 import { percentFormat } from './format.js'
+import { PyDict, dictItems } from './dict.js'
 import {
   Markup,
   PyComplex,
@@ -213,7 +214,7 @@ export function modulo(a: unknown, b: unknown): unknown {
   if (a instanceof Markup) {
     check(a, b)
     // markupsafe's Markup.__mod__ escapes what it formats.
-    const args = isTuple(b) ? tuple([...b].map(escapeArgument)) : isDict(b) ? Object.fromEntries(Object.entries(b as Record<string, unknown>).map(([k, v]) => [k, escapeArgument(v)])) : escapeArgument(b)
+    const args = isTuple(b) ? tuple([...b].map(escapeArgument)) : isDict(b) ? PyDict.fromEntries(dictItems(b).map(([k, v]) => [k, escapeArgument(v)])) : escapeArgument(b)
     return new Markup(percentFormat(a.text, args))
   }
   if (typeof a === 'string') {

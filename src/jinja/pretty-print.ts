@@ -15,7 +15,10 @@
  */
 import { compareCodePoints } from './code-point-order.js'
 import { pySplitlines } from './str-methods.js'
-import { isDict, isTuple, namedTupleInfo, pyRepr, reprString, tuple } from './values.js'
+import { PyDict, dictItems } from './dict.js'
+import { TemplateRuntimeError } from './errors.js'
+import { pyLess } from './protocols.js'
+import { DictBase, Markup, isDict, isTuple, namedTupleInfo, pyRepr, reprString, tuple, typeName, type Dict } from './values.js'
 import { PY_SPACE } from './python-space.js'
 
 const WIDTH = 80
@@ -38,12 +41,34 @@ function sortDicts(value: unknown): unknown {
     const mapped = value.map(sortDicts)
     return isTuple(value) ? tuple(mapped) : mapped
   }
-  if (isDict(value)) {
-    const sorted: Record<string, unknown> = {}
-    for (const key of Object.keys(value).sort(compareCodePoints)) sorted[key] = sortDicts(value[key])
-    return sorted
-  }
+  if (isDict(value)) return PyDict.fromEntries(sortedItems(value).map(([key, item]) => [key, sortDicts(item)]))
   return value
+}
+
+/**
+ * A dict's items in pprint's order (`sorted(items, key=_safe_tuple)`): by key with `<`, keys of
+ * types that do not compare by their type's name (`<class 'int'>` before `<class 'str'>`), in
+ * their order when that is equal too (Python: by id).
+ */
+function sortedItems(dict: Dict): [unknown, unknown][] {
+  const items = dictItems(dict)
+  if (!(dict instanceof DictBase)) return items.sort((a, b) => compareCodePoints(a[0] as string, b[0] as string))
+  return items.sort((a, b) => (safeLess(a[0], b[0]) ? -1 : safeLess(b[0], a[0]) ? 1 : 0))
+}
+
+/** pprint's `_safe_key.__lt__`. */
+function safeLess(a: unknown, b: unknown): boolean {
+  try {
+    return pyLess(a, b)
+  } catch (error) {
+    if (!(error instanceof TemplateRuntimeError && error.pythonType === 'TypeError')) throw error
+    return compareCodePoints(classText(a), classText(b)) < 0
+  }
+}
+
+/** `str(type(value))`. */
+function classText(value: unknown): string {
+  return `<class '${value instanceof Markup ? 'markupsafe.Markup' : typeName(value)}'>`
 }
 
 function width(text: string): number {
@@ -63,15 +88,15 @@ function format(value: unknown, indent: number, allowance: number, level: number
   out.push(rep)
 }
 
-function formatDict(value: Record<string, unknown>, indent: number, allowance: number, level: number, out: string[]): void {
+function formatDict(value: Dict, indent: number, allowance: number, level: number, out: string[]): void {
   out.push('{')
-  const keys = Object.keys(value).sort(compareCodePoints)
+  const items = sortedItems(value)
   const inner = indent + INDENT_PER_LEVEL
-  keys.forEach((key, i) => {
-    const last = i === keys.length - 1
-    const rep = reprString(key)
+  items.forEach(([key, item], i) => {
+    const last = i === items.length - 1
+    const rep = pyRepr(key)
     out.push(rep, ': ')
-    format(value[key], inner + width(rep) + 2, last ? allowance + 1 : 1, level, out)
+    format(item, inner + width(rep) + 2, last ? allowance + 1 : 1, level, out)
     if (!last) out.push(',\n' + ' '.repeat(inner))
   })
   out.push('}')

@@ -6,13 +6,13 @@
  * - `truthy` is `bool()`: empty strings, bytes, lists, dicts, ranges, zero and None are false; a strict
  *   Undefined raises, a plain one is false.
  * - `pyEq` is `==` (numbers across int, float, bool and bigint exactly; lists and tuples by
- *   items, never equal to each other; dicts by keys and values); `pyLess` is `<` (numbers,
+ *   items, never equal to each other; dicts by keys and values, either representation of
+ *   dict.ts; `keys()` and `items()` views as sets); `pyLess` is `<` (numbers,
  *   strings by code point, lists/tuples lexicographically; else Python's TypeError
  *   `'<' not supported between instances of 'int' and 'str'`); `pyCompare` any comparison
  *   operator, `in` and `not in` included; `contains` is `in`.
  * - `iterate` is `iter()` as a list (strings by code point, dicts by key, views, ranges,
- *   one-shot iterators used up); `pyLen` is `len()`; `hashKey` is equal for values Python
- *   hashes equal (`1`, `1.0`, `True`) and raises for lists and dicts (unhashable).
+ *   one-shot iterators used up); `pyLen` is `len()`. Hashing is dict.ts `hashKey`.
  * - Ranges are lazy: `in`, `==`, `len`, hashing without items (`rangeIndex`); `iterate` of a range
  *   longer than limits.ts `MAX_LIST_LENGTH` is refused. Loops over items pass check points of the
  *   render's time budget (render-budget.ts).
@@ -21,7 +21,8 @@ import { compareCodePoints } from './code-point-order.js'
 import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError } from './errors.js'
 import { tick, ticks } from './render-budget.js'
-import { DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'
+import { dictGet, dictHas, dictItems, dictKeys, dictSize } from './dict.js'
+import { DictBase, DictView, Markup, Namespace, PyComplex, PyIterator, PyRange, Undefined, fail, isDict, isString, isTuple, textOf, typeName } from './values.js'
 
 /** Python's `bool(value)`. */
 export function truthy(value: unknown): boolean {
@@ -42,8 +43,9 @@ export function truthy(value: unknown): boolean {
   if (value instanceof Uint8Array) return value.length > 0
   if (value instanceof Markup) return value.text.length > 0
   if (value instanceof PyComplex) return value.real !== 0 || value.imag !== 0
-  if (value instanceof DictView) return Object.keys(value.dict).length > 0
+  if (value instanceof DictView) return dictSize(value.dict) > 0
   if (value instanceof PyRange) return value.length > 0
+  if (value instanceof DictBase) return value.size > 0
   if (isDict(value)) {
     for (const _ in value) return true
     return false
@@ -88,12 +90,19 @@ export function pyEq(a: unknown, b: unknown): boolean {
   }
   if (a instanceof PyRange && b instanceof PyRange) return a.equals(b)
   if (isDict(a)) {
-    if (!isDict(b)) return false
-    const keys = Object.keys(a)
-    if (keys.length !== Object.keys(b).length) return false
-    return keys.every((key) => (tick(), Object.hasOwn(b, key) && pyEq(a[key], b[key])))
+    if (!isDict(b) || dictSize(a) !== dictSize(b)) return false
+    for (const [key, value] of dictItems(a)) {
+      tick()
+      const other = dictGet(b, key)
+      if (other === undefined || !pyEq(value, other)) return false
+    }
+    return true
   }
-  if (a instanceof DictView && b instanceof DictView && a.view === b.view) return pyEq(a.list(), b.list())
+  // Keys and items views compare as sets; a values view only to itself.
+  if (a instanceof DictView && b instanceof DictView && a.view === b.view && a.view !== 'values') {
+    if (dictSize(a.dict) !== dictSize(b.dict)) return false
+    return a.list().every((item) => (tick(), contains(b, item)))
+  }
   return false
 }
 
@@ -165,15 +174,21 @@ export function contains(container: unknown, item: unknown): boolean {
     }
     return false
   }
-  if (isDict(container)) return isString(item) && Object.hasOwn(container, textOf(item))
+  if (isDict(container)) return dictHas(container, item)
   if (container instanceof DictView) {
-    if (container.view === 'keys') return isString(item) && Object.hasOwn(container.dict, textOf(item))
+    if (container.view === 'keys') return dictHas(container.dict, item)
+    if (container.view === 'items') {
+      // A pair whose key is in the dict with an equal value.
+      if (!isTuple(item) || item.length !== 2) return false
+      const value = dictGet(container.dict, item[0])
+      return value !== undefined && pyEq(value, item[1])
+    }
     return contains(container.list(), item)
   }
   if (container instanceof PyRange) return rangeIndex(container, item) !== -1
   if (container instanceof Undefined) return container.strict ? fail(container) : false
   if (container instanceof PyIterator) return contains(container.drain(), item)
-  if (container instanceof Namespace) return Object.hasOwn(container.attrs, String(item))
+  if (container instanceof Namespace) return container.attrs.has(String(item))
   throw typeError(`argument of type '${typeName(container)}' is not iterable`)
 }
 
@@ -199,7 +214,7 @@ export function iterate(value: unknown): unknown[] {
     return SURROGATE.test(value) ? Array.from(value) : value.split('')
   }
   if (value instanceof Undefined) return value.strict ? fail(value) : []
-  if (isDict(value)) return Object.keys(value)
+  if (isDict(value)) return dictKeys(value)
   if (value instanceof DictView || value instanceof PyRange) return value.list()
   if (value instanceof PyIterator) return value.drain()
   if (value instanceof Markup) return Array.from(value.text)
@@ -226,8 +241,8 @@ export function pyLen(value: unknown): number {
   if (Array.isArray(value)) return value.length
   if (value instanceof Undefined) return value.strict ? fail(value) : 0
   if (value instanceof Markup) return pyLen(value.text)
-  if (isDict(value)) return Object.keys(value).length
-  if (value instanceof DictView) return Object.keys(value.dict).length
+  if (isDict(value)) return dictSize(value)
+  if (value instanceof DictView) return dictSize(value.dict)
   if (value instanceof PyRange) {
     if (typeof value.length === 'bigint' && value.length > 9223372036854775807n) {
       throw new TemplateRuntimeError('Python int too large to convert to C ssize_t', 'OverflowError')
@@ -241,38 +256,4 @@ export function pyLen(value: unknown): number {
 /** Code points of a string (Python indexes strings by code point). */
 export function codePoints(text: string): string[] | string {
   return SURROGATE.test(text) ? Array.from(text) : text
-}
-
-const identities = new WeakMap<object, number>()
-let nextIdentity = 1
-
-/** A string equal for values Python hashes and compares equal (`1`, `1.0`, `True`). */
-export function hashKey(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return 's' + value
-    case 'number':
-      return 'n' + (Object.is(value, -0) ? 0 : value)
-    case 'bigint':
-      return 'n' + value.toString()
-    case 'boolean':
-      return value ? 'n1' : 'n0'
-  }
-  if (value === null) return 'N'
-  if (value instanceof PythonFloat) return 'n' + (Object.is(value.value, -0) ? 0 : value.value)
-  if (value instanceof Markup) return 's' + value.text
-  if (value instanceof Uint8Array) return 'b' + Array.from(value, (byte) => byte.toString(16).padStart(2, '0')).join('')
-  if (value instanceof Undefined) fail(value)
-  if (Array.isArray(value)) {
-    if (!isTuple(value)) throw typeError("unhashable type: 'list'")
-    return 't(' + value.map((item) => (tick(), hashKey(item))).join(',') + ')'
-  }
-  if (value instanceof PyRange) return value.hashKey()
-  if (isDict(value)) throw typeError("unhashable type: 'dict'")
-  if (typeof value === 'object' || typeof value === 'function') {
-    let id = identities.get(value as object)
-    if (id === undefined) identities.set(value as object, (id = nextIdentity++))
-    return 'o' + id
-  }
-  return 'u'
 }

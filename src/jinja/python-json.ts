@@ -14,14 +14,21 @@
  * - Numbers follow the value model of python-float.ts: a safe integer (|n| < 2^53) is written
  *   as an int (`1`); a `PythonFloat` box and any other number as Python's float repr (`2.0`,
  *   `1.5`, `1e-05`, `1e+16`, `1.2345678901234568e+17`). A `bigint` is written as an int.
- * - Objects are arrays and plain objects (values.ts `isDict`). Values that are not JSON
+ * - Objects are arrays, plain objects (values.ts `isPlainDict`) and `JsonObject`s (keys already
+ *   strings and in the order to write them: json.ts makes them of dicts with keys of other
+ *   types, sorted as `sort_keys` sorts them before it turns keys into strings). Values that are not JSON
  *   (undefined, functions, symbols, class instances other than `String`, circular structures)
  *   throw a `TypeError`/`ValueError`-like error named as Python names it (`Object of type Date
  *   is not JSON serializable`, `Circular reference detected`).
  */
 import { compareCodePoints } from './code-point-order.js'
 import { PythonFloat, pythonFloatRepr } from './python-float.js'
-import { isDict } from './values.js'
+import { isPlainDict } from './values.js'
+
+/** A JSON object whose keys are written in the order given (even with `sortKeys`: its maker sorted them). */
+export class JsonObject {
+  constructor(readonly entries: readonly (readonly [string, unknown])[]) {}
+}
 
 export interface PythonJsonOptions {
   /** `sort_keys` */
@@ -97,7 +104,8 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
       throw new TypeError(`Object of type ${typeof item} is not JSON serializable`)
     }
     const isArray = Array.isArray(item)
-    if (!isArray && !isDict(item)) {
+    const ordered = item instanceof JsonObject
+    if (!isArray && !ordered && !isPlainDict(item)) {
       const name = (item as { constructor?: { name?: string } }).constructor?.name ?? 'object'
       throw new TypeError(`Object of type ${name} is not JSON serializable`)
     }
@@ -105,7 +113,9 @@ export function encodePythonJson(value: unknown, options: PythonJsonOptions): st
     active.add(item)
     const parts: string[] = isArray
       ? (item as unknown[]).map((element) => encode(element, level + 1))
-      : objectKeys(item as Record<string, unknown>, options.sortKeys).map(
+      : ordered
+        ? item.entries.map(([key, value]) => encodeString(key, options.ensureAscii) + options.keySeparator + encode(value, level + 1))
+        : objectKeys(item as Record<string, unknown>, options.sortKeys).map(
           (key) =>
             encodeString(key, options.ensureAscii) +
             options.keySeparator +
@@ -147,7 +157,7 @@ function sortedAsciiJson(value: unknown, depth: number): string | undefined {
     }
     return out + ']'
   }
-  if (!isDict(value)) return undefined
+  if (!isPlainDict(value)) return undefined
   const record = value as Record<string, unknown>
   const keys = objectKeys(record, true)
   out = '{'

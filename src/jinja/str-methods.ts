@@ -15,7 +15,7 @@
 import { pythonCasefold } from './python-casefold.js'
 import { typeError, valueError } from './errors.js'
 import { strFormat } from './format.js'
-import { isString, isTuple, textOf, tuple, typeName } from './values.js'
+import { isDict, isString, isTuple, textOf, tuple, typeName } from './values.js'
 import { iterate } from './protocols.js'
 import { brief as reprBrief, checkString, joinChecked } from './limits.js'
 import { tick, ticks } from './render-budget.js'
@@ -322,6 +322,12 @@ export const STR_METHODS: Record<string, Method> = {
     return joinChecked(parts, s, () => `${reprBrief(s)}.join() of ${parts.length} strings`)
   },
   format: (s: string, a, k) => strFormat(s, a, k, formatLookup),
+  format_map: (s: string, a) => {
+    if (a.length !== 1) throw typeError(`format_map() takes exactly one argument (${a.length} given)`)
+    const mapping = a[0]
+    if (!isDict(mapping)) throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
+    return strFormat(s, null, mapping, formatLookup)
+  },
   center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
   ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'ljust') - Array.from(s).length)),
   rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'rjust') - Array.from(s).length)) + s,

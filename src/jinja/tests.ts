@@ -14,10 +14,12 @@ import type { TestFunction } from './compiled-template.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { bind } from './filters.js'
 import { Cycler, Joiner } from './runtime.js'
-import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isInt, isString, pyStr, textOf, typeName } from './values.js'
-import { contains, isIterable, iterate, pyCompare, pyEq, pyLen, truthy } from './protocols.js'
+import { DictView, Markup, Namespace, PyCallable, PyFunction, PyIterator, PyRange, Undefined, fail, isDict, isInt, isString, pyStr, typeName } from './values.js'
+import { contains, isIterable, pyCompare, pyEq, pyLen, truthy } from './protocols.js'
 import { modulo } from './operators.js'
 import { toInt } from './conversions.js'
+import { PyDict } from './dict.js'
+import { dictUpdate } from './methods.js'
 import { loremIpsum } from './lorem-ipsum.js'
 
 function test(params: readonly (readonly [string, unknown?])[], fn: (value: unknown, ...args: never[]) => boolean): TestFunction {
@@ -122,19 +124,10 @@ export function stockGlobals(): Record<string, unknown> {
     dict: new PyFunction(
       'dict',
       (args, kwargs) => {
-        const out: Record<string, unknown> = {}
         if (args.length > 1) throw typeError(`dict expected at most 1 argument, got ${args.length}`)
-        if (args.length === 1) {
-          const source = args[0]
-          if (isDict(source)) Object.assign(out, source)
-          else
-            for (const pair of iterate(source)) {
-              const items = iterate(pair)
-              if (items.length !== 2) throw valueError(`dictionary update sequence element has length ${items.length}; 2 is required`)
-              out[isString(items[0]) ? textOf(items[0]) : pyStr(items[0])] = items[1]
-            }
-        }
-        return Object.assign(out, kwargs)
+        const out = new PyDict()
+        dictUpdate(out, args[0], kwargs)
+        return out
       },
       "<class 'dict'>",
     ),
@@ -152,9 +145,11 @@ export function stockGlobals(): Record<string, unknown> {
     namespace: new PyFunction(
       'Namespace',
       (args, kwargs) => {
-        const attrs: Record<string, unknown> = {}
-        if (args.length > 0) Object.assign(attrs, isDict(args[0]) ? args[0] : {})
-        return new Namespace(Object.assign(attrs, kwargs))
+        // Jinja's Namespace keeps `dict(*args, **kwargs)`.
+        if (args.length > 1) throw typeError(`dict expected at most 1 argument, got ${args.length}`)
+        const attrs = new PyDict()
+        dictUpdate(attrs, args[0], kwargs)
+        return new Namespace(attrs)
       },
       "<class 'jinja2.utils.Namespace'>",
     ),

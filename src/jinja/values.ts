@@ -6,7 +6,8 @@
  * - None `null`, bool `boolean`, int an integral `number` (a `bigint` beyond 2^53, always
  *   normalized back to a number when safe: `normalizeInt`), float a non-integral `number` or a
  *   `PythonFloat` box, str `string`, list an array, tuple an array marked by `tuple()`, dict a
- *   plain object (string keys, insertion order).
+ *   plain object (string keys: values from the context) or a dict.ts `PyDict` (keys of any
+ *   hashable type: dicts templates make); `DictBase` is what this module knows of the latter.
  * - Template-only types: `Undefined` (StrictUndefined: every use but `is defined`, `default`
  *   and friends raises `UndefinedError` with its hint), `Markup` (a safe string), `DictView`
  *   (`.items()`, `.keys()`, `.values()`), `PyRange`, `PyIterator` (a one-shot generator such as
@@ -94,17 +95,44 @@ export function namedTupleInfo(value: unknown): { typeName: string; fields: stri
   return Array.isArray(value) ? (value as unknown as Record<symbol, { typeName: string; fields: string[] }>)[NAMED] : undefined
 }
 
+/**
+ * A dict whose keys may be any hashable value: dict.ts `PyDict`, the one kind there is (it has
+ * the contract). Declared here so that `isDict`, `typeName`, `pyRepr` and dict views know it
+ * without importing dict.ts, which builds on this module. Keys are Python keys (`1`, `True`,
+ * `(1, 2)`), each lookup by Python's hash and equality; `undefined` is a missing key.
+ */
+export abstract class DictBase {
+  abstract get size(): number
+  abstract get(key: unknown): unknown
+  abstract has(key: unknown): boolean
+  abstract set(key: unknown, value: unknown): void
+  abstract delete(key: unknown): boolean
+  abstract clear(): void
+  abstract keys(): unknown[]
+  abstract values(): unknown[]
+  abstract entries(): [unknown, unknown][]
+}
+
+/** A dict: a plain object (string keys) or a `DictBase` (any keys). */
+export type Dict = Record<string, unknown> | DictBase
+
 /** `dict.items()`, `.keys()`, `.values()`: live views of a dict. */
 export class DictView {
   constructor(
-    readonly dict: Record<string, unknown>,
+    readonly dict: Dict,
     readonly view: 'items' | 'keys' | 'values',
   ) {}
 
   list(): unknown[] {
-    if (this.view === 'keys') return Object.keys(this.dict)
-    if (this.view === 'values') return Object.values(this.dict)
-    return Object.entries(this.dict).map((entry) => tuple(entry))
+    const dict = this.dict
+    if (dict instanceof DictBase) {
+      if (this.view === 'keys') return dict.keys()
+      if (this.view === 'values') return dict.values()
+      return dict.entries().map((entry) => tuple(entry))
+    }
+    if (this.view === 'keys') return Object.keys(dict)
+    if (this.view === 'values') return Object.values(dict)
+    return Object.entries(dict).map((entry) => tuple(entry))
   }
 }
 
@@ -168,9 +196,9 @@ function complexPart(n: number): string {
   return text.endsWith('.0') ? text.slice(0, -2) : text
 }
 
-/** Jinja's `namespace()`. */
+/** Jinja's `namespace()`: its attributes are a dict (`namespace({1: 2})` keeps the key 1). */
 export class Namespace {
-  constructor(readonly attrs: Record<string, unknown>) {}
+  constructor(readonly attrs: DictBase) {}
 }
 
 /** Anything a template can call: `invoke(args, kwargs)` with Python's calling convention. */
@@ -210,7 +238,15 @@ export function hasAttributes(value: unknown): value is HasAttributes {
   return typeof value === 'object' && value !== null && typeof (value as HasAttributes).getAttribute === 'function'
 }
 
-export function isDict(value: unknown): value is Record<string, unknown> {
+/** A dict: a plain object (a context value) or a `DictBase` (dict.ts `PyDict`). */
+export function isDict(value: unknown): value is Dict {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null || value instanceof DictBase
+}
+
+/** A plain object (a dict of string keys as the context gives it). */
+export function isPlainDict(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const proto = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null
@@ -362,6 +398,19 @@ function reprOf(value: unknown, seen: Set<unknown>): string {
   if (value instanceof Namespace) {
     spend(12)
     return `<Namespace ${reprOf(value.attrs, seen)}>`
+  }
+  if (value instanceof DictBase) {
+    seen.add(value)
+    const entries = value.entries()
+    spend(entries.length === 0 ? 2 : 4 * entries.length)
+    const parts = new Array<string>(entries.length)
+    for (let i = 0; i < entries.length; i++) {
+      tick()
+      const [key, item] = entries[i]!
+      parts[i] = `${reprOf(key, seen)}: ${reprOf(item, seen)}`
+    }
+    seen.delete(value)
+    return `{${parts.join(', ')}}`
   }
   const dict = value as Record<string, unknown>
   seen.add(dict)

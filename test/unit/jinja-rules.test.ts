@@ -204,3 +204,29 @@ describe("Python's whitespace, not JavaScript's: U+FEFF is no space (issue #36)"
     expect(failure(() => render('{{\ufeffx }}', { x: 1 })).message).toContain("unexpected char '\\ufeff'")
   })
 })
+
+describe('dicts keep keys that are not strings, as Python keeps them (issue #36)', () => {
+  it('prints, folds and finds keys by Python equality', () => {
+    expect(render("{{ {1: 2} }} {{ {true: 1, none: 2, 1.5: 3, (1, 2): 4} }} {{ {1.0: 'a', 1: 'b'} }} {{ {1: 'a', true: 'b'} }}")).toBe(
+      "{1: 2} {True: 1, None: 2, 1.5: 3, (1, 2): 4} {1.0: 'b'} {1: 'b'}",
+    )
+    expect(render("{{ {1: 2}[1.0] }} {{ {true: 'y'}[1] }} {{ {(1, 2): 'x'}[(1.0, 2)] }} {{ 1 in {1: 2} }} {{ '1' in {1: 2} }}")).toBe('2 y x True False')
+    expect(render("{{ {'b': 1, '1': 2} }} {{ {1: 2} == {1.0: 2} }} {{ {1: 2} == {'1': 2} }}")).toBe("{'b': 1, '1': 2} True False")
+    expect(failure(() => render("{{ {1: 2}['1'] }}")).message).toBe("'dict object' has no attribute '1'")
+    expect(failure(() => render('{{ {[1]: 2} }}')).message).toBe("unhashable type: 'list'")
+  })
+
+  it('keeps them through methods, filters and a context dict given one', () => {
+    expect(render("{{ {2: 'b', 1: 'a'} | dictsort }} {{ {10: 1, 9: 2} | tojson }} {{ {1: 2, 'a': 3, none: 4} | pprint }}")).toBe(
+      `[(1, 'a'), (2, 'b')] {"9": 2, "10": 1} {None: 4, 1: 2, 'a': 3}`,
+    )
+    expect(render("{% set x = {1: 'a'} %}{% set _ = x.update({2: 'b', 1.0: 'c'}) %}{{ x }} {{ x | list }} {{ dict([((1, 2), 3)]) }}")).toBe(
+      "{1: 'c', 2: 'b'} [1, 2] {(1, 2): 3}",
+    )
+    // A plain object from the context that is given an int key becomes a Python dict in place.
+    const d: Record<string, unknown> = { a: 1 }
+    expect(render("{% set _ = d.update({3: 'c', '1': 'x'}) %}{{ d }} {{ d.a }} {{ d[3] }}", { d })).toBe("{'a': 1, 3: 'c', '1': 'x'} 1 c")
+    expect(failure(() => render("{{ {1: 2, 'a': 3} | tojson }}")).message).toBe("'<' not supported between instances of 'str' and 'int'")
+    expect(failure(() => render('{{ dict(**{1: 2}) }}')).message).toBe('keywords must be strings')
+  })
+})
