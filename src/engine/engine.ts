@@ -81,6 +81,7 @@ import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
 import { type JobMemo, type JobStats, outsideJobs } from './job-memo.js'
+import type { Generations } from './generations.js'
 import { type BodySince, type RegionReport, regionStates } from './region-states.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
 
@@ -220,6 +221,11 @@ export class InsituEngine {
     /** Absolute POSIX path of the index snapshot (`cache`), or null. */
     private readonly statePath: string | null,
   ) {}
+
+  /** The bodies each region was generated with (generations.ts), or undefined when not recorded. */
+  get generations(): Generations | undefined {
+    return this.memo.generations
+  }
 
   /** Jobs run and reused since the engine started (regions, materializations, module transforms). */
   get stats(): Readonly<JobStats> {

@@ -20,7 +20,11 @@
  *   tool; one that differs from a generation made before it was written was edited by hand).
  * - Row summaries: a generation keeps, per query its job ran, each row's `path` (when the row
  *   has a string `path`) and fingerprint, for at most `MAX_SUMMARIZED_ROWS` rows (more: null):
- *   `changedRows` names the rows that differ now (`tasks/b.md`, `row 3`).
+ *   `changedRows` names the rows that differ now (`tasks/b.md`, `row 3`). Summaries cost about
+ *   5 ms per 1,000 rows, so they are made only when asked for (`summarized(generation)`: a
+ *   hover, a stale region's why) or when the store is written (`flush()`, before the store's own
+ *   flush): until then `record` keeps the rows themselves (`rawRows`), never more than
+ *   `MAX_SUMMARIZED_ROWS` per query, and only for the generations kept.
  */
 import type { Location } from '../protocol/schemas.js'
 import { regionBodyText } from '../documents/regions.js'
@@ -89,14 +93,41 @@ export function changedRows(then: readonly RowSummary[], now: readonly RowSummar
 
 export class Generations {
   private readonly memory = new Map<string, Generation[]>()
+  /** The rows of each query of a generation not summarized yet (by query index). */
+  private readonly raw = new WeakMap<Generation, unknown[]>()
+  /** Keys recorded since the last flush. */
+  private readonly pending = new Set<string>()
 
   constructor(private readonly store: JobStore | null) {}
 
-  record(document: string, job: string, generation: Generation): void {
+  /** `rawRows[i]`: the rows query `i` returned (its summary is made later, see the header). */
+  record(document: string, job: string, generation: Generation, rawRows?: readonly unknown[]): void {
     const key = storeKey(document, job)
     const kept = [generation, ...this.list(key).filter((g) => g.bodyHash !== generation.bodyHash)].slice(0, KEPT)
+    if (rawRows) this.raw.set(generation, rawRows.map((rows) => (Array.isArray(rows) && rows.length <= MAX_SUMMARIZED_ROWS ? rows : null)))
     this.memory.set(key, kept)
-    this.store?.put(key, kept)
+    if (this.store) this.pending.add(key)
+  }
+
+  /** The generation's queries with their rows summarized (made now when they were not yet). */
+  summarized(generation: Generation): GeneratedQuery[] {
+    const raw = this.raw.get(generation)
+    if (raw) {
+      generation.queries = generation.queries.map((query, i) => ({ ...query, rows: raw[i] === null || raw[i] === undefined ? query.rows : summarizeRows(raw[i]) }))
+      this.raw.delete(generation)
+    }
+    return generation.queries
+  }
+
+  /** Hand what was recorded since the last flush to the store (summarized), before it writes. */
+  flush(): void {
+    for (const key of this.pending) {
+      const kept = this.memory.get(key)
+      if (!kept) continue
+      for (const generation of kept) this.summarized(generation)
+      this.store?.put(key, kept)
+    }
+    this.pending.clear()
   }
 
   find(document: string, job: string, bodyText: string): Generation | undefined {

@@ -367,10 +367,12 @@ export class JobMemo {
 
   /** Write the persistent store's pending entries now (close writes what is left). */
   flush(): void {
+    this.context.generations?.flush()
     this.context.store?.flush()
   }
 
   close(): void {
+    this.context.generations?.flush()
     this.context.store?.close()
   }
 
@@ -417,16 +419,19 @@ export class JobMemo {
   }
 
   private recordGeneration(spec: JobSpec, entry: MemoEntry, rows: Map<string, unknown>): void {
-    this.context.generations!.record(spec.location.path, `region:${spec.id}`, {
+    const generation: Generation = {
       bodyHash: bodyHash(entry.outcome.content),
       at: Date.now(),
       optionsHash: hashText(canonicalJson(spec.options)),
       location: spec.location,
       dependencies: entry.outcome.dependencies,
       fingerprints: entry.fingerprints,
-      queries: entry.queries.map((query) => ({ ...query, rows: summarizeRows(rows.get(queryKey(query.sql, query.params))) })),
+      queries: entry.queries.map((query) => ({ ...query, rows: null })),
       extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
-    })
+    }
+    // Summarized only when asked for or stored (generations.ts): 5 ms per 1,000 rows is not for the edit path.
+    const raw = entry.queries.map((query) => rows.get(queryKey(query.sql, query.params)))
+    this.context.generations!.record(spec.location.path, `region:${spec.id}`, generation, raw)
   }
 
   /**
@@ -443,7 +448,7 @@ export class JobMemo {
     }
     const rows = new Set<string>()
     const queries: string[] = []
-    for (const query of generation.queries) {
+    for (const query of this.context.generations?.summarized(generation) ?? generation.queries) {
       if (query.hash === CONFLICT) continue
       const now = await this.context.query(query.sql, query.params).catch(() => null)
       if (now !== null && fingerprintValue(now) === query.hash) continue

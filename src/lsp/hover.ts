@@ -33,7 +33,8 @@ export function hoverAt(engine: InsituEngine, analysis: DocumentAnalysis, positi
     lines.push('', 'Read:')
     for (const dependency of job.dependencies) lines.push(`- \`${dependencyName(dependency)}\``)
   }
-  const rows = generation?.queries.flatMap((query) => (query.rows ?? []).map(([label]) => label).filter((label): label is string => label !== null)) ?? []
+  const queries = generation ? (engine.generations?.summarized(generation) ?? generation.queries) : []
+  const rows = queries.flatMap((query) => (query.rows ?? []).map(([label]) => label).filter((label): label is string => label !== null))
   if (rows.length > 0) {
     const unique = [...new Set(rows)]
     const more = unique.length > LISTED_ROWS ? `, and ${unique.length - LISTED_ROWS} more` : ''

@@ -1,7 +1,8 @@
 /**
  * Generations (src/engine/generations.ts): the bodies each region was generated with, kept in a
- * real job store (SQLite file) across a reopen, found whatever the line endings, the newest
- * `KEPT` per region; `knownBefore` by time; rows named by `path` when they changed.
+ * real job store (SQLite file) across a reopen (written by `flush`, rows summarized then), found
+ * whatever the line endings, the newest `KEPT` per region; `knownBefore` by time; rows named by
+ * `path` when they changed.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -37,11 +38,19 @@ describe('generations', () => {
     expect(generations.find('b.md', 'region:t', regionBodyText(`line ${KEPT}\nnext`))).toBeUndefined()
     expect(generations.knownBefore('a.md', 'region:t', 1001)).toBe(false)
     expect(generations.knownBefore('a.md', 'region:t', 1002)).toBe(true)
+    // Rows are kept as they are until asked for or stored, then summarized.
+    const withRows = generation('with rows', 2000)
+    withRows.queries = [{ sql: 'select path from documents', params: {}, hash: 'h', rows: null }]
+    generations.record('a.md', 'region:q', withRows, [[{ path: 'x.md' }, { path: 'y.md' }]])
+    expect(withRows.queries[0]!.rows).toBeNull()
+    generations.flush() // what the engine does before the store writes
     store.close()
 
     const reopened = new Generations(JobStore.open(file, HEADER, quiet))
     expect(reopened.find('a.md', 'region:t', regionBodyText('line 2\nnext'))?.at).toBe(1002)
     expect(reopened.latest('a.md', 'region:t')?.at).toBe(1000 + KEPT)
+    const stored = reopened.latest('a.md', 'region:q')!
+    expect(reopened.summarized(stored)[0]!.rows?.map(([label]) => label)).toEqual(['x.md', 'y.md'])
   })
 
   it('names the rows that changed by path, appeared or went; rows without a path by position', () => {
