@@ -136,9 +136,34 @@ export function changedInputNames(changes: InputChanges): string[] {
   ]
 }
 
-/** `fs:file:tasks/a.md` (and `…?raw`) → `tasks/a.md`; other identifiers as they are. */
+/**
+ * A dependency as people name it: `fs:file:tasks/a.md` (and `…?raw`) → `tasks/a.md`,
+ * `fs:glob:notes/*.md` → `the files matching notes/*.md`, `fs:dir:layout` → `the folder layout`,
+ * `sql:model:open` → `model open`, `index:documents` → `the documents table`; others as they are.
+ */
 export function dependencyName(dependency: string): string {
-  return dependency.startsWith('fs:file:') ? (fsPathOf(dependency.slice('fs:file:'.length)) ?? dependency) : dependency
+  const [scheme, rest] = splitScheme(dependency)
+  switch (scheme) {
+    case 'fs:file:':
+      return fsPathOf(rest) ?? dependency
+    case 'fs:glob:':
+      return `the files matching ${rest}`
+    case 'fs:dir:':
+      return `the folder ${fsPathOf(rest) || '.'}`
+    case 'sql:model:':
+      return `model ${rest}`
+    case 'index:':
+      return rest === 'documents' ? 'the documents table' : `the index's ${rest}`
+    default:
+      return dependency
+  }
+}
+
+function splitScheme(dependency: string): [string, string] {
+  for (const scheme of ['fs:file:', 'fs:glob:', 'fs:dir:', 'sql:model:', 'index:']) {
+    if (dependency.startsWith(scheme)) return [scheme, dependency.slice(scheme.length)]
+  }
+  return ['', dependency]
 }
 
 function oneLine(sql: string): string {

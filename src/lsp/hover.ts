@@ -6,7 +6,8 @@
  * the region's state (current, stale and why, edited by hand, failed and why), its options (as
  * TOML in the header), what its job read this time (files, globs, models, git refs, the document
  * index), the documents its queries saw (the rows' `path`, when its body's generation is
- * known), and when its body was generated (when known). Elsewhere: null.
+ * known), and when its body was generated (when known; for a body the engine did not make, when
+ * it last made one). Elsewhere: null.
  */
 import type { Hover, Position } from 'vscode-languageserver'
 import type { InsituEngine } from '../engine/engine.js'
@@ -41,5 +42,10 @@ export function hoverAt(engine: InsituEngine, analysis: DocumentAnalysis, positi
     lines.push('', `Documents its queries saw: ${unique.slice(0, LISTED_ROWS).map((p) => `\`${p}\``).join(', ')}${more}`)
   }
   if (generation) lines.push('', `Generated ${new Date(generation.at).toISOString()}`)
+  else {
+    // Its body is none the engine made (edited by hand, or another tool's): when it last made one.
+    const latest = engine.generations?.latest(analysis.relPath, `region:${region.id}`)
+    if (latest) lines.push('', `Last generated ${new Date(latest.at).toISOString()} (not the body it has now)`)
+  }
   return { contents: { kind: 'markdown', value: lines.join('\n') }, range: rangeOf(analysis.text, region.start, region.bodyStart) }
 }

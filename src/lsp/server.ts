@@ -51,6 +51,7 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
       output: {
         publish: (uri, diagnostics, version) => void connection.sendDiagnostics({ uri, diagnostics, ...(version === undefined ? {} : { version }) }),
         log: (message) => connection.console.log(message),
+        error: (message) => void connection.window.showErrorMessage(message),
       },
     })
     return {

@@ -36,7 +36,10 @@ export async function runLanguageServer(options: LanguageServerOptions): Promise
   })
   const connection = createConnection(reader, writer)
   await serveLanguage(connection, { ...options, closed })
+  // Nothing more is read: stdin (still open when the client's process went away) lets the process end.
   clearInterval(clientWatch)
+  connection.dispose()
+  process.stdin.destroy()
   return 1
 }
 

@@ -57,6 +57,8 @@ function referenceName(engine: InsituEngine, file: string): string | null {
 export interface WorkspaceOutput {
   publish(uri: string, diagnostics: Diagnostic[], version?: number): void
   log(message: string): void
+  /** A problem no document shows (the engine could not start for another reason than its configuration). */
+  error(message: string): void
 }
 
 export interface WorkspaceOptions {
@@ -315,11 +317,12 @@ export class LspWorkspace {
   }
 
   private startFailed(error: unknown): void {
+    this.clearConfigProblems()
     if (!(error instanceof ConfigError)) {
-      this.options.output.log(`insitu: ${error instanceof Error ? error.message : String(error)}`)
+      // Not the configuration (better-sqlite3 that cannot load, say): said where people look.
+      this.options.output.error(`insitu could not start: ${error instanceof Error ? error.message : String(error)}`)
       return
     }
-    this.clearConfigProblems()
     const file = path.resolve(error.file)
     let text = ''
     try {
@@ -340,13 +343,20 @@ export class LspWorkspace {
 
   /** Before the first engine: the configuration file's next edit starts the workspace again. */
   private retryWhenChanged(file: string): void {
+    const before = fileStamp(file)
+    const interval = this.options.pollMs ?? 200
     const listener = () => {
+      if (this.retryWatch?.listener !== listener || fileStamp(file) === before) return
       fs.unwatchFile(file, listener)
+      clearTimeout(check)
       this.retryWatch = undefined
       if (!this.stopped) void this.start()
     }
     this.retryWatch = { file, listener }
-    fs.watchFile(file, { interval: this.options.pollMs ?? 200 }, listener)
+    fs.watchFile(file, { interval }, listener)
+    // watchFile takes its first reading in the background: an edit made before it is looked for once.
+    const check = setTimeout(listener, interval * 2)
+    check.unref()
   }
 
   private publishElsewhere(): void {
@@ -358,6 +368,16 @@ export class LspWorkspace {
     for (const file of this.elsewherePublished) if (!union.has(file)) this.options.output.publish(uriOfPath(file), [])
     for (const [file, diagnostics] of union) this.options.output.publish(uriOfPath(file), diagnostics)
     this.elsewherePublished = new Set(union.keys())
+  }
+}
+
+/** A file's modification time and size (`missing` when it does not exist). */
+function fileStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file)
+    return `${stat.mtimeMs}:${stat.size}`
+  } catch {
+    return 'missing'
   }
 }
 

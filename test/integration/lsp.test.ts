@@ -1,0 +1,581 @@
+/**
+ * The built language server (`node dist/cli/bin.js lsp --stdio`, built by the global setup,
+ * test/clients/setup.ts) driven by a real LSP client over stdio (lsp-client.ts: vscode-jsonrpc),
+ * on copies of the plugin fixture with its real Python extension, real git and real SQL models
+ * (issue #37's acceptance):
+ * - diagnostics at the right lines and columns when a document is opened: a region never
+ *   generated, broken regions (unknown capability with did-you-mean, a TOML error in a header,
+ *   an unknown model or template), a region `sync` generated whose included file changed since
+ *   (naming the file);
+ * - the code actions' edits (regenerate a region, regenerate every region, did-you-mean), applied
+ *   to the editor's text and sent back, clear what they fix; the server never writes a document;
+ * - live inputs with the document open: an included file edited on disk, a document the SQL
+ *   region's query reads (front matter, named by its `path`), a file a glob (an extension's) or a
+ *   tree covers added, a git commit a `git://HEAD` region reads;
+ * - a region edited by hand (`insitu/hand-edited`);
+ * - hover, definition, document links and completion in region headers;
+ * - errors in a SQL model and a template published on those files at their lines, cleared when
+ *   the files are fixed on disk; a broken insitu.toml published on it (`insitu/config`) until it
+ *   is fixed, then the open document gets its diagnostics;
+ * - shutdown + exit ends the server with 0; exit alone, stdin closing, or the client's process
+ *   (`initialize`'s `processId`) ending with 1; none leaves an extension or sandbox process
+ *   behind (one extension ignores its stdin closing: only the host can end it).
+ *
+ * The tests of "a project synced by the command line" share one project and one server, in
+ * order: each opens its own documents and closes them at its end; the project's disk changes of
+ * the live tests come last and touch inputs no earlier test's document reads.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import type { CodeAction, Diagnostic } from 'vscode-languageserver'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { applyEdit, BIN, LspClient } from './lsp-client.js'
+import { addExtension, copyProject, editFile, expectProcessesGone, git, INITIAL_SNIPPET, readFile, removeProjects, SNIPPET_DOC } from './plugin-project.js'
+
+const WARNING = 2
+const ERROR = 1
+const HAND_EDITED = 'this region is generated: edits here are replaced; change its inputs or move the text outside the markers'
+
+/** Clients started by a test (killed with every process seen under them after it). */
+const clients: LspClient[] = []
+
+async function startServer(root: string, options: { processId?: number } = {}): Promise<LspClient> {
+  const client = await LspClient.start(root, options)
+  clients.push(client)
+  return client
+}
+
+function cleanUp(): void {
+  for (const client of clients.splice(0)) client.kill()
+  removeProjects()
+}
+
+function writeFile(root: string, rel: string, text: string): void {
+  fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+  fs.writeFileSync(path.join(root, rel), text)
+}
+
+/** The 0-based line of the first occurrence of `needle` in `text`. */
+function lineOf(text: string, needle: string): number {
+  const at = text.indexOf(needle)
+  if (at < 0) throw new Error(`no ${JSON.stringify(needle)} in the text`)
+  return text.slice(0, at).split('\n').length - 1
+}
+
+/** A diagnostic as the tests compare it. */
+function brief(d: Diagnostic) {
+  return { line: d.range.start.line, character: d.range.start.character, severity: d.severity, code: d.code, message: d.message }
+}
+
+function sortedBriefs(diagnostics: readonly Diagnostic[]) {
+  return diagnostics.map(brief).sort((a, b) => a.line - b.line)
+}
+
+function stale(line: number, message: string) {
+  return { line, character: 0, severity: WARNING, code: 'insitu/stale', message }
+}
+
+function action(actions: readonly CodeAction[], title: string, kind = 'quickfix'): CodeAction {
+  const found = actions.find((a) => a.title === title && a.kind === kind)
+  if (!found) throw new Error(`no ${kind} action ${JSON.stringify(title)} among ${JSON.stringify(actions.map((a) => [a.title, a.kind]))}`)
+  return found
+}
+
+/** A region's lines: `<!-- insitu:begin <header[0]>`, the header's other lines, an empty body. */
+function region(header: readonly string[]): string[] {
+  return [`<!-- insitu:begin ${header[0]}`, ...header.slice(1), '-->', '<!-- insitu:end -->']
+}
+
+/** A document with these regions (a title, blank lines between them). */
+function documentOf(title: string, ...regions: string[][]): string {
+  return [`# ${title}`, '', ...regions.flatMap((r) => [...r, '']), ''].join('\n').replace(/\n\n$/, '\n')
+}
+
+// Documents the shared project gets before `sync` runs (generated by it).
+const LIVE_DOC = documentOf('Live', region(['include', 'id = "live"', 'path = "../snippets/live.txt"', 'raw = true']))
+const TREE_DOC = documentOf('Layout', region(['tree', 'id = "layout"', 'depth = 1']))
+
+// Documents written after `sync` ran (never generated).
+const PROBLEMS_DOC = documentOf(
+  'Problems',
+  region(['include', 'id = "never"', 'path = "../snippets/x.txt"']),
+  region(['includ', 'id = "typo"', 'path = "../snippets/x.txt"']),
+  region(['include', 'id = "toml"', 'path = = "x"']),
+  region(['sql', 'id = "nomodel"', 'model = "no_such_model"', 'template = "tasks.md.j2"']),
+  region(['sql', 'id = "notemplate"', 'model = "all_tasks"', 'template = "no_such.j2"']),
+)
+const MANY_DOC = documentOf(
+  'Many',
+  region(['include', 'id = "one"', 'path = "../snippets/x.txt"', 'raw = true']),
+  region(['tree', 'id = "two"', 'depth = 1']),
+  region(['sql', 'id = "three"', 'model = "all_tasks"', 'template = "tasks.md.j2"']),
+)
+
+describe('lsp: a project synced by the command line, then opened', () => {
+  let root: string
+  let client: LspClient
+  /** Time bounds of the `sync` run (its generations' time falls between). */
+  let syncStart: number
+  let syncEnd: number
+  /** The documents' bytes on disk once the project was set up (the server never writes them). */
+  const onDisk = new Map<string, string>()
+
+  beforeAll(async () => {
+    root = copyProject({ git: true })
+    writeFile(root, 'snippets/live.txt', 'live line one\n')
+    writeFile(root, 'docs/live.md', LIVE_DOC)
+    writeFile(root, 'layout/a.txt', 'a\n')
+    writeFile(root, 'layout/index.md', TREE_DOC)
+    syncStart = Date.now()
+    // `sync` exits 1: docs/broken.md's region fails (the fixture's extension explodes on purpose).
+    try {
+      execFileSync(process.execPath, [BIN, 'sync'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    } catch (error) {
+      if ((error as { status?: number }).status !== 1) throw error
+    }
+    syncEnd = Date.now()
+    expect(readFile(root, 'docs/snippet.md')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
+    // An input of a generated region changes before the editor opens its document.
+    editFile(root, 'snippets/x.txt', 'included line two', 'included line two, edited')
+    writeFile(root, 'docs/problems.md', PROBLEMS_DOC)
+    writeFile(root, 'docs/many.md', MANY_DOC)
+    for (const rel of ['docs/snippet.md', 'docs/live.md', 'docs/tasks.md', 'docs/notes.md', 'docs/git.md', 'layout/index.md', 'docs/problems.md', 'docs/many.md']) {
+      onDisk.set(rel, readFile(root, rel))
+    }
+    client = await startServer(root)
+  }, 60_000)
+
+  afterAll(cleanUp)
+
+  /** The documents on disk are as they were set up: the server wrote none. */
+  function expectNothingWritten(): void {
+    for (const [rel, text] of onDisk) expect(readFile(root, rel), rel).toBe(text)
+  }
+
+  it('publishes a never-generated region, an unknown capability, a header TOML error, an unknown model and an unknown template at their lines', async () => {
+    await client.open('docs/problems.md')
+    const diagnostics = await client.opened('docs/problems.md')
+    const text = PROBLEMS_DOC
+    expect(sortedBriefs(diagnostics)).toEqual([
+      stale(lineOf(text, 'begin include\nid = "never"'), 'region never is stale: it was never generated'),
+      {
+        line: lineOf(text, 'begin includ\n'),
+        character: 0,
+        severity: ERROR,
+        code: 'insitu/job',
+        message: 'transform includ failed in typo: unknown transform: includ; did you mean include?',
+      },
+      // The TOML error at its own line and column (the second `=`), not at the begin comment.
+      {
+        line: lineOf(text, 'path = = "x"'),
+        character: 'path = '.length,
+        severity: ERROR,
+        code: 'insitu/job',
+        message: expect.stringMatching(new RegExp(`^invalid TOML in Insitu region at line ${lineOf(text, 'begin include\nid = "toml"') + 1}: invalid value \\(line ${lineOf(text, 'path = = "x"') + 1}, column 8\\)`)),
+      },
+      {
+        line: lineOf(text, 'begin sql\nid = "nomodel"'),
+        character: 0,
+        severity: ERROR,
+        code: 'insitu/job',
+        message: 'transform sql failed in nomodel: unknown SQL model: no_such_model (looked for insitu/models/no_such_model.sql)',
+      },
+      {
+        line: lineOf(text, 'begin sql\nid = "notemplate"'),
+        character: 0,
+        severity: ERROR,
+        code: 'insitu/job',
+        message: 'transform sql failed in notemplate: template not found: no_such.j2',
+      },
+    ])
+    // Each region's diagnostic names its region (what the code actions read).
+    expect(diagnostics.find((d) => d.code === 'insitu/stale')?.data).toEqual({ region: 'never' })
+    expect(diagnostics.find((d) => String(d.message).includes('includ;'))?.data).toEqual({ region: 'typo' })
+    await client.close('docs/problems.md')
+  })
+
+  it('did you mean: "Change includ to include" fixes the region in the editor\'s text', async () => {
+    await client.open('docs/problems.md')
+    const diagnostics = await client.opened('docs/problems.md')
+    const typoLine = lineOf(PROBLEMS_DOC, 'begin includ\n')
+    const actions = await client.codeActions('docs/problems.md', typoLine, diagnostics.filter((d) => d.range.start.line === typoLine))
+    const change = action(actions, 'Change includ to include')
+    expect(change.isPreferred).toBe(true)
+    const fixed = applyEdit(PROBLEMS_DOC, change.edit, client.uri('docs/problems.md'))
+    expect(fixed).toBe(PROBLEMS_DOC.replace('<!-- insitu:begin includ\n', '<!-- insitu:begin include\n'))
+    const version = await client.change('docs/problems.md', fixed)
+    const after = await client.forVersion('docs/problems.md', version)
+    // The region runs now: never generated (a warning), no more an error; the others are as they were.
+    const now = sortedBriefs(after).filter((d) => d.line === typoLine)
+    expect(now).toEqual([stale(typoLine, 'region typo is stale: it was never generated')])
+    expect(after).toHaveLength(diagnostics.length)
+    expectNothingWritten()
+    await client.close('docs/problems.md')
+  })
+
+  it('a region sync generated whose included file changed on disk since is stale, naming it; its regenerate action clears it', async () => {
+    await client.open('docs/snippet.md')
+    const text = onDisk.get('docs/snippet.md')!
+    const line = lineOf(text, 'begin include')
+    const diagnostics = await client.opened('docs/snippet.md')
+    expect(sortedBriefs(diagnostics)).toEqual([stale(line, 'region x is stale: snippets/x.txt changed since it was generated')])
+
+    const actions = await client.codeActions('docs/snippet.md', line, diagnostics)
+    const regenerate = action(actions, 'Regenerate region x')
+    expect(regenerate.diagnostics?.map(brief)).toEqual(diagnostics.map(brief))
+    const regenerated = applyEdit(text, regenerate.edit, client.uri('docs/snippet.md'))
+    expect(regenerated).toBe(SNIPPET_DOC(['included line one', 'included line two, edited']))
+    const version = await client.change('docs/snippet.md', regenerated)
+    expect(await client.forVersion('docs/snippet.md', version)).toEqual([])
+    // The edit was the editor's to apply: the file on disk is as sync wrote it.
+    expectNothingWritten()
+    await client.close('docs/snippet.md')
+  })
+
+  it('"Regenerate every region of the document" clears every stale region at once', async () => {
+    await client.open('docs/many.md')
+    const diagnostics = await client.opened('docs/many.md')
+    expect(sortedBriefs(diagnostics)).toEqual([
+      stale(lineOf(MANY_DOC, 'begin include'), 'region one is stale: it was never generated'),
+      stale(lineOf(MANY_DOC, 'begin tree'), 'region two is stale: it was never generated'),
+      stale(lineOf(MANY_DOC, 'begin sql'), 'region three is stale: it was never generated'),
+    ])
+    const line = lineOf(MANY_DOC, 'begin tree')
+    const actions = await client.codeActions('docs/many.md', line, diagnostics.filter((d) => d.range.start.line === line))
+    expect(actions.map((a) => [a.title, a.kind])).toEqual([
+      ['Regenerate region two', 'quickfix'],
+      ['Regenerate every region of the document', 'quickfix'],
+      ['Regenerate every region of the document', 'source.insitu.regenerate'],
+    ])
+    const all = action(actions, 'Regenerate every region of the document')
+    expect(all.edit?.changes?.[client.uri('docs/many.md')]).toHaveLength(3)
+    const regenerated = applyEdit(MANY_DOC, all.edit, client.uri('docs/many.md'))
+    expect(regenerated).toContain('\nincluded line two, edited\n')
+    expect(regenerated).toContain('- [Alpha](../tasks/alpha.md) — open\n')
+    const version = await client.change('docs/many.md', regenerated)
+    expect(await client.forVersion('docs/many.md', version)).toEqual([])
+    expectNothingWritten()
+    await client.close('docs/many.md')
+  })
+
+  it('typing inside a current region\'s body: hand-edited; its regenerate action discards the edit', async () => {
+    await client.open('docs/live.md')
+    expect(await client.opened('docs/live.md')).toEqual([])
+    const current = client.text('docs/live.md')
+    expect(current).toContain('\nlive line one\n')
+    const typed = current.replace('\nlive line one\n', '\nlive line one, typed here\n')
+    const version = await client.change('docs/live.md', typed)
+    const diagnostics = await client.forVersion('docs/live.md', version)
+    const line = lineOf(typed, 'begin include')
+    expect(diagnostics.map(brief)).toEqual([{ line, character: 0, severity: WARNING, code: 'insitu/hand-edited', message: HAND_EDITED }])
+    expect(diagnostics[0]!.data).toEqual({ region: 'live' })
+    // Its hover says when the engine last generated it, and that this is not the body it has.
+    const hover = ((await client.hover('docs/live.md', line, 8))?.contents as { value: string } | undefined)?.value ?? ''
+    expect(hover).toContain(HAND_EDITED)
+    expect(hover).toMatch(/\n\nLast generated \d{4}-\d\d-\d\dT\S+Z \(not the body it has now\)$/)
+
+    const actions = await client.codeActions('docs/live.md', lineOf(typed, 'typed here'), diagnostics)
+    const regenerate = action(actions, 'Regenerate region live (discards the edits made inside it)')
+    const restored = applyEdit(typed, regenerate.edit, client.uri('docs/live.md'))
+    expect(restored).toBe(current)
+    expect(await client.forVersion('docs/live.md', await client.change('docs/live.md', restored))).toEqual([])
+    expectNothingWritten()
+    await client.close('docs/live.md')
+  })
+
+  it('hover on a begin comment: capability, provider, state, options, what it read, the documents its query saw, when it was generated', async () => {
+    await client.open('docs/tasks.md')
+    expect(await client.opened('docs/tasks.md')).toEqual([])
+    const text = client.text('docs/tasks.md')
+    const begin = lineOf(text, 'begin sql')
+    const hover = await client.hover('docs/tasks.md', begin, 8)
+    const value = (hover?.contents as { kind: string; value: string } | undefined)?.value ?? ''
+    const generated = /\n\nGenerated (\S+)$/.exec(value)
+    expect(generated, value).not.toBeNull()
+    const at = Date.parse(generated![1]!)
+    expect(new Date(at).toISOString()).toBe(generated![1])
+    // The generation is sync's (its time lies within the run), kept by the persistent cache.
+    expect(at).toBeGreaterThanOrEqual(syncStart)
+    expect(at).toBeLessThanOrEqual(syncEnd)
+    expect(value).toBe(
+      [
+        '**insitu region `all`**: `sql` (builtin)',
+        '',
+        'region all is current',
+        '',
+        'Options: `id = "all"`, `model = "all_tasks"`, `template = "tasks.md.j2"`',
+        '',
+        'Read:',
+        '- `the documents table`',
+        '- `insitu/models/all_tasks.sql`',
+        '- `insitu/templates/tasks.md.j2`',
+        '',
+        'Documents its queries saw: `tasks/alpha.md`, `tasks/beta.md`',
+        '',
+        `Generated ${generated![1]}`,
+      ].join('\n'),
+    )
+    expect(hover?.range).toEqual({ start: { line: begin, character: 0 }, end: { line: lineOf(text, '-->'), character: 3 } })
+    // Inside a header's option lines too; not in the body nor the prose.
+    expect(await client.hover('docs/tasks.md', lineOf(text, 'model = '), 3)).not.toBeNull()
+    expect(await client.hover('docs/tasks.md', lineOf(text, '- [Alpha]'), 3)).toBeNull()
+    expect(await client.hover('docs/tasks.md', 0, 2)).toBeNull()
+
+    // An extension's region names its extension.
+    await client.open('docs/notes.md')
+    expect(await client.opened('docs/notes.md')).toEqual([])
+    const notes = await client.hover('docs/notes.md', 2, 8)
+    expect((notes?.contents as { value: string }).value).toMatch(/^\*\*insitu region `count`\*\*: `count_notes` \(extension `plugin\/notes`\)\n\nregion count is current\n/)
+    await client.close('docs/notes.md')
+    await client.close('docs/tasks.md')
+  })
+
+  it('definition and document links: model to its .sql file, template to the template, include path to the file, capability to the manifest', async () => {
+    await client.open('docs/tasks.md')
+    await client.open('docs/snippet.md')
+    await client.open('docs/notes.md')
+    const tasks = client.text('docs/tasks.md')
+    const target = (rel: string) => [{ uri: client.uri(rel), range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }]
+    const modelLine = lineOf(tasks, 'model = "all_tasks"')
+    const templateLine = lineOf(tasks, 'template = "tasks.md.j2"')
+    expect(await client.definition('docs/tasks.md', modelLine, 'model = "all'.length)).toEqual(target('insitu/models/all_tasks.sql'))
+    expect(await client.definition('docs/tasks.md', templateLine, 'template = "ta'.length)).toEqual(target('insitu/templates/tasks.md.j2'))
+    const snippet = client.text('docs/snippet.md')
+    const pathLine = lineOf(snippet, 'path = "../snippets/x.txt"')
+    expect(await client.definition('docs/snippet.md', pathLine, 'path = "../sni'.length)).toEqual(target('snippets/x.txt'))
+    expect(await client.definition('docs/notes.md', 2, '<!-- insitu:begin count'.length)).toEqual(target('tools/notes/insitu-extension.toml'))
+    // Not on a name: nothing.
+    expect(await client.definition('docs/tasks.md', 0, 2)).toBeNull()
+
+    const span = (line: number, text: string, value: string) => {
+      const character = text.split('\n')[line]!.indexOf(`"${value}"`) + 1
+      return { start: { line, character }, end: { line, character: character + value.length } }
+    }
+    expect(await client.links('docs/tasks.md')).toEqual([
+      { range: span(modelLine, tasks, 'all_tasks'), target: client.uri('insitu/models/all_tasks.sql') },
+      { range: span(templateLine, tasks, 'tasks.md.j2'), target: client.uri('insitu/templates/tasks.md.j2') },
+    ])
+    expect(await client.links('docs/snippet.md')).toEqual([{ range: span(pathLine, snippet, '../snippets/x.txt'), target: client.uri('snippets/x.txt') }])
+    for (const rel of ['docs/tasks.md', 'docs/snippet.md', 'docs/notes.md']) await client.close(rel)
+  })
+
+  it('completion: capability names after insitu:begin, option keys on an empty header line, model, template and include path names', async () => {
+    const text = documentOf(
+      'Completion',
+      region(['tree', 'id = "t"', '']),
+      region(['sql', 'model = "', 'template = "']),
+      region(['include', 'path = "../snippets/']),
+    ) + '\n<!-- insitu:begin \n'
+    await client.open('docs/completion.md', text)
+    const labels = async (line: number, character: number) => (await client.completion('docs/completion.md', line, character)).map((item) => item.label)
+    const kinds = await client.completion('docs/completion.md', lineOf(text, '<!-- insitu:begin \n'), '<!-- insitu:begin '.length)
+    expect(kinds.map((item) => [item.label, item.detail])).toEqual([
+      ['count_notes', 'extension plugin/notes'],
+      ['explode', 'extension plugin/notes'],
+      ['include', 'builtin'],
+      ['materialize', 'builtin'],
+      ['sql', 'builtin'],
+      ['tree', 'builtin'],
+    ])
+    // A kind being typed: the same names (the editor filters them).
+    expect(await labels(lineOf(text, 'begin tree'), '<!-- insitu:begin tr'.length)).toContain('tree')
+    // The empty line of the tree header: tree's keys, `id` (set already) left out.
+    const emptyLine = lineOf(text, 'id = "t"\n') + 1
+    const keys = await client.completion('docs/completion.md', emptyLine, 0)
+    expect(keys.map((item) => [item.label, item.insertText])).toEqual([
+      ['depth', 'depth = '],
+      ['directories_only', 'directories_only = '],
+      ['exclude', 'exclude = '],
+    ])
+    expect(await labels(lineOf(text, 'model = "'), 'model = "'.length)).toEqual(['all_tasks'])
+    expect(await labels(lineOf(text, 'template = "'), 'template = "'.length)).toEqual(['tasks.md.j2'])
+    expect((await labels(lineOf(text, 'path = "../snippets/'), 'path = "../snippets/'.length)).sort()).toEqual(['live.txt', 'x.txt'])
+    expect(await labels(lineOf(text, 'path = "../snippets/'), 'path = "../'.length)).toEqual(expect.arrayContaining(['snippets/', 'tasks/', 'insitu.toml']))
+    // Prose: nothing.
+    expect(await labels(0, 1)).toEqual([])
+    await client.close('docs/completion.md')
+  })
+
+  it('live: an included file edited on disk republishes the open document stale, naming the file', async () => {
+    await client.open('docs/live.md')
+    expect(await client.opened('docs/live.md')).toEqual([])
+    editFile(root, 'snippets/live.txt', 'live line one', 'live line one, edited on disk')
+    const diagnostics = await client.until('docs/live.md', (list) => list.length > 0, 'a stale region')
+    expect(sortedBriefs(diagnostics)).toEqual([stale(lineOf(LIVE_DOC, 'begin include'), 'region live is stale: snippets/live.txt changed since it was generated')])
+    expectNothingWritten()
+    await client.close('docs/live.md')
+  })
+
+  it('live: front matter of a document the SQL region\'s query reads changes on disk: stale, naming that document', async () => {
+    await client.open('docs/tasks.md')
+    expect(await client.opened('docs/tasks.md')).toEqual([])
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: closed')
+    const diagnostics = await client.until('docs/tasks.md', (list) => list.length > 0, 'a stale region')
+    expect(sortedBriefs(diagnostics)).toEqual([stale(2, 'region all is stale: tasks/alpha.md changed since it was generated')])
+    // The regenerate action shows the new status.
+    const regenerate = action(await client.codeActions('docs/tasks.md', 2, diagnostics), 'Regenerate region all')
+    expect(applyEdit(client.text('docs/tasks.md'), regenerate.edit, client.uri('docs/tasks.md'))).toContain('- [Alpha](../tasks/alpha.md) — closed\n')
+    expectNothingWritten()
+    await client.close('docs/tasks.md')
+  })
+
+  it('live: a file added where an extension\'s glob or a tree region looks republishes their documents stale', async () => {
+    await client.open('docs/notes.md')
+    await client.open('layout/index.md')
+    expect(await client.opened('docs/notes.md')).toEqual([])
+    expect(await client.opened('layout/index.md')).toEqual([])
+    writeFile(root, 'notes/three.md', '# Three\n')
+    const notes = await client.until('docs/notes.md', (list) => list.length > 0, 'a stale region')
+    expect(sortedBriefs(notes)).toEqual([stale(2, 'region count is stale: the files matching notes/*.md changed since it was generated')])
+    writeFile(root, 'layout/b.txt', 'b\n')
+    const tree = await client.until('layout/index.md', (list) => list.length > 0, 'a stale region')
+    expect(sortedBriefs(tree)).toEqual([stale(2, 'region layout is stale: the folder layout changed since it was generated')])
+    expectNothingWritten()
+    await client.close('docs/notes.md')
+    await client.close('layout/index.md')
+  })
+
+  it('live: a git commit republishes a region reading git://HEAD stale', async () => {
+    await client.open('docs/git.md')
+    expect(await client.opened('docs/git.md')).toEqual([])
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'second')
+    const diagnostics = await client.until('docs/git.md', (list) => list.length > 0, 'a stale region')
+    expect(sortedBriefs(diagnostics)).toEqual([stale(2, 'region head is stale: git://HEAD changed since it was generated')])
+    const regenerate = action(await client.codeActions('docs/git.md', 2, diagnostics), 'Regenerate region head')
+    expect(applyEdit(client.text('docs/git.md'), regenerate.edit, client.uri('docs/git.md'))).toContain(`"oid": "${git(root, 'rev-parse', 'HEAD')}"`)
+    expectNothingWritten()
+    await client.close('docs/git.md')
+  })
+})
+
+describe('lsp: errors in the project\'s files', () => {
+  afterEach(cleanUp)
+
+  it('a SQL model\'s syntax error and a template\'s are published on those files at their lines; fixed on disk, they clear', async () => {
+    const root = copyProject()
+    const badSql = "-- a model with a mistake\nselect title,\n  status from documents wher path like 'tasks/%'\n"
+    const badTemplate = '{% for row in rows %}\n- {{ row.title }}\n{% endfo %}\n'
+    writeFile(root, 'insitu/models/bad.sql', badSql)
+    writeFile(root, 'insitu/templates/bad.md.j2', badTemplate)
+    const doc = documentOf(
+      'Models',
+      region(['sql', 'id = "badsql"', 'model = "bad"', 'template = "tasks.md.j2"']),
+      region(['sql', 'id = "badtpl"', 'model = "all_tasks"', 'template = "bad.md.j2"']),
+    )
+    writeFile(root, 'docs/models.md', doc)
+    const client = await startServer(root)
+    await client.open('docs/models.md')
+    const sqlLine = lineOf(doc, 'id = "badsql"') - 1
+    const templateLine = lineOf(doc, 'id = "badtpl"') - 1
+    const sqlError = 'transform sql failed in badsql: insitu/models/bad.sql:3: near "path": syntax error'
+    const templateError = expect.stringMatching(/^transform sql failed in badtpl: template bad\.md\.j2: Encountered unknown tag 'endfo'\..* \(line 3, column 4\)$/)
+    expect(sortedBriefs(await client.opened('docs/models.md'))).toEqual([
+      { line: sqlLine, character: 0, severity: ERROR, code: 'insitu/job', message: sqlError },
+      { line: templateLine, character: 0, severity: ERROR, code: 'insitu/job', message: templateError },
+    ])
+    // On the model file: at its line 3 (its first non-blank character: SQLite names no column).
+    expect(sortedBriefs(await client.until('insitu/models/bad.sql', (list) => list.length > 0, 'the model\'s error'))).toEqual([
+      { line: 2, character: 2, severity: ERROR, code: 'insitu/job', message: `${sqlError} (from docs/models.md:${sqlLine + 1})` },
+    ])
+    // On the template: at line 3, column 4.
+    expect(sortedBriefs(await client.until('insitu/templates/bad.md.j2', (list) => list.length > 0, 'the template\'s error'))).toEqual([
+      { line: 2, character: 3, severity: ERROR, code: 'insitu/job', message: expect.stringMatching(new RegExp(`^transform sql failed in badtpl: template bad\\.md\\.j2: .* \\(from docs/models\\.md:${templateLine + 1}\\)$`)) },
+    ])
+
+    fs.writeFileSync(path.join(root, 'insitu/models/bad.sql'), badSql.replace('status from documents wher', 'status, path from documents where'))
+    expect(await client.until('insitu/models/bad.sql', (list) => list.length === 0, 'the model\'s error cleared')).toEqual([])
+    expect(sortedBriefs(await client.until('docs/models.md', (list) => !list.some((d) => d.message === sqlError), 'the model fixed'))).toEqual([
+      stale(sqlLine, 'region badsql is stale: it was never generated'),
+      { line: templateLine, character: 0, severity: ERROR, code: 'insitu/job', message: templateError },
+    ])
+    fs.writeFileSync(path.join(root, 'insitu/templates/bad.md.j2'), badTemplate.replace('endfo', 'endfor'))
+    expect(await client.until('insitu/templates/bad.md.j2', (list) => list.length === 0, 'the template\'s error cleared')).toEqual([])
+    expect(sortedBriefs(await client.until('docs/models.md', (list) => list.every((d) => d.code === 'insitu/stale'), 'the template fixed'))).toEqual([
+      stale(sqlLine, 'region badsql is stale: it was never generated'),
+      stale(templateLine, 'region badtpl is stale: it was never generated'),
+    ])
+    expect(readFile(root, 'docs/models.md')).toBe(doc)
+  })
+
+  it('a broken insitu.toml is published on it (insitu/config) and nothing else runs; fixed on disk, the engine starts and the open document gets its diagnostics', { timeout: 60_000 }, async () => {
+    const root = copyProject()
+    const config = readFile(root, 'insitu.toml')
+    fs.writeFileSync(path.join(root, 'insitu.toml'), `${config}[paths]\nstate = = "x"\n`)
+    const client = await startServer(root)
+    await client.open('docs/snippet.md')
+    const problem = await client.until('insitu.toml', (list) => list.length > 0, 'the config error')
+    expect(sortedBriefs(problem)).toEqual([{ line: config.split('\n').length, character: 'state = '.length, severity: ERROR, code: 'insitu/config', message: 'invalid value' }])
+    // No engine: the document waits (nothing published for it) and no extension runs.
+    expect(client.published('docs/snippet.md')).toBe(0)
+    expect(client.commandsOf(client.descendants()).filter((command) => command.includes('extension.py'))).toEqual([])
+
+    fs.writeFileSync(path.join(root, 'insitu.toml'), config)
+    expect(await client.until('insitu.toml', (list) => list.length === 0, 'the config error cleared')).toEqual([])
+    expect(sortedBriefs(await client.opened('docs/snippet.md'))).toEqual([stale(2, 'region x is stale: it was never generated')])
+  })
+})
+
+describe('lsp: the server\'s processes', () => {
+  afterEach(cleanUp)
+
+  /**
+   * A server on a project whose open documents run two Python extensions (one ignores its stdin
+   * closing: only the host can end it) and a SQL query (a sandbox process).
+   */
+  async function serverWithProcesses(options: { processId?: number } = {}): Promise<LspClient> {
+    const root = copyProject()
+    addExtension(root, 'stubborn')
+    writeFile(root, 'docs/stubborn.md', documentOf('Stubborn', region(['stubborn', 'id = "s"'])))
+    const client = await startServer(root, options)
+    for (const rel of ['docs/notes.md', 'docs/stubborn.md', 'docs/tasks.md']) {
+      await client.open(rel)
+      const diagnostics = await client.opened(rel)
+      // Each region ran (never generated: its job succeeded), so each process it needs started.
+      expect(sortedBriefs(diagnostics).map((d) => d.code), `${rel}: ${JSON.stringify(diagnostics)}`).toEqual(['insitu/stale'])
+    }
+    const running = () => {
+      const commands = client.commandsOf(client.descendants())
+      return { extensions: commands.filter((c) => c.includes('extension.py')).length, sandboxes: commands.some((c) => c.includes('sandbox-child')) }
+    }
+    await expect.poll(running, { timeout: 15_000 }).toEqual({ extensions: 2, sandboxes: true })
+    return client
+  }
+
+  it('shutdown then exit: exit code 0, no extension or sandbox process left', async () => {
+    const client = await serverWithProcesses()
+    const pids = [...client.seenPids]
+    expect(await client.exited(client.stop())).toBe(0)
+    await expectProcessesGone(pids)
+  })
+
+  it('exit without shutdown: exit code 1, no extension or sandbox process left', async () => {
+    const client = await serverWithProcesses()
+    const pids = [...client.seenPids]
+    expect(await client.exited(client.exitOnly())).toBe(1)
+    await expectProcessesGone(pids)
+  })
+
+  it('stdin closing without shutdown: exit code 1, no extension or sandbox process left', async () => {
+    const client = await serverWithProcesses()
+    const pids = [...client.seenPids]
+    expect(await client.exited(client.closeInput())).toBe(1)
+    await expectProcessesGone(pids)
+  })
+
+  it('the client\'s process (initialize\'s processId) ending while stdin stays open: exit code 1, no process left', async () => {
+    const editor = spawn('sleep', ['60'], { stdio: 'ignore' })
+    const exited = new Promise((resolve) => editor.once('exit', resolve))
+    try {
+      const client = await serverWithProcesses({ processId: editor.pid! })
+      const pids = [...client.seenPids]
+      editor.kill('SIGKILL')
+      await exited
+      // The server looks for its client every 3 s.
+      expect(await client.exited(client.exit)).toBe(1)
+      await expectProcessesGone(pids)
+    } finally {
+      editor.kill('SIGKILL')
+    }
+  })
+})
