@@ -200,6 +200,8 @@ export class JobMemo {
   private readonly pending = new Map<string, Promise<{ outcome: JobOutcome; reused: boolean }>>()
   /** Fingerprints and query hashes of the current state; cleared on every change. */
   private readonly current = new Map<string, Promise<string>>()
+  /** Rows of queries `changedSince` ran in the current state; cleared on every change. */
+  private readonly currentRows = new Map<string, Promise<unknown[] | null>>()
   /**
    * Rows a check ran whose hash differed from the entry's (its job is about to run the same
    * query): handed once to the first job that runs it before the next change (`takeCheckedRows`).
@@ -307,6 +309,7 @@ export class JobMemo {
     if (events.length === 0 && !changes.documents && !changes.entries && !changes.git) return
     this.generation++
     this.current.clear()
+    this.currentRows.clear()
     this.checkedRows.clear()
     if (changes.documents || changes.entries) {
       const change = changes.documents && !changes.entries && changes.columns && changes.paths ? { columns: new Set(changes.columns), paths: new Set(changes.paths) } : null
@@ -450,7 +453,7 @@ export class JobMemo {
     const queries: string[] = []
     for (const query of this.context.generations?.summarized(generation) ?? generation.queries) {
       if (query.hash === CONFLICT) continue
-      const now = await this.context.query(query.sql, query.params).catch(() => null)
+      const now = await this.rowsNow(query)
       if (now !== null && fingerprintValue(now) === query.hash) continue
       const summary = now === null ? null : summarizeRows(now)
       if (query.rows && summary) for (const name of changedRows(query.rows, summary)) rows.add(name)
@@ -629,6 +632,17 @@ export class JobMemo {
       this.current.set(key, fingerprint)
     }
     return fingerprint
+  }
+
+  /** A query's current rows, or null when it fails (taken once between changes, as fingerprints are). */
+  private rowsNow(query: { sql: string; params: Record<string, unknown> }): Promise<unknown[] | null> {
+    const key = queryKey(query.sql, query.params)
+    let rows = this.currentRows.get(key)
+    if (!rows) {
+      rows = this.context.query(query.sql, query.params).catch(() => null)
+      this.currentRows.set(key, rows)
+    }
+    return rows
   }
 
   private queryHashNow(query: RecordedQuery): Promise<string> {

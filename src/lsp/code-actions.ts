@@ -7,8 +7,9 @@
  *   body `range` touches: its body replaced by what its inputs generate now (for a hand-edited
  *   one the title says the edits are discarded).
  * - `Regenerate every region of the document` (quick fix when the range touches a stale region
- *   and more than one edit is due; always as the source action `source.insitu.regenerate`):
- *   every edit of the render, front-matter materializations included.
+ *   and more than one edit is due, else the source action `source.insitu.regenerate`; a request
+ *   whose `only` names a kind gets the actions of that kind, so `source.insitu.regenerate` always
+ *   finds it): every edit of the render, front-matter materializations included.
  * - `Change <wrong> to <right>` (preferred quick fix) for each diagnostic of the request with a
  *   did-you-mean (`unknown transform: includ; did you mean include?`, `unknown tree options:
  *   dpth (did you mean depth?)`, `template not found: x; did you mean x.j2?`): the first whole
@@ -22,7 +23,17 @@ import { rangeOf } from './uris.js'
 
 export const REGENERATE_ALL_KIND = `${CodeActionKind.Source}.insitu.regenerate`
 
-export function codeActions(uri: string, analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[]): CodeAction[] {
+export function codeActions(uri: string, analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[], only?: readonly string[]): CodeAction[] {
+  const actions = allCodeActions(uri, analysis, range, diagnostics)
+  if (only && only.length > 0) return actions.filter((action) => only.some((kind) => action.kind === kind || action.kind?.startsWith(`${kind}.`)))
+  // The source action duplicates the quick fix when both are offered (each carries every edit).
+  const fixesAll = actions.some((action) => action.kind === CodeActionKind.QuickFix && action.title === REGENERATE_ALL)
+  return fixesAll ? actions.filter((action) => action.kind !== REGENERATE_ALL_KIND) : actions
+}
+
+const REGENERATE_ALL = 'Regenerate every region of the document'
+
+function allCodeActions(uri: string, analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[]): CodeAction[] {
   const result = analysis.result
   if (!result) return []
   const { text } = analysis
@@ -45,8 +56,8 @@ export function codeActions(uri: string, analysis: DocumentAnalysis, range: Rang
   }
   if (result.edits.length > 0) {
     const all = { changes: { [uri]: result.edits.map((e) => edit(e.start, e.end, e.text)) } }
-    if (touchesStale && result.edits.length > 1) actions.push({ title: 'Regenerate every region of the document', kind: CodeActionKind.QuickFix, edit: all })
-    actions.push({ title: 'Regenerate every region of the document', kind: REGENERATE_ALL_KIND, edit: all })
+    if (touchesStale && result.edits.length > 1) actions.push({ title: REGENERATE_ALL, kind: CodeActionKind.QuickFix, edit: all })
+    actions.push({ title: REGENERATE_ALL, kind: REGENERATE_ALL_KIND, edit: all })
   }
   for (const diagnostic of diagnostics) {
     const regionId = (diagnostic.data as RegionDiagnosticData | undefined)?.region

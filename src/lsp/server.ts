@@ -11,7 +11,8 @@
  * - Requests on documents are answered from the analysis of the editor's current text.
  * - `shutdown` stops the workspace (every extension and sandbox process ends) and resolves;
  *   `exit` then ends the process (the library's default: code 0 after shutdown, 1 without).
- *   The input closing without `shutdown` stops the workspace too, then exits with 1.
+ *   The input closing stops the workspace too; `serveLanguage` then resolves to whether
+ *   `shutdown` came first (a client may close the input right after sending `exit`).
  * Nothing but LSP messages goes to the connection's output: logs go to `window/logMessage`.
  */
 import { CodeActionKind, type Connection, TextDocumentSyncKind } from 'vscode-languageserver'
@@ -34,8 +35,8 @@ export interface LanguageServerOptions {
   closed?: Promise<void>
 }
 
-/** Serve until `exit`; resolves once the workspace has stopped (after `shutdown`, or the input closing). */
-export function serveLanguage(connection: Connection, options: LanguageServerOptions = {}): Promise<void> {
+/** Serve until `exit` or the input closing; resolves once the workspace has stopped, to whether `shutdown` was received. */
+export function serveLanguage(connection: Connection, options: LanguageServerOptions = {}): Promise<{ shutdown: boolean }> {
   const documents = new Map<string, TextDocument>()
   let workspace: LspWorkspace | undefined
   let stopping: Promise<void> | undefined
@@ -69,7 +70,11 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
   connection.onInitialized(() => {
     void workspace!.start()
   })
-  connection.onShutdown(() => stop())
+  let shutdown = false
+  connection.onShutdown(() => {
+    shutdown = true
+    return stop()
+  })
 
   connection.onDidOpenTextDocument(({ textDocument }) => {
     const document = TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text)
@@ -90,7 +95,7 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
 
   connection.onCodeAction(async ({ textDocument, range, context }) => {
     const analysis = await workspace?.analysis(textDocument.uri)
-    return analysis ? codeActions(textDocument.uri, analysis, range, context.diagnostics) : []
+    return analysis ? codeActions(textDocument.uri, analysis, range, context.diagnostics, context.only) : []
   })
   connection.onHover(async ({ textDocument, position }) => {
     const analysis = await workspace?.analysis(textDocument.uri)
@@ -119,5 +124,5 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
     void options.closed?.then(() => resolve())
   })
   connection.listen()
-  return ended.then(() => stop())
+  return ended.then(() => stop()).then(() => ({ shutdown }))
 }

@@ -3,7 +3,7 @@
  *
  * Contract: `runLanguageServer(options)` serves (server.ts) until the client's `exit`
  * (the process then exits: 0 after `shutdown`, 1 without) or until stdin closes (the workspace
- * stops, every extension and sandbox process ends, then it resolves to 1). stdout carries LSP
+ * stops, every extension and sandbox process ends, then it resolves to 0 after `shutdown`, else 1). stdout carries LSP
  * messages only: `console.log`/`info`/`debug` are sent to stderr while it runs.
  * The client's process (`initialize`'s `processId`) is watched here, not by the library (its
  * interval is never cleared: the process would outlive its closed stdin while the client lives):
@@ -35,12 +35,13 @@ export async function runLanguageServer(options: LanguageServerOptions): Promise
     }, CLIENT_CHECK_MS).unref()
   })
   const connection = createConnection(reader, writer)
-  await serveLanguage(connection, { ...options, closed })
+  const { shutdown } = await serveLanguage(connection, { ...options, closed })
   // Nothing more is read: stdin (still open when the client's process went away) lets the process end.
   clearInterval(clientWatch)
   connection.dispose()
   process.stdin.destroy()
-  return 1
+  // A client that asked for shutdown may close stdin before `exit` is read (vscode-languageclient does).
+  return shutdown ? 0 : 1
 }
 
 /** `reader`, with `initialize`'s `processId` handed to `watch` and hidden from the library. */

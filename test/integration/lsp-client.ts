@@ -19,7 +19,7 @@
  *   satisfies `predicate` (it may be one published already); `forVersion(rel, v)` the publish of
  *   version `v` of an open document. Every wait fails after `WAIT_MS`, naming what it waited for
  *   and the publishes and logs seen.
- * - `codeActions(rel, line, diagnostics)`, `hover`, `definition`, `links`, `completion`: the
+ * - `codeActions(rel, line, diagnostics, only?)`, `hover`, `definition`, `links`, `completion`: the
  *   requests, at 0-based lines and characters. A request the server exits before answering fails
  *   at once with its stderr (a server that cannot start: `initialize` says why).
  * - `stop()`: `shutdown` then `exit`; resolves with the exit code. `exitOnly()` sends `exit`
@@ -213,12 +213,12 @@ export class LspClient {
     return `publishes:\n${publishes.join('\n')}\nlogs:\n${this.logs.join('\n')}\nstderr:\n${this.stderr}`
   }
 
-  codeActions(rel: string, line: number, diagnostics: readonly Diagnostic[]): Promise<CodeAction[]> {
+  codeActions(rel: string, line: number, diagnostics: readonly Diagnostic[], only?: string[]): Promise<CodeAction[]> {
     const position = { line, character: 0 }
     return this.request<CodeAction[]>('textDocument/codeAction', {
       textDocument: { uri: this.uri(rel) },
       range: { start: position, end: position },
-      context: { diagnostics },
+      context: { diagnostics, ...(only ? { only } : {}) },
     })
   }
 

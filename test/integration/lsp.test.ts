@@ -243,11 +243,15 @@ describe('lsp: a project synced by the command line, then opened', () => {
     ])
     const line = lineOf(MANY_DOC, 'begin tree')
     const actions = await client.codeActions('docs/many.md', line, diagnostics.filter((d) => d.range.start.line === line))
+    // The lightbulb gets the quick fix once; a request for the source action (Source Action…,
+    // codeActionsOnSave) gets that one alone.
     expect(actions.map((a) => [a.title, a.kind])).toEqual([
       ['Regenerate region two', 'quickfix'],
       ['Regenerate every region of the document', 'quickfix'],
-      ['Regenerate every region of the document', 'source.insitu.regenerate'],
     ])
+    const source = await client.codeActions('docs/many.md', line, [], ['source'])
+    expect(source.map((a) => [a.title, a.kind])).toEqual([['Regenerate every region of the document', 'source.insitu.regenerate']])
+    expect(source[0]!.edit).toEqual(action(actions, 'Regenerate every region of the document').edit)
     const all = action(actions, 'Regenerate every region of the document')
     expect(all.edit?.changes?.[client.uri('docs/many.md')]).toHaveLength(3)
     const regenerated = applyEdit(MANY_DOC, all.edit, client.uri('docs/many.md'))
