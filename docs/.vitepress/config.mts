@@ -22,6 +22,7 @@ const sidebar = [
     ['Front-matter materializations', '/guide/materializations'],
     ['How hot reload follows dependencies', '/guide/hot-reload'],
     ['Write and check modes in CI', '/guide/write-and-check'],
+    ['Editors', '/guide/editors'],
   ]),
   section('Extensions', [
     ['Installing extensions', '/guide/extensions'],

@@ -63,6 +63,8 @@ const BUILT_BIN_TESTS = [
   '../integration/native-build.test.ts',
   '../integration/hostile-documents.test.ts',
   '../integration/hostile-jobs.test.ts',
+  '../integration/lsp.test.ts',
+  '../integration/vscode-client.test.ts',
 ].map((file) =>
   path.join(HERE, file),
 )
