@@ -33,6 +33,7 @@ import path from 'node:path'
 import type { Diagnostic } from 'vscode-languageserver'
 import { type InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { ConfigError } from '../host/config.js'
+import { fileStamp } from '../sync/restart-triggers.js'
 import { WatchSession } from '../sync/watch-session.js'
 import type { Region } from '../documents/regions.js'
 import { analyzeDocument, type DocumentAnalysis, SOURCE } from './document-analysis.js'
@@ -371,15 +372,6 @@ export class LspWorkspace {
   }
 }
 
-/** A file's modification time and size (`missing` when it does not exist). */
-function fileStamp(file: string): string {
-  try {
-    const stat = fs.statSync(file)
-    return `${stat.mtimeMs}:${stat.size}`
-  } catch {
-    return 'missing'
-  }
-}
 
 function waiting(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void

@@ -69,6 +69,16 @@ export function isRestartTrigger(file: string, triggers: RestartTriggers): boole
 /** How long trigger events must pause before the restart: a temporary file's rename lands within it. */
 export const RESTART_SETTLE_MS = 100
 
+/** A file's modification time and size, to tell whether it changed (`missing` when it does not exist). */
+export function fileStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file)
+    return `${stat.mtimeMs}:${stat.size}`
+  } catch {
+    return 'missing'
+  }
+}
+
 export class ServerRestarts {
   /** Per absolute file: the type of its first event in the current window. */
   private readonly pending = new Map<string, 'create' | 'update' | 'delete'>()

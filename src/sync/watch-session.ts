@@ -36,13 +36,12 @@
  * Status lines go to `output.report` (stdout), logs (extension stderr, config errors, failures of
  * the watch itself) to `output.log` (stderr); both start with `prefix` where they name the tool.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { type AffectedResult, InsituEngine, readProjectConfig } from '../engine/engine.js'
 import { createPathMatcher } from '../documents/project-files.js'
 import { isInsideFolder, toPosixPath } from '../documents/project-paths.js'
 import { ConfigError, type ProjectConfig } from '../host/config.js'
-import { isRestartTrigger } from './restart-triggers.js'
+import { fileStamp, isRestartTrigger } from './restart-triggers.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { fsPathOf } from '../resources/identifiers.js'
 import { type GitWatcher, watchEngineGit } from './git-watcher.js'
@@ -401,15 +400,6 @@ export class WatchSession {
   }
 }
 
-/** A file's modification time and size, to tell whether it changed (`missing` when it does not exist). */
-function fileStamp(file: string): string {
-  try {
-    const stat = fs.statSync(file)
-    return `${stat.mtimeMs}:${stat.size}`
-  } catch {
-    return 'missing'
-  }
-}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
