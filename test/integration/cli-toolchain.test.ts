@@ -122,13 +122,15 @@ describe('--format json', () => {
       errors: [{ path: 'docs/broken.md', line: 5, message: 'transform explode (extension plugin/notes) failed in boom: the fuse was lit', code: 'insitu/job' }],
       validation: [{ severity: 'warning', path: 'notes/three.md', line: 1, message: 'note has no title: notes/three.md', code: null }],
     })
-    const stale = report.stale as { path: string; line: number; target: string; id: string; kind: string; diff: string }[]
+    const stale = report.stale as { path: string; line: number; target: string; id: string; kind: string; state: string; why: string; diff: string }[]
     expect(stale.find((job) => job.path === 'docs/tasks.md')).toEqual({
       path: 'docs/tasks.md',
       line: 3,
       target: 'region',
       id: 'all',
       kind: 'sql',
+      state: 'stale',
+      why: 'region all is stale: it was never generated',
       diff: '@@ -0,0 +1,2 @@\n+- [Alpha](../tasks/alpha.md) — open\n+- [Beta](../tasks/beta.md) — done',
     })
     expect((report.documents as { path: string; state: string }[]).map((d) => `${d.path} ${d.state}`)).toContain('docs/broken.md failed')
