@@ -21,13 +21,14 @@ import { attributeOnly } from './access.js'
 import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
 import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
 import { pformat } from './pretty-print.js'
-import { XML_ATTRIBUTE_KEY, fileSize, indent, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, truncate, urlQuote, wordCount } from './text-filters.js'
 import type { CompileHost, FilterFunction } from './compiled-template.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
-import { escapeHtml } from './escape.js'
+import { escapeHtml, stripTags } from './escape.js'
 import { percentFormat } from './format.js'
 import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './str-methods.js'
-import { add, escapeArgument } from './operators.js'
+import { add } from './operators.js'
+import { escapedArgument } from './markup.js'
 import { toPythonJson } from './json.js'
 import { textWrap } from './wrap.js'
 import { urlize } from './urlize.js'
@@ -101,7 +102,9 @@ function firstOf(value: unknown, what: string): unknown {
   }
   const items = iterate(value)
   if (items.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
-  return what === 'first' ? items[0] : items[items.length - 1]
+  if (what === 'first') return items[0]
+  // `last` is next(reversed(seq)): reversed() indexes a str, and a Markup's item is Markup.
+  return value instanceof Markup ? new Markup(items[items.length - 1] as string) : items[items.length - 1]
 }
 
 function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, attribute: unknown, max: boolean): unknown {
@@ -208,10 +211,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       throw new TemplateRuntimeError("can't handle positional and keyword arguments at the same time", 'FilterArgumentError')
     }
     // A Markup format string escapes what it formats (markupsafe's Markup.__mod__).
-    if (value instanceof Markup) {
-      const escaped = keys.length > 0 ? Object.fromEntries(keys.map((key) => [key, escapeArgument(kwargs[key])])) : tuple(args.map(escapeArgument))
-      return new Markup(percentFormat(value.text, escaped))
-    }
+    if (value instanceof Markup) return new Markup(percentFormat(value.text, keys.length > 0 ? kwargs : tuple(args), escapedArgument))
     return percentFormat(softStr(value), keys.length > 0 ? kwargs : tuple(args))
   },
   groupby: define([['attribute'], ['default', null], ['case_sensitive', false]], (_h, value, attribute: unknown, fallback: unknown, caseSensitive: unknown) => {
@@ -307,7 +307,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     const items = isString(value) ? Array.from(textOf(value)) : Array.isArray(value) ? iterate(value) : null
     if (items === null) throw typeError(`object of type '${typeName(value)}' has no len()`)
     if (items.length === 0) return new Undefined('No random item, sequence was empty.')
-    return items[Math.floor(Math.random() * items.length)]
+    // random.choice indexes the sequence: a Markup's item is Markup (Markup.__getitem__).
+    const item = items[Math.floor(Math.random() * items.length)]
+    return value instanceof Markup ? new Markup(item as string) : item
   }),
   reverse: define([], (_h, value) => {
     if (isString(value)) ticks(textOf(value).length >> 4)
@@ -356,7 +358,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     pySorted(iterate(value), multiAttrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase), truthy(reverse)),
   ),
   string: define([], (_h, value) => (value instanceof Markup ? value : softStr(value))),
-  striptags: define([], (_h, value) => striptags(value)),
+  striptags: define([], (_h, value) => stripTags(softStr(value))),
   sum: define([['attribute', null], ['start', 0]], (_h, value, attribute: unknown, start: unknown) => {
     // The sum of a range from an int is exact in closed form (Python adds every item: the same int).
     if (value instanceof PyRange && attribute === null && (isInt(start) || typeof start === 'boolean')) return value.sum(typeof start === 'boolean' ? Number(start) : start)

@@ -1,7 +1,7 @@
 /**
  * The text filters of Jinja2 3.1 whose rules are their own: `urlencode`'s quoting, `wordcount`,
- * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5), `striptags`
- * (markupsafe's); `pprint` is pretty-print.ts.
+ * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5); `striptags` is
+ * escape.ts (markupsafe's), `pprint` pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
  * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths
@@ -9,7 +9,6 @@
  * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
 import { TemplateRuntimeError, typeError } from './errors.js'
-import { unescapeHtml } from './escape.js'
 import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
@@ -18,9 +17,6 @@ import { Undefined, isDict, isString, textOf, typeName } from './values.js'
 import { pyLen, truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
-import { PY_SPACE } from './python-space.js'
-
-const SPACE_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
   const bytes = new TextEncoder().encode(softStr(value))
@@ -99,22 +95,4 @@ export function truncate(value: unknown, length: unknown, killwords: unknown, en
   if (truthy(killwords)) return kept + ending
   const space = kept.lastIndexOf(' ')
   return (space >= 0 ? kept.slice(0, space) : kept) + ending
-}
-
-export function striptags(value: unknown): string {
-  let text = softStr(value)
-  for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
-    ticks(text.length >> 6)
-    const end = text.indexOf('-->', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 3)
-  }
-  for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
-    ticks(text.length >> 6)
-    const end = text.indexOf('>', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 1)
-  }
-  text = text.split(SPACE_RUN).filter(Boolean).join(' ')
-  return unescapeHtml(text)
 }

@@ -204,3 +204,32 @@ describe("Python's whitespace, not JavaScript's: U+FEFF is no space (issue #36)"
     expect(failure(() => render('{{\ufeffx }}', { x: 1 })).message).toContain("unexpected char '\\ufeff'")
   })
 })
+
+describe("markupsafe's Markup methods: Markup results, escaped arguments (issue #36)", () => {
+  const x = { x: `<b>&'"` }
+  it('return Markup pieces: split items, partition parts, m[0], stripped and cased text', () => {
+    expect(render("{{ (x|safe).split('&') }}", x)).toBe(`[Markup('<b>'), Markup('\\'"')]`)
+    expect(render("{{ ('a<b>c'|safe).partition('<') }}")).toBe("(Markup('a'), Markup('<'), Markup('b>c'))")
+    expect(render("{% autoescape true %}{{ ('<b>'|safe)[0] }}{{ (' <i> '|safe).strip() }}{{ ('<i>a'|safe).upper() }}{{ (x|safe)|last }}{% endautoescape %}", x)).toBe(
+      '<<i><I>A"',
+    )
+  })
+  it('escape what they are given: replace, join, format, format_map, %, fill characters', () => {
+    expect(render("{{ ('a-b'|safe).replace('-', '<br>') }} {{ (','|safe).join([1, none, x]) }}", x)).toBe('a&lt;br&gt;b 1,None,&lt;b&gt;&amp;&#39;&#34;')
+    expect(render("{{ ('{}|{a}|{0!r}'|safe).format(x, a='<') }} {{ ('{a}'|safe).format_map({'a': '<'}) }}", x)).toBe(
+      '&lt;b&gt;&amp;&#39;&#34;|&lt;|&#39;&lt;b&gt;&amp;\\&#39;&#34;&#39; &lt;',
+    )
+    expect(render("{{ ('%s %r %d'|safe) % ('<', '<', '4') }}")).toBe('&lt; &#39;&lt;&#39; 4')
+    expect(failure(() => render("{{ ('<i>'|safe).center(9, '&') }}")).message).toBe('The fill character must be exactly one character long')
+    expect(failure(() => render("{{ ('{:>3}'|safe).format('<'|safe) }}")).message).toBe('Unsupported format specification for Markup.')
+    expect(failure(() => render("{{ ('%x'|safe) % 255 }}")).message).toBe('%x format: an integer is required, not _MarkupEscapeHelper')
+  })
+  it('give plain text from striptags() and unescape()', () => {
+    expect(render("{% autoescape true %}{{ ('<b>a</b> &amp; c'|safe).striptags() }}|{{ ('&lt;a&gt;'|safe).unescape() }}{% endautoescape %}")).toBe('a &amp; c|&lt;a&gt;')
+    expect(render("{{ ('<b>a</b>'|safe).striptags() is escaped }} {{ ('a b'|safe).split()[0] is escaped }}")).toBe('False True')
+  })
+  it("name Markup's type as Jinja does", () => {
+    expect(failure(() => render('{{ (x|safe).nope }}', x)).message).toBe("'markupsafe.Markup object' has no attribute 'nope'")
+    expect(failure(() => render("{{ ('a'|safe) * 2.0 }}")).message).toBe("'float' object cannot be interpreted as an integer")
+  })
+})
