@@ -35,8 +35,8 @@ import { ExpressionCompiler, callValue, type Run } from './expression-compiler.j
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { FrameLocal, Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
-import { FrameSymbols, analyzeFrame, assignedLoop, macroSpecials, type FrameNode } from './frame-symbols.js'
+import { FrameLocal, Markup, Namespace, Undefined, fail, pyRepr, toOutput, typeName } from './values.js'
+import { FrameSymbols, analyzeFrame, assignedLoop, forEachName, macroSpecials, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
@@ -119,15 +119,19 @@ function contextView(scope: Scope, masked: string[]): Scope {
   return view
 }
 
-/** Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
-function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): string | Markup {
+/**
+ * Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its
+ * own and returns that output (Markup inside `{% autoescape true %}`) with the frame's scope,
+ * where Jinja evaluates a block `set`'s or a `{% filter %}`'s filters after the body.
+ */
+function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): { text: string | Markup; inner: Scope } {
   const saved = render.out
   render.out = ''
   try {
     const inner = Object.create(scope) as Scope
     if (entry !== null) entry.enter(inner)
     body(inner, render)
-    return markup ? new Markup(render.out) : render.out
+    return { text: markup ? new Markup(render.out) : render.out, inner }
   } finally {
     render.out = saved
   }
@@ -302,13 +306,14 @@ class Compiler extends ExpressionCompiler {
       }
       case 'setblock': {
         const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () =>
-          this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.filterChain(stmt.filters) : null] as const),
+          this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.blockSetFilters(stmt.filters) : null] as const),
         )
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup(), entry)
-          assign(scope, filters ? filters(scope, render, text) : text)
+          const { text, inner } = captureOutput(body, scope, render, markup(), entry)
+          // Jinja applies the filters in the block's frame, after its body (they see its names).
+          assign(scope, filters ? filters(inner, render, text) : text)
         }
       }
       case 'macro': {
@@ -337,9 +342,9 @@ class Compiler extends ExpressionCompiler {
         )
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup(), entry)
-          // Written as it is, as Jinja does.
-          write(render, toOutput(filters(scope, render, text)))
+          const { text, inner } = captureOutput(body, scope, render, markup(), entry)
+          // The filters run in the block's frame, after its body; the result is written as it is, as Jinja does.
+          write(render, toOutput(filters(inner, render, text)))
         }
       }
       case 'autoescape': {
@@ -474,6 +479,22 @@ class Compiler extends ExpressionCompiler {
         }
       }
     }
+  }
+
+  /**
+   * A block `set`'s filters, compiled in the block's frame. Jinja's analysis of that frame skips
+   * them (`RootVisitor.visit_AssignBlock`), so a name they read that no frame around knows fails
+   * Jinja's compiler: `AssertionError` (compile time, no template line).
+   */
+  private blockSetFilters(filters: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
+    const chain = this.filterChain(filters)
+    const frame = this.frame!
+    forEachName(filters, (name) => {
+      if (frame.findRef(name) === undefined) {
+        throw new TemplateRuntimeError(`Tried to resolve a name to a reference that was unknown to the frame (${pyRepr(name)})`, 'AssertionError')
+      }
+    })
+    return chain
   }
 
   private ifStatement(stmt: Extract<Stmt, { kind: 'if' }>, topLevel: boolean): Run {

@@ -344,7 +344,7 @@ class FrameVisitor {
 }
 
 /** Calls `visit` with every name an expression tree reads (walked without recursion: expressions nest deep). */
-function forEachName(root: unknown, visit: (name: string) => void): void {
+export function forEachName(root: unknown, visit: (name: string) => void): void {
   const pending = [root]
   while (pending.length > 0) {
     const node = pending.pop()

@@ -233,3 +233,20 @@ describe("markupsafe's Markup methods: Markup results, escaped arguments (issue 
     expect(failure(() => render("{{ ('a'|safe) * 2.0 }}")).message).toBe("'float' object cannot be interpreted as an integer")
   })
 })
+
+describe("a block's filters run in the block's frame, after its body (issue #36)", () => {
+  it('see the names the body sets', () => {
+    expect(render("{% filter replace('a', x) %}{% set x = 'b' %}a{% endfilter %}{{ x }}", { x: 'X' })).toBe('bX')
+    expect(render("{% set y | replace('a', x) %}{% set x = 'b' %}a{% endset %}{{ y }}{{ x }}", { x: 'X' })).toBe('bX')
+  })
+
+  it("fail Jinja's compiler for a block set's filter reading a name no frame knows", () => {
+    const error = failure(() => render("{% set y | replace('a', x) %}a{% endset %}{{ y }}", { x: 'X' }))
+    expect([error.pythonType, error.message, error.line]).toEqual([
+      'AssertionError',
+      "Tried to resolve a name to a reference that was unknown to the frame ('x')",
+      undefined,
+    ])
+    expect(render("{% set y | replace('a', x) %}a{% endset %}{{ y }}{{ x }}", { x: 'X' })).toBe('XX')
+  })
+})
