@@ -51,8 +51,6 @@ export interface RenderState {
   templates: string[]
   /** The inheritance chain of the template rendering now: it, then each template it extends (`MAX_TEMPLATE_DEPTH`). */
   inheritance: string[]
-  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
-  extendsMark: number
   parent: CompiledTemplate | null
 }
 

@@ -20,7 +20,9 @@
  *   `with context` and scoped blocks see what the names hold around the frames instead
  *   (`contextView`, made each time when a frame around them has such names). A frame
  *   without such names has no entry.
- * - After `{% extends %}`, a template's own top-level output is not rendered.
+ * - After `{% extends %}`, a template's own text and `{{ }}` are not rendered (in its top level
+ *   and the loop, `if`, `with` and filter bodies in it), nor its top-level blocks; its includes,
+ *   call and filter blocks still are, before the parent (Jinja's output check).
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).
  * - A `for` loop walks a range (or an iterator over one) without making a list; every iteration,
@@ -52,12 +54,9 @@ import { PyIterator, PyRange } from './values.js'
  */
 const SINGLE_STATEMENTS = new WeakMap<Run, { run: Run; file: string; line: number; column: number | undefined }>()
 
-/** Top-level statements that only produce output (skipped once the template has extended another). */
-const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
-
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
-  const frame = compiler.enterRoot(ast.body)
+  const frame = compiler.enterRoot(ast.body, ast.hasExtends)
   let root = compiler.statements(ast.body, true)
   const single = SINGLE_STATEMENTS.get(root)
   if (single) {
@@ -152,8 +151,18 @@ class Compiler extends ExpressionCompiler {
   private frame: FrameSymbols | null = null
   /** The top-level frame when it has missing locals (it then runs in a layer over the context). */
   private layeredRoot: FrameSymbols | null = null
+  /** The template's top-level statements (a `{% extends %}` among them is Jinja's "known extends"). */
+  private rootBody: Stmt[] | null = null
+  /** The template has an `{% extends %}` somewhere: its output is checked (`statement`). */
+  private hasExtends = false
+  /** After a top-level `{% extends %}`: Jinja compiles no output of the frames that check for it. */
+  private knownExtends = false
+  /** Whether the frame being compiled checks for extends before output (Jinja's `require_output_check`: not macro, call, block `set` or block bodies). */
+  private outputCheck = true
 
-  enterRoot(body: Stmt[]): FrameSymbols {
+  enterRoot(body: Stmt[], hasExtends: boolean): FrameSymbols {
+    this.rootBody = body
+    this.hasExtends = hasExtends
     this.frame = analyzeFrame({ kind: 'root', body }, null)
     this.layeredRoot = this.frame.undefinedAtStart.length > 0 ? this.frame : null
     return this.frame
@@ -161,7 +170,7 @@ class Compiler extends ExpressionCompiler {
 
   /** A block's body: a frame of its own, with no frame around it (it reads the context). */
   blockBody(body: Stmt[]): Run {
-    const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.statements(body, false), null)
+    const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.withoutOutputCheck(() => this.statements(body, false)), null)
     if (entry === null) return run
     return (scope, render) => {
       entry.enter(scope)
@@ -178,6 +187,17 @@ class Compiler extends ExpressionCompiler {
       return [compile(), frameEntry(symbols.undefinedAtStart), symbols]
     } finally {
       this.frame = outer
+    }
+  }
+
+  /** Compiles a frame that renders its output whatever the template extends (macro, call, block `set` and block bodies). */
+  private withoutOutputCheck<T>(compile: () => T): T {
+    const outer = this.outputCheck
+    this.outputCheck = false
+    try {
+      return compile()
+    } finally {
+      this.outputCheck = outer
     }
   }
 
@@ -213,7 +233,14 @@ class Compiler extends ExpressionCompiler {
    * innermost body that saw the error names it).
    */
   statements(body: Stmt[], topLevel: boolean): Run {
-    const runs = this.nested(body[0]?.line ?? 0, 'tags', () => body.map((stmt) => this.statement(stmt, topLevel)))
+    const root = body === this.rootBody
+    const runs = this.nested(body[0]?.line ?? 0, 'tags', () =>
+      body.map((stmt) => {
+        const run = this.statement(stmt, topLevel)
+        if (root && stmt.kind === 'extends') this.knownExtends = true
+        return run
+      }),
+    )
     const lines = body.map((stmt) => stmt.line)
     const columns = body.map((stmt) => stmt.column)
     const file = this.file
@@ -247,6 +274,13 @@ class Compiler extends ExpressionCompiler {
   }
 
   private statement(stmt: Stmt, topLevel: boolean): Run {
+    // Jinja's output check in a template that extends another: text and `{{ }}` of the top level
+    // and the frames that inherit its check (loop, `if`, `with`, `{% filter %}` bodies), and the
+    // top level's blocks, render only while the template has not extended (`if parent_template
+    // is None`); after a top-level `{% extends %}` they are not compiled at all. Includes, call
+    // and filter blocks still yield their output, before the parent's.
+    const checked = stmt.kind === 'data' || stmt.kind === 'output' ? this.outputCheck : stmt.kind === 'block' && topLevel
+    if (checked && this.hasExtends && this.knownExtends) return () => {}
     let run: Run
     if (stmt.kind === 'data') {
       const text = stmt.text
@@ -256,9 +290,7 @@ class Compiler extends ExpressionCompiler {
     } else {
       run = this.statementBody(stmt, topLevel)
     }
-    if (topLevel && OUTPUT_STATEMENTS.has(stmt.kind)) {
-      // After `{% extends %}` a template's own top-level output is not rendered (Jinja's
-      // `if parent_template is None` guard): its blocks render through the parent.
+    if (checked && this.hasExtends) {
       const inner = run
       run = (scope, render) => {
         if (render.parent === null) inner(scope, render)
@@ -306,7 +338,7 @@ class Compiler extends ExpressionCompiler {
       }
       case 'setblock': {
         const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () =>
-          this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.blockSetFilters(stmt.filters) : null] as const),
+          this.softly(false, () => [this.withoutOutputCheck(() => this.statements(stmt.body, false)), stmt.filters ? this.blockSetFilters(stmt.filters) : null] as const),
         )
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
@@ -464,7 +496,6 @@ class Compiler extends ExpressionCompiler {
             else render.blocks.set(blockName, [entry])
           }
           render.parent = parent
-          render.extendsMark = render.out.length
         }
       }
       case 'block': {
@@ -605,7 +636,7 @@ class Compiler extends ExpressionCompiler {
     }
     // A macro (or call block) body is a frame of its own: not soft.
     const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () =>
-      this.softly(false, () => [this.statements(bodyNodes, false), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
+      this.softly(false, () => [this.withoutOutputCheck(() => this.statements(bodyNodes, false)), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
     )
     const params = signature.params.map((param) => param.name)
     return (render) => ({

@@ -133,7 +133,7 @@ export function createJinjaEngine(options: JinjaEngineOptions = {}): JinjaEngine
           const value = context[key]
           if (value !== undefined) scope[key] = value
         }
-        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, blockContext: null, extendsMark: -1, parent: null, macros: [], templates: [], inheritance: [] }
+        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, blockContext: null, parent: null, macros: [], templates: [], inheritance: [] }
         renderTemplate(compiled, scope, state)
         return state.out
       })

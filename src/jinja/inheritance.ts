@@ -6,8 +6,8 @@
  * - `renderTemplate(template, scope, render)` gives the template its own block chains (each
  *   block name → the most derived definition first), renders its top level, and when it
  *   extended a parent (the `extends` statement set `render.parent` and appended the parent's
- *   blocks), drops what the child output after `{% extends %}` and renders the parent with the
- *   same context, up the chain. The render's previous chains are restored afterwards
+ *   blocks), renders the parent with the same context, up the chain (the child's text after
+ *   `{% extends %}` was not rendered: compiler.ts). The render's previous chains are restored afterwards
  *   (includes and imports render this way inside another template). `render.templates` holds the
  *   templates rendering now (nested includes and imports), `render.inheritance` the chain of the
  *   one rendering now, for the depth bounds of limits.ts.
@@ -26,7 +26,6 @@ import { PyFunction } from './values.js'
 export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {
   const savedBlocks = render.blocks
   const savedContext = render.context
-  const savedMark = render.extendsMark
   const savedParent = render.parent
   const savedChain = render.inheritance
   const savedBlockContext = render.blockContext
@@ -35,12 +34,10 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   render.inheritance = [template.name]
   render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
   render.context = scope
-  render.extendsMark = -1
   render.parent = null
   scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0, scope))
   let current: CompiledTemplate | null = template
   while (current) {
-    const start = render.out.length
     const position = current.rootPosition
     if (position) {
       try {
@@ -51,15 +48,12 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
       }
     } else current.root(scope, render)
     if (render.parent === null) break
-    // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
-    render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
+    // The child's output after `{% extends %}` was not rendered (compiler.ts); the parent renders now.
     current = render.parent
     render.parent = null
-    render.extendsMark = -1
   }
   render.blocks = savedBlocks
   render.context = savedContext
-  render.extendsMark = savedMark
   render.parent = savedParent
   render.inheritance = savedChain
   render.blockContext = savedBlockContext

@@ -250,3 +250,11 @@ describe("a block's filters run in the block's frame, after its body (issue #36)
     expect(render("{% set y | replace('a', x) %}a{% endset %}{{ y }}{{ x }}", { x: 'X' })).toBe('XX')
   })
 })
+
+describe("a template that extends another renders what Jinja's output check lets through (issue #36)", () => {
+  it('yields includes, call and filter blocks after extends, not text', () => {
+    write({ 'ext-base.j2': '[{% block b %}B{% endblock %}]', 'ext-inc.j2': 'INC' })
+    write({ 'ext-child.j2': "{% extends 'ext-base.j2' %}text{{ 1 }}{% include 'ext-inc.j2' %}{% filter default('d', true) %}x{% endfilter %}" })
+    expect(env.render('ext-child.j2', {})).toBe('INCd[B]')
+  })
+})
