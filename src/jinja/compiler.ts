@@ -31,13 +31,13 @@
  *   most `MAX_TEMPLATE_DEPTH` (`template 'a.j2' includes itself more than 1000 levels deep`).
  *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
-import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
+import { TemplateRuntimeError, TemplateTimeoutError, stampPosition, typeError, valueError } from './errors.js'
 import type { BlockEntry, CompileHost, CompiledTemplate, RenderState } from './compiled-template.js'
 import { ExpressionCompiler, callValue, type Run } from './expression-compiler.js'
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { FrameLocal, Markup, Namespace, Undefined, fail, pyRepr, toOutput, typeName } from './values.js'
+import { FrameLocal, Markup, Namespace, Undefined, fail, pyRepr, pyStr, toOutput, typeName } from './values.js'
 import { FrameSymbols, analyzeFrame, assignedLoop, forEachName, macroSpecials, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
@@ -159,6 +159,8 @@ class Compiler extends ExpressionCompiler {
   private knownExtends = false
   /** Whether the frame being compiled checks for extends before output (Jinja's `require_output_check`: not macro, call, block `set` or block bodies). */
   private outputCheck = true
+  /** The text of each constant `{{ }}` (`outputConstant`), or null. */
+  private readonly outputTexts = new WeakMap<Stmt, string | null>()
 
   enterRoot(body: Stmt[], hasExtends: boolean): FrameSymbols {
     this.rootBody = body
@@ -199,6 +201,29 @@ class Compiler extends ExpressionCompiler {
     } finally {
       this.outputCheck = outer
     }
+  }
+
+  /**
+   * The text a `{{ }}` prints when Jinja folds its expression at compile time (constants.ts:
+   * escaped inside `{% autoescape true %}`, or in volatile autoescape by the setting around it),
+   * else null: its value is made at run time.
+   */
+  private outputConstant(stmt: Extract<Stmt, { kind: 'output' }>): string | null {
+    let text = this.outputTexts.get(stmt)
+    if (text === undefined) {
+      const folded = this.constant(stmt.expr)
+      text = null
+      if (folded !== null) {
+        try {
+          text = this.autoescape ? escapeConstant(folded.value) : pyStr(folded.value)
+        } catch (error) {
+          // `str()` of the constant raises (an undefined value): Jinja evaluates it at run time.
+          if (error instanceof TemplateTimeoutError) throw error
+        }
+      }
+      this.outputTexts.set(stmt, text)
+    }
+    return text
   }
 
   /** The names the frames around the code being compiled may hold as missing locals. */
@@ -302,14 +327,15 @@ class Compiler extends ExpressionCompiler {
   private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
     switch (stmt.kind) {
       case 'output': {
-        const value = this.expr(stmt.expr)
-        // A literal is folded with the compile-time setting (the enclosing one in volatile mode).
-        if (this.autoescape && stmt.expr.kind === 'const') {
-          const text = escapeConstant(stmt.expr.value)
+        // A constant is printed as Jinja folds it: at compile time, with the compile-time
+        // autoescape setting (the enclosing one in volatile mode).
+        const constant = this.outputConstant(stmt)
+        if (constant !== null) {
           return (_scope, render) => {
-            write(render, text)
+            write(render, constant)
           }
         }
+        const value = this.expr(stmt.expr)
         if (this.volatileAutoescape && stmt.expr.kind !== 'const') {
           return (scope, render) => {
             const printed = value(scope, render)

@@ -258,3 +258,19 @@ describe("a template that extends another renders what Jinja's output check lets
     expect(env.render('ext-child.j2', {})).toBe('INCd[B]')
   })
 })
+
+describe("Jinja's constant folding (issue #36)", () => {
+  it("folds `~` of constants to a plain str, Markup or not", () => {
+    expect(render("{% autoescape true %}{{ '<'|safe ~ '>' }}|{{ x|safe ~ '>' }}|{{ ('<'|safe ~ '>') is escaped }}{% endautoescape %}", { x: '<' })).toBe(
+      '&lt;&gt;|<&gt;|False',
+    )
+  })
+
+  it('raises at compile time what folding raises, even in a branch that never runs', () => {
+    const error = failure(() => render("{% if false %}{{ 'a' ~ [1][5] }}{% endif %}ok"))
+    expect([error.pythonType, error.message, error.line]).toEqual(['UndefinedError', 'list object has no element 5', undefined])
+    expect(failure(() => render('{% if false %}{{ [1][5] and 1 }}{% endif %}ok')).message).toBe('list object has no element 5')
+    // Errors of constant operators, filters and lookups are not raised by folding.
+    expect(render("{% if false %}{{ 1/0 }}{{ 'a'|int('x') }}{{ 'a' ~ (1/0) }}{{ [1][5] + 1 }}{% endif %}ok")).toBe('ok')
+  })
+})
