@@ -40,6 +40,7 @@ import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } 
 import { FrameLocal, Markup, Namespace, Undefined, fail, pyRepr, pyStr, toOutput, typeName } from './values.js'
 import { FrameSymbols, analyzeFrame, assignedLoop, forEachName, macroSpecials, type FrameNode } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
+import { closeBuffer, openBuffer, restoreBuffer, writeChunk } from './chunks.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
 import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, listTooLong, outputTooLong, templateTooDeep } from './limits.js'
@@ -119,21 +120,23 @@ function contextView(scope: Scope, masked: string[]): Scope {
 }
 
 /**
- * Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its
- * own and returns that output (Markup inside `{% autoescape true %}`) with the frame's scope,
- * where Jinja evaluates a block `set`'s or a `{% filter %}`'s filters after the body.
+ * Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output buffer
+ * of its own, joined (chunks.ts: a chunk that is no str fails), and returns that output (Markup
+ * inside `{% autoescape true %}`) with the frame's scope, where Jinja evaluates a block `set`'s
+ * or a `{% filter %}`'s filters after the body.
  */
 function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): { text: string | Markup; inner: Scope } {
-  const saved = render.out
-  render.out = ''
+  const saved = openBuffer(render)
+  const inner = Object.create(scope) as Scope
   try {
-    const inner = Object.create(scope) as Scope
     if (entry !== null) entry.enter(inner)
     body(inner, render)
-    return { text: markup ? new Markup(render.out) : render.out, inner }
-  } finally {
-    render.out = saved
+  } catch (error) {
+    restoreBuffer(render, saved)
+    throw error
   }
+  const text = closeBuffer(render, saved)
+  return { text: markup ? new Markup(text) : text, inner }
 }
 
 /** Appends `text` to the render's output, refusing output past `MAX_OUTPUT_LENGTH`. */
@@ -226,6 +229,29 @@ class Compiler extends ExpressionCompiler {
     return text
   }
 
+  /**
+   * For each statement of a body, whether it starts a chunk of Jinja's output (chunks.ts): text
+   * and constant `{{ }}` next to each other are one chunk, every other `{{ }}` one of its own.
+   */
+  private chunkStarts(body: Stmt[]): boolean[] {
+    let afterConstant = false
+    return body.map((stmt) => {
+      if (stmt.kind === 'data') {
+        const starts = !afterConstant
+        afterConstant = true
+        return starts
+      }
+      if (stmt.kind === 'output') {
+        const constant = this.outputConstant(stmt) !== null
+        const starts = !constant || !afterConstant
+        afterConstant = constant
+        return starts
+      }
+      afterConstant = false
+      return false
+    })
+  }
+
   /** The names the frames around the code being compiled may hold as missing locals. */
   private maskedNames(): string[] {
     const names = new Set<string>()
@@ -259,13 +285,14 @@ class Compiler extends ExpressionCompiler {
    */
   statements(body: Stmt[], topLevel: boolean): Run {
     const root = body === this.rootBody
-    const runs = this.nested(body[0]?.line ?? 0, 'tags', () =>
-      body.map((stmt) => {
-        const run = this.statement(stmt, topLevel)
+    const runs = this.nested(body[0]?.line ?? 0, 'tags', () => {
+      const starts = this.chunkStarts(body)
+      return body.map((stmt, i) => {
+        const run = this.statement(stmt, topLevel, starts[i]!)
         if (root && stmt.kind === 'extends') this.knownExtends = true
         return run
-      }),
-    )
+      })
+    })
     const lines = body.map((stmt) => stmt.line)
     const columns = body.map((stmt) => stmt.column)
     const file = this.file
@@ -298,7 +325,7 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  private statement(stmt: Stmt, topLevel: boolean): Run {
+  private statement(stmt: Stmt, topLevel: boolean, startsChunk: boolean): Run {
     // Jinja's output check in a template that extends another: text and `{{ }}` of the top level
     // and the frames that inherit its check (loop, `if`, `with`, `{% filter %}` bodies), and the
     // top level's blocks, render only while the template has not extended (`if parent_template
@@ -309,11 +336,23 @@ class Compiler extends ExpressionCompiler {
     let run: Run
     if (stmt.kind === 'data') {
       const text = stmt.text
-      run = (_scope, render) => {
-        write(render, text)
-      }
+      run = startsChunk
+        ? (_scope, render) => {
+            render.chunks++
+            write(render, text)
+          }
+        : (_scope, render) => {
+            write(render, text)
+          }
     } else {
       run = this.statementBody(stmt, topLevel)
+      if (startsChunk) {
+        const inner = run
+        run = (scope, render) => {
+          render.chunks++
+          inner(scope, render)
+        }
+      }
     }
     if (checked && this.hasExtends) {
       const inner = run
@@ -390,8 +429,8 @@ class Compiler extends ExpressionCompiler {
           const caller = new Macro(definition(render), scope, render)
           const fn = callee(scope, render)
           const [positional, keywords] = args(scope, render)
-          // Jinja writes a call block's result as it is, autoescape or not.
-          write(render, toOutput(callValue(fn, positional, { ...keywords, caller })))
+          // Jinja yields a call block's result as it is, autoescape or not (one chunk).
+          writeChunk(render, callValue(fn, positional, { ...keywords, caller }), (text) => write(render, text))
         }
       }
       case 'filterblock': {
@@ -401,8 +440,9 @@ class Compiler extends ExpressionCompiler {
         const markup = this.markupOfBlocks()
         return (scope, render) => {
           const { text, inner } = captureOutput(body, scope, render, markup(), entry)
-          // The filters run in the block's frame, after its body; the result is written as it is, as Jinja does.
-          write(render, toOutput(filters(inner, render, text)))
+          // The filters run in the block's frame, after its body; the result is yielded as it
+          // is, as Jinja does (one chunk: a value that is no str fails the join around it).
+          writeChunk(render, filters(inner, render, text), (out) => write(render, out))
         }
       }
       case 'autoescape': {
@@ -554,6 +594,44 @@ class Compiler extends ExpressionCompiler {
     return chain
   }
 
+  /**
+   * The line Jinja blames for an error after `body` ran in its frame (a macro's or recursive
+   * loop's `return concat(buffer)`): the last line its code generator marks in the body's code
+   * (`newline(node)`: statements, `{{ }}` that are not constant, an `if`'s and `elif`'s tests),
+   * or null when it marks none.
+   */
+  private lastMarkedLine(body: Stmt[]): number | null {
+    for (let i = body.length - 1; i >= 0; i--) {
+      const line = this.markedLine(body[i]!)
+      if (line !== null) return line
+    }
+    return null
+  }
+
+  private markedLine(stmt: Stmt): number | null {
+    switch (stmt.kind) {
+      case 'data':
+        return null
+      case 'output':
+        return this.outputConstant(stmt) !== null ? null : stmt.expr.line
+      case 'if': {
+        let line = this.lastMarkedLine(stmt.otherwise)
+        for (let i = stmt.elifs.length - 1; i >= 0 && line === null; i--) line = this.lastMarkedLine(stmt.elifs[i]!.body) ?? stmt.elifs[i]!.line
+        return line ?? this.lastMarkedLine(stmt.body) ?? stmt.line
+      }
+      case 'for':
+        // A recursive loop is written (`yield loop(…)`) after its function: at its own line.
+        return stmt.recursive ? stmt.line : (this.lastMarkedLine(stmt.otherwise) ?? this.lastMarkedLine(stmt.body) ?? stmt.line)
+      case 'macro':
+        return this.lastMarkedLine(stmt.body) ?? stmt.line
+      case 'with':
+      case 'autoescape':
+        return this.lastMarkedLine(stmt.body)
+      default:
+        return stmt.line
+    }
+  }
+
   private ifStatement(stmt: Extract<Stmt, { kind: 'if' }>, topLevel: boolean): Run {
     const test = this.expr(stmt.test)
     const body = this.statements(stmt.body, topLevel)
@@ -628,20 +706,22 @@ class Compiler extends ExpressionCompiler {
     const nesting = render.templates
     if (nesting.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(compiled.name, 'imports', nesting.includes(compiled.name))
     const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
-    const saved = render.out
-    render.out = ''
+    // The module's output is joined only when it is printed (Jinja keeps its chunks).
+    const saved = openBuffer(render)
     const outer = setAutoescape(false)
     let body: string
+    let stray
     try {
       renderTemplate(compiled, root, render)
       body = render.out
+      stray = render.stray
     } finally {
       setAutoescape(outer)
-      render.out = saved
+      restoreBuffer(render, saved)
     }
     const exports: Scope = {}
     for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
-    return new TemplateModule(compiled.name, exports, body)
+    return new TemplateModule(compiled.name, exports, body, stray)
   }
 
   /** Compiles `body` with one autoescape compile state set, restoring it after. */
@@ -665,6 +745,7 @@ class Compiler extends ExpressionCompiler {
       this.softly(false, () => [this.withoutOutputCheck(() => this.statements(bodyNodes, false)), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
     )
     const params = signature.params.map((param) => param.name)
+    const joinAt = { file: this.file, line: this.lastMarkedLine(bodyNodes) ?? line }
     return (render) => ({
       name,
       params,
@@ -679,6 +760,7 @@ class Compiler extends ExpressionCompiler {
       catchVarargs: specials.varargs,
       catchKwargs: specials.kwargs,
       usesCaller: specials.caller,
+      joinAt,
     })
   }
 
@@ -736,18 +818,7 @@ class Compiler extends ExpressionCompiler {
         otherwise(elseFrame, render)
         return
       }
-      const recurse = recursive
-        ? (children: unknown, depth: number): string => {
-            const saved = render.out
-            render.out = ''
-            try {
-              run(children, depth, scope, render)
-              return render.out
-            } finally {
-              render.out = saved
-            }
-          }
-        : null
+      const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
       inner.loop = loop
@@ -780,7 +851,30 @@ class Compiler extends ExpressionCompiler {
         }
       }
     }
-    return (scope, render) => run(iter(scope, render), 0, scope, render)
+    if (!recursive) return (scope, render) => run(iter(scope, render), 0, scope, render)
+    // A recursive loop is a function with an output buffer of its own (`loop(children)` calls
+    // it again), joined at its end and yielded as one chunk.
+    const joinAt = { file: this.file, line: this.lastMarkedLine(stmt.otherwise) ?? this.lastMarkedLine(stmt.body) ?? stmt.line }
+    const joined = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): string => {
+      const saved = openBuffer(render)
+      try {
+        run(iterable, depth0, scope, render)
+      } catch (error) {
+        restoreBuffer(render, saved)
+        throw error
+      }
+      try {
+        return closeBuffer(render, saved)
+      } catch (error) {
+        stampPosition(error, joinAt.file, joinAt.line)
+        throw error
+      }
+    }
+    return (scope, render) => {
+      const text = joined(iter(scope, render), 0, scope, render)
+      render.chunks++
+      write(render, text)
+    }
   }
 
   private assigner(target: Target): (scope: Scope, value: unknown) => void {

@@ -15,9 +15,11 @@
  *   child of its context: `scope` for `scoped` blocks, else the context of the block it is
  *   nested in (`render.blockContext`), else the template context; with `super()` bound to
  *   the next definition (rendered in the same context: a scoped block's locals stay visible);
- *   undefined when there is none. `self.<block>()` renders index 0.
+ *   undefined when there is none; its chunks count in the buffer around it (chunks.ts).
+ *   `self.<block>()` renders index 0; it and `super()` render into a buffer of their own, joined.
  */
 import type { CompiledTemplate, RenderState } from './compiled-template.js'
+import { closeBuffer, openBuffer, restoreBuffer } from './chunks.js'
 import { TemplateRuntimeError, stampPosition } from './errors.js'
 import { TemplateReference, type Scope } from './runtime.js'
 import { PyFunction } from './values.js'
@@ -35,7 +37,7 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
   render.context = scope
   render.parent = null
-  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0, scope))
+  scope.self = new TemplateReference((blockName) => joinedBlock(render, blockName, 0, scope))
   let current: CompiledTemplate | null = template
   while (current) {
     const position = current.rootPosition
@@ -69,7 +71,7 @@ export function renderBlock(render: RenderState, blockName: string, index: numbe
   const context = scope ?? render.blockContext ?? render.context
   const blockScope = Object.create(context) as Scope
   blockScope.super = new PyFunction('super', () => {
-    const text = renderBlock(render, blockName, index + 1, context)
+    const text = joinedBlock(render, blockName, index + 1, context)
     if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
     return text
   })
@@ -86,3 +88,22 @@ export function renderBlock(render: RenderState, blockName: string, index: numbe
   }
 }
 
+
+/**
+ * A block rendered as `self.b()` or `super()` renders it: a buffer of its own, joined (Jinja's
+ * `BlockReference.__call__` is `concat(block(context))`); a `{% block %}` tag instead yields the
+ * block's chunks into the buffer around it (`renderBlock`).
+ */
+function joinedBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {
+  const saved = openBuffer(render)
+  let text: string | undefined
+  try {
+    text = renderBlock(render, blockName, index, scope)
+  } catch (error) {
+    restoreBuffer(render, saved)
+    throw error
+  }
+  // renderBlock captured the text; the join fails on a chunk that is no str.
+  closeBuffer(render, saved)
+  return text
+}

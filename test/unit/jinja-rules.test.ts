@@ -274,3 +274,17 @@ describe("Jinja's constant folding (issue #36)", () => {
     expect(render("{% if false %}{{ 1/0 }}{{ 'a'|int('x') }}{{ 'a' ~ (1/0) }}{{ [1][5] + 1 }}{% endif %}ok")).toBe('ok')
   })
 })
+
+describe('filter and call blocks yield their value unconverted (issue #36)', () => {
+  it("fails the join of the output around a value that is no str, where Jinja's join runs", () => {
+    // The top level is joined after the render (no template line); chunks: 'x', y, newline, the filter's.
+    const top = failure(() => render('x{{ y }}\n{% filter wordcount %}a b{% endfilter %}', { y: 1 }))
+    expect([top.pythonType, top.message, top.line]).toEqual(['TypeError', 'sequence item 3: expected str instance, int found', undefined])
+    // A block set is joined at its line, a macro at the last line its code marks.
+    expect(failure(() => render('{% set v %}\n\n{% filter wordcount %}a b{% endfilter %}\n{% endset %}')).line).toBe(1)
+    const macro = failure(() => render('{% macro m() %}\n{% filter length %}ab{% endfilter %}\n{{ y }}\n{% endmacro %}{{ m() }}', { y: 1 }))
+    expect([macro.message, macro.line]).toEqual(['sequence item 0: expected str instance, int found', 3])
+    expect(failure(() => render('{% call dict() %}x{% endcall %}')).message).toBe('sequence item 0: expected str instance, dict found')
+    expect(render('{% filter wordcount|string %}a b{% endfilter %}')).toBe('2')
+  })
+})
