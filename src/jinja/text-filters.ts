@@ -4,7 +4,8 @@
  * escape.ts (markupsafe's), `pprint` pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
- * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths
+ * returns the text Jinja returns for them (`indent` and `wordwrap` of a value that is no str
+ * raise Python's error, as Jinja's `s += '\n'` and `s.splitlines()` do), with its AssertionErrors for bad `truncate` lengths
  * and leeways and its TypeError for a `truncate` value without a length (None, a bool, a number);
  * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
@@ -13,7 +14,7 @@ import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
-import { Undefined, isDict, isString, textOf, typeName } from './values.js'
+import { Undefined, isDict, isString, isTuple, textOf, typeName } from './values.js'
 import { pyLen, truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
@@ -50,6 +51,25 @@ export function fileSize(value: unknown, binary: unknown): string {
   return `${fixed((base * bytes) / unit, 1)} ${prefixes[prefixes.length - 1]}`
 }
 
+/**
+ * What `do_indent`'s `s += '\n'` and `s.splitlines()` make of its value: a str's text; for
+ * anything else Python's error (a list takes the newline, then has no `splitlines`).
+ */
+function indentSource(value: unknown): string {
+  if (isString(value)) return textOf(value)
+  if (value instanceof Undefined) return softStr(value)
+  if (Array.isArray(value) && !isTuple(value)) throw new TemplateRuntimeError("'list' object has no attribute 'splitlines'", 'AttributeError')
+  if (isTuple(value)) throw typeError('can only concatenate tuple (not "str") to tuple')
+  throw typeError(`unsupported operand type(s) for +=: '${typeName(value)}' and 'str'`)
+}
+
+/** `s.splitlines()` of `do_wordwrap`: a str's text, else Python's AttributeError. */
+export function wrapSource(value: unknown): string {
+  if (isString(value)) return textOf(value)
+  if (value instanceof Undefined) return softStr(value)
+  throw new TemplateRuntimeError(`'${typeName(value)}' object has no attribute 'splitlines'`, 'AttributeError')
+}
+
 export function indent(value: unknown, width: unknown, first: unknown, blank: unknown): string {
   let indention: string
   if (isString(width)) indention = textOf(width)
@@ -58,7 +78,7 @@ export function indent(value: unknown, width: unknown, first: unknown, blank: un
     checkString(size, () => `indent(${size})`)
     indention = ' '.repeat(Math.max(0, Number(size)))
   }
-  const text = softStr(value) + '\n'
+  const text = indentSource(value) + '\n'
   const lines = pySplitlines(text)
   // Every line but the first gets the indention (and the first too with `first`).
   checkString(text.length + lines.length * indention.length, () => `indent(${indention.length}) of ${lines.length} lines`)

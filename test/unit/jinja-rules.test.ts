@@ -288,3 +288,25 @@ describe('filter and call blocks yield their value unconverted (issue #36)', () 
     expect(render('{% filter wordcount|string %}a b{% endfilter %}')).toBe('2')
   })
 })
+
+describe("filters as Jinja's Python runs them (issue #36)", () => {
+  it('refuses indent and wordwrap of a value that is no str, with Python\'s errors', () => {
+    expect(failure(() => render('{{ none|indent }}')).message).toBe("unsupported operand type(s) for +=: 'NoneType' and 'str'")
+    const wrap = failure(() => render('{{ none|wordwrap }}'))
+    expect([wrap.pythonType, wrap.message]).toEqual(['AttributeError', "'NoneType' object has no attribute 'splitlines'"])
+    expect(failure(() => render('{{ [1]|indent }}')).message).toBe("'list' object has no attribute 'splitlines'")
+  })
+
+  it("raises Jinja's errors for reverse, dictsort and items of the wrong value", () => {
+    const reverse = failure(() => render('{{ none|reverse }}'))
+    expect([reverse.pythonType, reverse.message]).toEqual(['FilterArgumentError', 'argument must be iterable'])
+    expect(failure(() => render('{{ none|dictsort }}')).pythonType).toBe('AttributeError')
+    expect(failure(() => render('{{ none|items|list }}')).message).toBe('Can only get item pairs from a mapping.')
+  })
+
+  it('checks map, select and items lazily, item by item, as generators', () => {
+    expect(render("{% set m = [1, 2]|map('nope') %}{% set s = [1]|select('nope') %}{% set i = none|items %}ok")).toBe('ok')
+    expect(render("{{ ['a', none]|map('length')|first }} {{ ([]|map('x'))|map('nope')|list }}")).toBe('1 []')
+    expect(failure(() => render("{{ [1]|map('nope')|list }}")).message).toBe("No filter named 'nope'.")
+  })
+})
