@@ -183,13 +183,17 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made, the frame's entry and its symbols. */
+  /**
+   * Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile`
+   * made, the frame's entry and its symbols. A frame of its own is never soft (an unknown filter
+   * in it fails at compile time even inside an `if`: expression-compiler.ts `soft`).
+   */
   private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null, FrameSymbols] {
     const outer = this.frame
     const symbols = analyzeFrame(node, parent)
     this.frame = symbols
     try {
-      return [compile(), frameEntry(symbols.undefinedAtStart), symbols]
+      return [this.softly(false, compile), frameEntry(symbols.undefinedAtStart), symbols]
     } finally {
       this.frame = outer
     }
@@ -402,9 +406,10 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => assign(scope, value(scope, render))
       }
       case 'setblock': {
-        const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () =>
-          this.softly(false, () => [this.withoutOutputCheck(() => this.statements(stmt.body, false)), stmt.filters ? this.blockSetFilters(stmt.filters) : null] as const),
-        )
+        const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () => [
+          this.withoutOutputCheck(() => this.statements(stmt.body, false)),
+          stmt.filters ? this.blockSetFilters(stmt.filters) : null,
+        ] as const)
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
@@ -434,9 +439,10 @@ class Compiler extends ExpressionCompiler {
         }
       }
       case 'filterblock': {
-        const [[body, filters], entry] = this.inFrame({ kind: 'filterblock', body: stmt.body, filters: stmt.filters }, () =>
-          this.softly(false, () => [this.statements(stmt.body, false), this.filterChain(stmt.filters)] as const),
-        )
+        const [[body, filters], entry] = this.inFrame({ kind: 'filterblock', body: stmt.body, filters: stmt.filters }, () => [
+          this.statements(stmt.body, false),
+          this.filterChain(stmt.filters),
+        ] as const)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
           const { text, inner } = captureOutput(body, scope, render, markup(), entry)
@@ -462,7 +468,7 @@ class Compiler extends ExpressionCompiler {
         const values = stmt.targets.map(({ value }) => this.expr(value))
         const [[assigns, body], entry] = this.inFrame({ kind: 'with', targets: stmt.targets.map(({ target }) => target), body: stmt.body }, () => [
           stmt.targets.map(({ target }) => this.assigner(target)),
-          this.softly(false, () => this.statements(stmt.body, false)),
+          this.statements(stmt.body, false),
         ] as const)
         const targets = assigns.map((assign, i) => ({ assign, value: values[i]! }))
         const single = SINGLE_STATEMENTS.get(body)
@@ -587,7 +593,7 @@ class Compiler extends ExpressionCompiler {
     const chain = this.filterChain(filters)
     const frame = this.frame!
     forEachName(filters, (name) => {
-      if (frame.findRef(name) === undefined) {
+      if (!frame.knows(name)) {
         throw new TemplateRuntimeError(`Tried to resolve a name to a reference that was unknown to the frame (${pyRepr(name)})`, 'AssertionError')
       }
     })
@@ -740,10 +746,10 @@ class Compiler extends ExpressionCompiler {
     if (specials.callerLoaded && signature.params.some((param) => param.name === 'caller' && param.default === null)) {
       this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
     }
-    // A macro (or call block) body is a frame of its own: not soft.
-    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () =>
-      this.softly(false, () => [this.withoutOutputCheck(() => this.statements(bodyNodes, false)), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
-    )
+    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () => [
+      this.withoutOutputCheck(() => this.statements(bodyNodes, false)),
+      signature.params.map((param) => (param.default ? this.expr(param.default) : null)),
+    ] as const)
     const params = signature.params.map((param) => param.name)
     const joinAt = { file: this.file, line: this.lastMarkedLine(bodyNodes) ?? line }
     return (render) => ({
@@ -768,11 +774,13 @@ class Compiler extends ExpressionCompiler {
     const loopStore = assignedLoop(stmt)
     if (loopStore) this.fail("Can't assign to special loop variable in for-loop target", loopStore.line)
     const iter = this.expr(stmt.iter)
-    // The body, the `else` and the loop filter are frames of their own: not soft.
-    const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>
-      this.softly(false, () => [this.assigner(stmt.target), this.statements(stmt.body, false), stmt.filter ? this.expr(stmt.filter) : null] as const),
-    )
-    const [otherwise, elseEntry, elseSymbols] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
+    // The body, the `else` and the loop filter are frames of their own.
+    const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () => [
+      this.assigner(stmt.target),
+      this.statements(stmt.body, false),
+      stmt.filter ? this.expr(stmt.filter) : null,
+    ] as const)
+    const [otherwise, elseEntry, elseSymbols] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.statements(stmt.otherwise, false))
     const recursive = stmt.recursive
     // A body or `else` that sets names (besides the loop's targets) runs in a scope of its own, one
     // per iteration (Jinja's loop and else frames): nothing it sets is seen by the next iteration
