@@ -1,7 +1,8 @@
 /**
  * Compiles a parsed Jinja template (nodes.ts) into JavaScript closures with Jinja2 3.1's
- * semantics; engine.ts runs them. Expressions: expression-compiler.ts; inheritance
- * at run time: inheritance.ts; the shapes of what it makes: compiled-template.ts.
+ * semantics; engine.ts runs them. Its statements are here; its frames (symbols, stores, frame
+ * entries): frame-compiler.ts; expressions: expression-compiler.ts; inheritance at run time:
+ * inheritance.ts; the shapes of what it makes: compiled-template.ts.
  *
  * Contract:
  * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
@@ -31,21 +32,21 @@
  *   most `MAX_TEMPLATE_DEPTH` (`template 'a.j2' includes itself more than 1000 levels deep`).
  *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
-import { TemplateRuntimeError, TemplateTimeoutError, stampPosition, typeError, valueError } from './errors.js'
+import { TemplateRuntimeError, TemplateTimeoutError, stampPosition, typeError } from './errors.js'
 import type { BlockEntry, CompileHost, CompiledTemplate, RenderState } from './compiled-template.js'
-import { ExpressionCompiler, callValue, type Run } from './expression-compiler.js'
+import { callValue, type Run } from './expression-compiler.js'
+import { FrameCompiler, captureOutput, contextView, setLocals } from './frame-compiler.js'
 import { renderBlock, renderTemplate } from './inheritance.js'
-import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { FrameLocal, Markup, Namespace, Undefined, fail, pyRepr, pyStr, toOutput, typeName } from './values.js'
-import { FrameSymbols, analyzeFrame, assignedLoop, forEachName, macroSpecials, type FrameNode } from './frame-symbols.js'
+import { FrameLocal, PyIterator, PyRange, Undefined, fail, pyStr, toOutput, typeName } from './values.js'
+import { assignedLoop, macroSpecials } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
 import { closeBuffer, openBuffer, restoreBuffer, writeChunk } from './chunks.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
 import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, listTooLong, outputTooLong, templateTooDeep } from './limits.js'
 import { tick } from './render-budget.js'
-import { PyIterator, PyRange } from './values.js'
 
 /**
  * A body of one statement: its wrapper (which stamps errors with the statement's position)
@@ -81,97 +82,14 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
   return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
-/** A frame's missing locals (frame-symbols.ts), set in its scope when the frame is entered. */
-class FrameEntry {
-  constructor(private readonly names: string[]) {}
-
-  /** The locals, made against the scope around the frame (a loop makes them once per run, not per iteration). */
-  locals(outer: Scope): FrameLocal[] {
-    return this.names.map((name) => {
-      const value = outer[name]
-      return new FrameLocal(name, value instanceof FrameLocal ? value.hidden : value)
-    })
-  }
-
-  /** Makes and sets the locals in `scope`, a new scope over the one around the frame. */
-  enter(scope: Scope): void {
-    setLocals(scope, this.locals(scope))
-  }
-}
-
-/** Sets a frame's missing locals (`FrameEntry.locals`) in the frame's scope. */
-function setLocals(scope: Scope, locals: FrameLocal[]): void {
-  for (const local of locals) scope[local.name] = local
-}
-
-/** The entry of a frame whose missing locals are `names`; null when it has none. */
-function frameEntry(names: string[]): FrameEntry | null {
-  return names.length === 0 ? null : new FrameEntry(names)
-}
-
-/** `scope` as an include or import `with context` sees it: the frames' missing locals (`masked`) dropped, as Jinja drops them. */
-function contextView(scope: Scope, masked: string[]): Scope {
-  const view = Object.create(scope) as Scope
-  for (const name of masked) {
-    const value = scope[name]
-    if (value instanceof FrameLocal) view[name] = value.hidden
-  }
-  return view
-}
-
-/**
- * Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output buffer
- * of its own, joined (chunks.ts: a chunk that is no str fails), and returns that output (Markup
- * inside `{% autoescape true %}`) with the frame's scope, where Jinja evaluates a block `set`'s
- * or a `{% filter %}`'s filters after the body.
- */
-function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): { text: string | Markup; inner: Scope } {
-  const saved = openBuffer(render)
-  const inner = Object.create(scope) as Scope
-  try {
-    if (entry !== null) entry.enter(inner)
-    body(inner, render)
-  } catch (error) {
-    restoreBuffer(render, saved)
-    throw error
-  }
-  const text = closeBuffer(render, saved)
-  return { text: markup ? new Markup(text) : text, inner }
-}
-
 /** Appends `text` to the render's output, refusing output past `MAX_OUTPUT_LENGTH`. */
 function write(render: RenderState, text: string): void {
   if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
 }
 
-function lookup(scope: Scope, name: string): unknown {
-  const value = scope[name]
-  return value === undefined ? new Undefined(`'${name}' is undefined`) : value
-}
-
-class Compiler extends ExpressionCompiler {
-  /** The symbols of the frame being compiled (frame-symbols.ts); its parents are the frames around it. */
-  private frame: FrameSymbols | null = null
-  /** The top-level frame when it has missing locals (it then runs in a layer over the context). */
-  private layeredRoot: FrameSymbols | null = null
-  /** The template's top-level statements (a `{% extends %}` among them is Jinja's "known extends"). */
-  private rootBody: Stmt[] | null = null
-  /** The template has an `{% extends %}` somewhere: its output is checked (`statement`). */
-  private hasExtends = false
-  /** After a top-level `{% extends %}`: Jinja compiles no output of the frames that check for it. */
-  private knownExtends = false
-  /** Whether the frame being compiled checks for extends before output (Jinja's `require_output_check`: not macro, call, block `set` or block bodies). */
-  private outputCheck = true
+class Compiler extends FrameCompiler {
   /** The text of each constant `{{ }}` (`outputConstant`), or null. */
   private readonly outputTexts = new WeakMap<Stmt, string | null>()
-
-  enterRoot(body: Stmt[], hasExtends: boolean): FrameSymbols {
-    this.rootBody = body
-    this.hasExtends = hasExtends
-    this.frame = analyzeFrame({ kind: 'root', body }, null)
-    this.layeredRoot = this.frame.undefinedAtStart.length > 0 ? this.frame : null
-    return this.frame
-  }
 
   /** A block's body: a frame of its own, with no frame around it (it reads the context). */
   blockBody(body: Stmt[]): Run {
@@ -180,33 +98,6 @@ class Compiler extends ExpressionCompiler {
     return (scope, render) => {
       entry.enter(scope)
       run(scope, render)
-    }
-  }
-
-  /**
-   * Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile`
-   * made, the frame's entry and its symbols. A frame of its own is never soft (an unknown filter
-   * in it fails at compile time even inside an `if`: expression-compiler.ts `soft`).
-   */
-  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null, FrameSymbols] {
-    const outer = this.frame
-    const symbols = analyzeFrame(node, parent)
-    this.frame = symbols
-    try {
-      return [this.softly(false, compile), frameEntry(symbols.undefinedAtStart), symbols]
-    } finally {
-      this.frame = outer
-    }
-  }
-
-  /** Compiles a frame that renders its output whatever the template extends (macro, call, block `set` and block bodies). */
-  private withoutOutputCheck<T>(compile: () => T): T {
-    const outer = this.outputCheck
-    this.outputCheck = false
-    try {
-      return compile()
-    } finally {
-      this.outputCheck = outer
     }
   }
 
@@ -254,32 +145,6 @@ class Compiler extends ExpressionCompiler {
       afterConstant = false
       return false
     })
-  }
-
-  /** The names the frames around the code being compiled may hold as missing locals. */
-  private maskedNames(): string[] {
-    const names = new Set<string>()
-    for (let frame = this.frame; frame; frame = frame.parent) for (const name of frame.undefinedAtStart) names.add(name)
-    return [...names]
-  }
-
-  /** Stores `name` in the current frame (in a layered top level: in the context too). */
-  private storer(name: string): (scope: Scope, value: unknown) => void {
-    const root = this.layeredRoot
-    if (root !== null && this.frame === root) {
-      if (root.undefinedAtStart.includes(name)) {
-        return (scope, value) => {
-          scope[name] = value
-          ;(Object.getPrototypeOf(scope) as Scope)[name] = value
-        }
-      }
-      return (scope, value) => {
-        ;(Object.getPrototypeOf(scope) as Scope)[name] = value
-      }
-    }
-    return (scope, value) => {
-      scope[name] = value
-    }
   }
 
   /**
@@ -585,22 +450,6 @@ class Compiler extends ExpressionCompiler {
   }
 
   /**
-   * A block `set`'s filters, compiled in the block's frame. Jinja's analysis of that frame skips
-   * them (`RootVisitor.visit_AssignBlock`), so a name they read that no frame around knows fails
-   * Jinja's compiler: `AssertionError` (compile time, no template line).
-   */
-  private blockSetFilters(filters: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
-    const chain = this.filterChain(filters)
-    const frame = this.frame!
-    forEachName(filters, (name) => {
-      if (!frame.knows(name)) {
-        throw new TemplateRuntimeError(`Tried to resolve a name to a reference that was unknown to the frame (${pyRepr(name)})`, 'AssertionError')
-      }
-    })
-    return chain
-  }
-
-  /**
    * The line Jinja blames for an error after `body` ran in its frame (a macro's or recursive
    * loop's `return concat(buffer)`): the last line its code generator marks in the body's code
    * (`newline(node)`: statements, `{{ }}` that are not constant, an `if`'s and `elif`'s tests),
@@ -885,26 +734,5 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  private assigner(target: Target): (scope: Scope, value: unknown) => void {
-    if (target.kind === 'name') return this.storer(target.name)
-    if (target.kind === 'nsref') {
-      const { name, attr } = target
-      return (scope, value) => {
-        const namespace = lookup(scope, name)
-        if (namespace instanceof Undefined) fail(namespace)
-        if (!(namespace instanceof Namespace)) throw new TemplateRuntimeError('cannot assign attribute on non-namespace object')
-        namespace.attrs[attr] = value
-      }
-    }
-    const parts = target.items.map((item) => this.assigner(item))
-    return (scope, value) => {
-      const items = iterate(value)
-      if (items.length > parts.length) throw valueError(`too many values to unpack (expected ${parts.length})`)
-      if (items.length < parts.length) {
-        throw valueError(`not enough values to unpack (expected ${parts.length}, got ${items.length})`)
-      }
-      for (let i = 0; i < parts.length; i++) parts[i]!(scope, items[i])
-    }
-  }
 
 }
