@@ -14,13 +14,16 @@
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
  *   precision/type); `args` null is `format_map(kwargs)` (a dict: positional fields are a ValueError).
+ * - Markup's versions escape what they format: `percentFormat(format, args, escaped)` (markup.ts
+ *   gives `escaped`) and `strFormat(…, escape = true)`.
  */
 import { brief, checkString } from './limits.js'
 import { tick } from './render-budget.js'
 import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { dictGet } from './dict.js'
-import { floatStr, isDict, type Dict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
+import { escapeHtml } from './escape.js'
+import { Markup, floatStr, isDict, type Dict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 
 /** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
 function exactDigits(abs: number): { digits: string; point: number } {
@@ -144,8 +147,24 @@ function integerDigits(value: bigint, base: number): string {
   return (value < 0n ? -value : value).toString(base)
 }
 
-/** Python's `format % args`. */
-export function percentFormat(format: string, args: unknown): string {
+/** Python's `ascii(value)`: its repr with every non-ASCII character escaped. */
+export function pyAscii(value: unknown): string {
+  return pyRepr(value).replace(/[^\x00-\x7f]/gu, (char) => {
+    const code = char.codePointAt(0)!
+    if (code < 0x100) return `\\x${code.toString(16).padStart(2, '0')}`
+    if (code < 0x10000) return `\\u${code.toString(16).padStart(4, '0')}`
+    return `\\U${code.toString(16).padStart(8, '0')}`
+  })
+}
+
+/**
+ * How `Markup % args` reads an argument (markupsafe's `_MarkupEscapeHelper`, markup.ts): the
+ * escaped text for `%s` `%r` `%a`, the number (`int(x)`, `float(x)`) for the others.
+ */
+export type EscapedArgument = (value: unknown, conversion: string) => unknown
+
+/** Python's `format % args`; with `escaped`, markupsafe's `Markup.__mod__` (the arguments escaped). */
+export function percentFormat(format: string, args: unknown, escaped?: EscapedArgument): string {
   const positional = isTuple(args) ? args : [args]
   const mapping = isDict(args) ? args : undefined
   let index = 0
@@ -178,7 +197,7 @@ export function percentFormat(format: string, args: unknown): string {
       value = dictGet(mapping, key)
       if (value === undefined) throw new TemplateRuntimeError(`'${key}'`, 'KeyError')
     } else value = nextArg()
-    out += convert(value, conversion, flags, width, precision)
+    out += convert(value, conversion, flags, width, precision, escaped)
     checkString(out.length, () => `formatting ${brief(format)}`)
   }
   out += format.slice(last)
@@ -188,7 +207,8 @@ export function percentFormat(format: string, args: unknown): string {
   return out
 }
 
-function convert(value: unknown, conversion: string, flags: string, width: number, precision: number | undefined): string {
+function convert(input: unknown, conversion: string, flags: string, width: number, precision: number | undefined, escaped?: EscapedArgument): string {
+  const value = escaped && conversion !== '%' ? escaped(input, conversion) : input
   const left = flags.includes('-')
   const zero = flags.includes('0') && !left
   const sign = flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : ''
@@ -201,7 +221,7 @@ function convert(value: unknown, conversion: string, flags: string, width: numbe
     case 'r':
     case 'a':
       numeric = false
-      body = conversion === 's' ? pyStr(value) : pyRepr(value)
+      body = escaped ? (value as string) : conversion === 's' ? pyStr(value) : conversion === 'r' ? pyRepr(value) : pyAscii(value)
       if (precision !== undefined) body = Array.from(body).slice(0, precision).join('')
       break
     case '%':
@@ -351,12 +371,17 @@ function group(digits: string, separator: string, size: number): string {
   return out
 }
 
-/** Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. */
+/**
+ * Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. With
+ * `escape`, markupsafe's `EscapeFormatter` (`Markup.format`): every field is escaped after it is
+ * formatted, a Markup field (not converted by `!s`/`!r`) is taken as it is and refuses a spec.
+ */
 export function strFormat(
   format: string,
   args: unknown[] | null,
   kwargs: Dict,
   lookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown },
+  escape = false,
 ): string {
   let auto = 0
   let out = ''
@@ -431,9 +456,15 @@ export function strFormat(
       if (part[1] !== undefined) value = lookup.attr(value, part[1])
       else value = lookup.item(value, /^\d+$/.test(part[2]!) ? Number(part[2]) : part[2])
     }
-    if (spec.includes('{')) spec = strFormat(spec, args, kwargs, lookup)
-    if (conversion === 'r' || conversion === 'a') value = pyRepr(value)
+    if (spec.includes('{')) spec = strFormat(spec, args, kwargs, lookup, escape)
+    if (conversion === 'r') value = pyRepr(value)
+    else if (conversion === 'a') value = pyAscii(value)
     else if (conversion === 's') value = pyStr(value)
-    return formatSpec(value, spec)
+    if (!escape) return formatSpec(value, spec)
+    if (value instanceof Markup) {
+      if (spec !== '') throw valueError('Unsupported format specification for Markup.')
+      return value.text
+    }
+    return escapeHtml(formatSpec(value, spec))
   }
 }

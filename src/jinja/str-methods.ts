@@ -55,6 +55,21 @@ function widthArg(value: unknown, method: string): number {
   return size
 }
 
+/** The separator of `split`/`rsplit` (None: whitespace, handled by the caller). */
+function separatorArg(sep: unknown): string {
+  if (!isString(sep)) throw typeError(`must be str or None, not ${typeName(sep)}`)
+  return textOf(sep)
+}
+
+/** The fill character of `center`, `ljust`, `rjust`: one character (a code point). */
+function fillArg(args: unknown[], kwargs: Record<string, unknown>): string {
+  const fill = arg(args, kwargs, 1, 'fillchar', ' ')
+  if (!isString(fill)) throw typeError(`The fill character must be a unicode character, not ${typeName(fill)}`)
+  const text = textOf(fill)
+  if (Array.from(text).length !== 1) throw typeError('The fill character must be exactly one character long')
+  return text
+}
+
 const WS_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
 const LAST_WS_RUN = new RegExp(`[${PY_SPACE}]+(?=[^${PY_SPACE}]*$)`, 'u')
 const ONE_WS = new RegExp(`[${PY_SPACE}]`, 'u')
@@ -98,7 +113,7 @@ export function pySplit(text: string, sep: unknown, maxsplit: number): string[] 
     }
     return out
   }
-  const separator = str(sep, 'sep')
+  const separator = separatorArg(sep)
   if (separator === '') throw valueError('empty separator')
   ticks(text.length >> 6)
   const parts = text.split(separator)
@@ -122,7 +137,7 @@ function pyRsplit(text: string, sep: unknown, maxsplit: number): string[] {
     }
     return [rest, ...tail]
   }
-  const separator = str(sep, 'sep')
+  const separator = separatorArg(sep)
   if (separator === '') throw valueError('empty separator')
   const parts = text.split(separator)
   if (parts.length <= maxsplit + 1) return parts
@@ -328,9 +343,15 @@ export const STR_METHODS: Record<string, Method> = {
     if (!isDict(mapping)) throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
     return strFormat(s, null, mapping, formatLookup)
   },
-  center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
-  ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'ljust') - Array.from(s).length)),
-  rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'rjust') - Array.from(s).length)) + s,
+  center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), fillArg(a, k)),
+  ljust: (s: string, a, k) => {
+    const width = widthArg(a[0], 'ljust')
+    return s + fillArg(a, k).repeat(Math.max(0, width - Array.from(s).length))
+  },
+  rjust: (s: string, a, k) => {
+    const width = widthArg(a[0], 'rjust')
+    return fillArg(a, k).repeat(Math.max(0, width - Array.from(s).length)) + s
+  },
   zfill: (s: string, a) => {
     const width = widthArg(a[0], 'zfill')
     const sign = s[0] === '-' || s[0] === '+' ? s[0] : ''
