@@ -13,9 +13,13 @@
  * - Widths and precisions past limits.ts `MAX_STRING_LENGTH` are refused before any padding.
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
- *   precision/type); `args` null is `format_map(kwargs)` (a dict: positional fields are a ValueError).
+ *   precision/type); `args` null is `str.format_map(kwargs)` (positional fields are a
+ *   ValueError). A named field is `kwargs[name]` as Python subscripts the mapping, which may be
+ *   any value (format_map's): a dict of either kind (missing: KeyError), a list, str, range or
+ *   anything else Python's TypeError, raised only when a field needs it.
  * - Markup's versions escape what they format: `percentFormat(format, args, escaped)` (markup.ts
- *   gives `escaped`) and `strFormat(…, escape = true)`.
+ *   gives `escaped`) and `strFormat(…, escape = true)`, markupsafe's `EscapeFormatter`, a
+ *   `string.Formatter`: a positional field past `args` is `IndexError: tuple index out of range`.
  */
 import { brief, checkString } from './limits.js'
 import { tick } from './render-budget.js'
@@ -23,7 +27,7 @@ import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { dictGet } from './dict.js'
 import { escapeHtml } from './escape.js'
-import { Markup, floatStr, isDict, type Dict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
+import { Markup, PyRange, Undefined, fail, floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 
 /** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
 function exactDigits(abs: number): { digits: string; point: number } {
@@ -371,6 +375,25 @@ function group(digits: string, separator: string, size: number): string {
   return out
 }
 
+/** A positional field past the arguments: str.format's message, or string.Formatter's (`args[i]`). */
+function indexOutOfRange(index: number, formatter: boolean): TemplateRuntimeError {
+  const message = formatter ? 'tuple index out of range' : `Replacement index ${index} out of range for positional args tuple`
+  return new TemplateRuntimeError(message, 'IndexError')
+}
+
+/** `mapping[name]` of a named field, as Python subscripts what format/format_map were given. */
+function fieldOf(mapping: unknown, name: string): unknown {
+  if (isDict(mapping)) {
+    const value = dictGet(mapping, name)
+    if (value === undefined) throw new TemplateRuntimeError(pyRepr(name), 'KeyError')
+    return value
+  }
+  if (mapping instanceof Undefined) fail(mapping)
+  if (isString(mapping)) throw typeError("string indices must be integers, not 'str'")
+  if (Array.isArray(mapping) || mapping instanceof PyRange) throw typeError(`${typeName(mapping)} indices must be integers or slices, not str`)
+  throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
+}
+
 /**
  * Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. With
  * `escape`, markupsafe's `EscapeFormatter` (`Markup.format`): every field is escaped after it is
@@ -379,7 +402,7 @@ function group(digits: string, separator: string, size: number): string {
 export function strFormat(
   format: string,
   args: unknown[] | null,
-  kwargs: Dict,
+  kwargs: unknown,
   lookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown },
   escape = false,
 ): string {
@@ -436,20 +459,15 @@ export function strFormat(
     const name = nameMatch[0]
     let value: unknown
     if (args === null && (name === '' || /^\d+$/.test(name))) throw valueError('Format string contains positional fields')
-    if (args === null) {
-      value = dictGet(kwargs, name)
-      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
-    } else if (name === '') {
-      if (auto >= args.length) throw new TemplateRuntimeError(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError')
+    if (args === null) value = fieldOf(kwargs, name)
+    else if (name === '') {
+      if (auto >= args.length) throw indexOutOfRange(auto, escape)
       value = args[auto++]
     } else if (/^\d+$/.test(name)) {
       const index = Number(name)
-      if (index >= args.length) throw new TemplateRuntimeError(`Replacement index ${index} out of range for positional args tuple`, 'IndexError')
+      if (index >= args.length) throw indexOutOfRange(index, escape)
       value = args[index]
-    } else {
-      value = dictGet(kwargs, name)
-      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
-    }
+    } else value = fieldOf(kwargs, name)
     const rest = head.slice(name.length)
     const parts = /\.([^.[]+)|\[([^\]]*)\]/g
     for (let part = parts.exec(rest); part; part = parts.exec(rest)) {

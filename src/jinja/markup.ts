@@ -11,8 +11,12 @@
  *   Markup; `split` `rsplit` `splitlines` a list of Markup, `partition` `rpartition` a tuple of
  *   Markup; `replace` escapes `new`, `center`/`ljust`/`rjust` their fill character (which must
  *   still be one character: `'&'` is not), `join` every item (any value: `escape(1)`),
- *   `format`/`format_map` every field (`EscapeFormatter`, format.ts). `striptags()` and
- *   `unescape()` return a plain str. Every other str method is the str one on the text.
+ *   `format`/`format_map` every field (`EscapeFormatter`, format.ts: a `string.Formatter`, so
+ *   `format_map` subscripts its mapping, a dict of any keys or not, only for a field that needs
+ *   it, and a positional field is `tuple index out of range`); `translate` returns Markup of the
+ *   str result, unescaped. `format_map` and `translate` take one positional-only argument, with
+ *   Python's errors. `striptags()` and `unescape()` return a plain str. Every other str method
+ *   is the str one on the text.
  * - `escapedArgument(value, conversion)` is how `Markup % args` reads an argument
  *   (`_MarkupEscapeHelper`): `%s` escaped `str()` (a Markup as it is), `%r`/`%a` escaped
  *   `repr()`, `%d %i %u` `int(value)` (a str is parsed; a value without `int()` is Python's
@@ -23,11 +27,11 @@ import { TemplateRuntimeError, typeError } from './errors.js'
 import { escapeHtml, stripTags, unescapeHtml } from './escape.js'
 import { toFloat, toInt } from './conversions.js'
 import { pyAscii, strFormat } from './format.js'
-import { STR_METHODS, arg, formatLookup, type Method } from './str-methods.js'
+import { STR_METHODS, arg, formatLookup, pyTranslate, type Method } from './str-methods.js'
 import { iterate } from './protocols.js'
 import { brief, joinChecked } from './limits.js'
 import { tick } from './render-budget.js'
-import { Markup, isDict, pyRepr, pyStr, tuple, typeName } from './values.js'
+import { Markup, pyRepr, pyStr, tuple } from './values.js'
 
 /** markupsafe's `escape(value)`. */
 export function markupEscape(value: unknown): Markup {
@@ -60,6 +64,18 @@ function padding(name: string): Method {
   }
 }
 
+/** The one positional-only parameter of a Markup method (`def format_map(self, mapping, /)`), with Python's errors. */
+function onlyArgument(method: string, parameter: string, args: unknown[], kwargs: Record<string, unknown>): unknown {
+  const keywords = Object.keys(kwargs)
+  if (keywords.includes(parameter)) {
+    throw typeError(`Markup.${method}() got some positional-only arguments passed as keyword arguments: '${parameter}'`)
+  }
+  if (keywords.length > 0) throw typeError(`Markup.${method}() got an unexpected keyword argument '${keywords[0]}'`)
+  if (args.length > 1) throw typeError(`Markup.${method}() takes 2 positional arguments but ${args.length + 1} were given`)
+  if (args.length === 0) throw typeError(`Markup.${method}() missing 1 required positional argument: '${parameter}'`)
+  return args[0]
+}
+
 export const MARKUP_METHODS: Record<string, Method> = {
   ...Object.fromEntries(
     ['capitalize', 'casefold', 'expandtabs', 'lower', 'lstrip', 'removeprefix', 'removesuffix', 'rstrip', 'strip', 'swapcase', 'title', 'upper', 'zfill'].map(
@@ -88,11 +104,10 @@ export const MARKUP_METHODS: Record<string, Method> = {
     return new Markup(joinChecked(parts, text, () => `${brief(text)}.join() of ${parts.length} strings`))
   },
   format: (text: string, args, kwargs) => new Markup(strFormat(text, args, kwargs, formatLookup, true)),
-  format_map: (text: string, args) => {
-    const mapping = args[0]
-    if (!isDict(mapping)) throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
-    return new Markup(strFormat(text, [], mapping, formatLookup, true))
-  },
+  // vformat(self, (), mapping): the mapping is subscripted only for a field that needs it.
+  format_map: (text: string, args, kwargs) => new Markup(strFormat(text, [], onlyArgument('format_map', 'mapping', args, kwargs), formatLookup, true)),
+  // Not escaped: super().translate(table) made Markup.
+  translate: (text: string, args, kwargs) => new Markup(pyTranslate(text, onlyArgument('translate', 'table', args, kwargs))),
   striptags: (text: string) => stripTags(text),
   unescape: (text: string) => unescapeHtml(text),
 }

@@ -231,6 +231,25 @@ describe('dicts keep keys that are not strings, as Python keeps them (issue #36)
   })
 })
 
+describe('dicts of int keys meet Markup and format_map: translate, maketrans, format_map of any value (issue #36)', () => {
+  it('translates with int-keyed tables, Markup to Markup unescaped', () => {
+    expect(render("{{ 'abc'.translate({97: 'x', 98: none, 99: 100}) }} {{ 'abc'.translate('abc'.maketrans('ab', 'xy', 'c')) }} {{ ''.maketrans({'a': 1}) }}")).toBe(
+      'xd xy {97: 1}',
+    )
+    expect(render("{% autoescape true %}{{ ('a<c'|safe).translate({97: '<'}) }}{% endautoescape %}")).toBe('<<c')
+    expect(failure(() => render("{{ 'a'.translate({97: 1.5}) }}")).message).toBe('character mapping must return integer, None or str')
+    expect(failure(() => render("{{ ''.maketrans('ab', 'x') }}")).message).toBe('the first two maketrans arguments must have equal length')
+  })
+
+  it('subscripts the mapping of format_map only for a field, as Python and markupsafe do', () => {
+    expect(render("{{ 'x'.format_map(1) }} {{ ('{a}'|safe).format_map({'a': '<', 1: 2}) }} {{ ('%(1)s'|safe) % {'1': '<', 1: 2} }}")).toBe('x &lt; &lt;')
+    expect(failure(() => render("{{ '{a}'.format_map([1]) }}")).message).toBe('list indices must be integers or slices, not str')
+    expect(failure(() => render("{{ ('{0}'|safe).format_map({0: 'x'}) }}")).message).toBe('tuple index out of range')
+    expect(failure(() => render("{{ ('{a}'|safe).format_map() }}")).message).toBe("Markup.format_map() missing 1 required positional argument: 'mapping'")
+    expect(failure(() => render("{{ 'x'.format_map() }}")).message).toBe('str.format_map() takes exactly one argument (0 given)')
+  })
+})
+
 describe("markupsafe's Markup methods: Markup results, escaped arguments (issue #36)", () => {
   const x = { x: `<b>&'"` }
   it('return Markup pieces: split items, partition parts, m[0], stripped and cased text', () => {
