@@ -15,12 +15,12 @@
  * - A range is indexed and sliced without its items (exact past 2^53): a slice of a range is a range.
  */
 import { PythonFloat } from './python-float.js'
-import { typeError, valueError } from './errors.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { methodOf, numberAttribute } from './methods.js'
 import { formatLookup } from './str-methods.js'
 import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './values.js'
 import { codePoints } from './protocols.js'
-import { dictFind } from './dict.js'
+import { dictFind, dictGet } from './dict.js'
 
 /** A slice `start:stop:step` (the value of a slice expression). */
 export class PySlice {
@@ -205,13 +205,27 @@ function sliceOf(obj: unknown, slice: PySlice): unknown {
 }
 
 // str.format's `{x.attr}` / `{x[key]}` use the same lookups (methods module cannot import this one).
+// str.format's `{x.attr}` and `{x[key]}` are Python's getattr and subscript, not Jinja's lookups:
+// a dict has no attribute for its keys, and a missing item is a KeyError or IndexError.
 formatLookup.attr = (value, name) => {
-  const found = getAttr(value, name)
-  if (found instanceof Undefined) throw typeError(`'${typeName(value)}' object has no attribute '${name}'`)
+  if (value instanceof Undefined) fail(value)
+  const found = attribute(value, name)
+  if (found === undefined) throw new TemplateRuntimeError(`'${typeName(value)}' object has no attribute '${name}'`, 'AttributeError')
   return found
 }
 formatLookup.item = (value, key) => {
+  if (value instanceof Undefined) fail(value)
+  if (isDict(value)) {
+    const found = dictGet(value, key)
+    if (found === undefined) throw new TemplateRuntimeError(pyRepr(key), 'KeyError')
+    return found
+  }
+  const sequence = typeof value === 'string' || value instanceof Markup ? 'string' : Array.isArray(value) ? typeName(value) : value instanceof PyRange ? 'range' : undefined
+  if (sequence === undefined) throw typeError(`'${typeName(value)}' object is not subscriptable`)
+  if (typeof key === 'string') {
+    throw typeError(sequence === 'string' ? "string indices must be integers, not 'str'" : `${sequence} indices must be integers or slices, not str`)
+  }
   const found = getItem(value, key)
-  if (found instanceof Undefined) throw typeError(`'${typeName(value)}' object is not subscriptable`)
+  if (found instanceof Undefined) throw new TemplateRuntimeError(`${sequence === 'range' ? 'range object' : sequence} index out of range`, 'IndexError')
   return found
 }

@@ -398,6 +398,9 @@ function fieldOf(mapping: unknown, name: string): unknown {
  * Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. With
  * `escape`, markupsafe's `EscapeFormatter` (`Markup.format`): every field is escaped after it is
  * formatted, a Markup field (not converted by `!s`/`!r`) is taken as it is and refuses a spec.
+ * Fields are numbered as CPython numbers them (`{}` after `{0}` is a ValueError, a nested spec
+ * `{:{}}` takes the next argument, one level of nesting only); string.Formatter's rules where
+ * they differ (a field `{0[1]}` is not manual numbering, `{[0]}` is the keyword '').
  */
 export function strFormat(
   format: string,
@@ -407,45 +410,84 @@ export function strFormat(
   escape = false,
 ): string {
   let auto = 0
-  let out = ''
-  let i = 0
-  while (i < format.length) {
-    tick()
-    const char = format[i]!
-    if (char === '{') {
-      if (format[i + 1] === '{') {
-        out += '{'
-        i += 2
-        continue
-      }
-      let depth = 1
-      let j = i + 1
-      while (j < format.length && depth > 0) {
-        if (format[j] === '{') depth++
-        else if (format[j] === '}') depth--
-        j++
-      }
-      if (depth > 0) throw valueError("expected '}' before end of string")
-      const field = format.slice(i + 1, j - 1)
-      out += formatField(field)
-      checkString(out.length, () => `formatting ${brief(format)}`)
-      i = j
-      continue
-    }
-    if (char === '}') {
-      if (format[i + 1] === '}') {
-        out += '}'
-        i += 2
-        continue
-      }
-      throw valueError("Single '}' encountered in format string")
-    }
-    out += char
-    i++
-  }
-  return out
+  let numbering: 'auto' | 'manual' | undefined
+  return formatWith(format, 2)
 
-  function formatField(field: string): string {
+  function formatWith(format: string, depth: number): string {
+    if (depth <= 0) throw valueError('Max string recursion exceeded')
+    let out = ''
+    let i = 0
+    while (i < format.length) {
+      tick()
+      const char = format[i]!
+      if (char === '{') {
+        if (format[i + 1] === '{') {
+          out += '{'
+          i += 2
+          continue
+        }
+        let nesting = 1
+        let j = i + 1
+        while (j < format.length && nesting > 0) {
+          if (format[j] === '{') nesting++
+          else if (format[j] === '}') nesting--
+          j++
+        }
+        if (nesting > 0) throw valueError("expected '}' before end of string")
+        const field = format.slice(i + 1, j - 1)
+        out += formatField(field, depth)
+        checkString(out.length, () => `formatting ${brief(format)}`)
+        i = j
+        continue
+      }
+      if (char === '}') {
+        if (format[i + 1] === '}') {
+          out += '}'
+          i += 2
+          continue
+        }
+        throw valueError("Single '}' encountered in format string")
+      }
+      out += char
+      i++
+    }
+    return out
+  }
+
+  /** The positional argument of a field, numbered as CPython's str.format numbers them. */
+  function positional(args_: unknown[], name: string): unknown {
+    if (name === '') {
+      if (numbering === 'manual') throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'auto'
+      if (auto >= args_.length) throw indexOutOfRange(auto, false)
+      return args_[auto++]
+    }
+    if (numbering === 'auto') throw valueError('cannot switch from automatic field numbering to manual field specification')
+    numbering = 'manual'
+    const index = Number(name)
+    if (index >= args_.length) throw indexOutOfRange(index, false)
+    return args_[index]
+  }
+
+  /** string.Formatter's: a field named '' is the next argument, all digits a manual one (both checked on the whole field name). */
+  function formatterValue(args_: unknown[], head: string, name: string): unknown {
+    if (head === '') {
+      if (numbering === 'manual') throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'auto'
+      if (auto >= args_.length) throw indexOutOfRange(auto, true)
+      return args_[auto++]
+    }
+    if (/^\d+$/.test(head)) {
+      if (auto > 0) throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'manual'
+    }
+    if (!/^\d+$/.test(name)) return fieldOf(kwargs, name)
+    const index = Number(name)
+    if (index >= args_.length) throw indexOutOfRange(index, true)
+    return args_[index]
+  }
+
+  function formatField(field: string, depth: number): string {
     const colon = field.search(/[:]/)
     let head = colon >= 0 ? field.slice(0, colon) : field
     let spec = colon >= 0 ? field.slice(colon + 1) : ''
@@ -460,21 +502,16 @@ export function strFormat(
     let value: unknown
     if (args === null && (name === '' || /^\d+$/.test(name))) throw valueError('Format string contains positional fields')
     if (args === null) value = fieldOf(kwargs, name)
-    else if (name === '') {
-      if (auto >= args.length) throw indexOutOfRange(auto, escape)
-      value = args[auto++]
-    } else if (/^\d+$/.test(name)) {
-      const index = Number(name)
-      if (index >= args.length) throw indexOutOfRange(index, escape)
-      value = args[index]
-    } else value = fieldOf(kwargs, name)
+    else if (escape) value = formatterValue(args, head, name)
+    else if (name === '' || /^\d+$/.test(name)) value = positional(args, name)
+    else value = fieldOf(kwargs, name)
     const rest = head.slice(name.length)
     const parts = /\.([^.[]+)|\[([^\]]*)\]/g
     for (let part = parts.exec(rest); part; part = parts.exec(rest)) {
       if (part[1] !== undefined) value = lookup.attr(value, part[1])
       else value = lookup.item(value, /^\d+$/.test(part[2]!) ? Number(part[2]) : part[2])
     }
-    if (spec.includes('{')) spec = strFormat(spec, args, kwargs, lookup, escape)
+    if (spec.includes('{')) spec = formatWith(spec, depth - 1)
     if (conversion === 'r') value = pyRepr(value)
     else if (conversion === 'a') value = pyAscii(value)
     else if (conversion === 's') value = pyStr(value)

@@ -248,6 +248,15 @@ describe('dicts of int keys meet Markup and format_map: translate, maketrans, fo
     expect(failure(() => render("{{ ('{a}'|safe).format_map() }}")).message).toBe("Markup.format_map() missing 1 required positional argument: 'mapping'")
     expect(failure(() => render("{{ 'x'.format_map() }}")).message).toBe('str.format_map() takes exactly one argument (0 given)')
   })
+
+  it("reads format fields as Python's subscript and getattr, numbered as CPython numbers them", () => {
+    expect(render("{{ '{0[1]}'.format({1: 'a', '1': 'b'}) }} {{ '{:{}}'.format('a', 3) }}| {{ ('{0[0]}{}'|safe).format([1], 2) }}")).toBe('a a  | 1[1]')
+    expect(failure(() => render("{{ '{0.a}'.format({'a': 1}) }}")).message).toBe("'dict' object has no attribute 'a'")
+    expect(failure(() => render("{{ '{0[2]}'.format({1: 'a'}) }}")).message).toBe('2')
+    expect(failure(() => render("{{ '{0[5]}'.format([1]) }}")).message).toBe('list index out of range')
+    expect(failure(() => render("{{ '{0}{}'.format(1, 2) }}")).message).toBe('cannot switch from manual field specification to automatic field numbering')
+    expect(failure(() => render("{{ '{}{0}'.format(1, 2) }}")).message).toBe('cannot switch from automatic field numbering to manual field specification')
+  })
 })
 
 describe("markupsafe's Markup methods: Markup results, escaped arguments (issue #36)", () => {
@@ -261,7 +270,7 @@ describe("markupsafe's Markup methods: Markup results, escaped arguments (issue 
   })
   it('escape what they are given: replace, join, format, format_map, %, fill characters', () => {
     expect(render("{{ ('a-b'|safe).replace('-', '<br>') }} {{ (','|safe).join([1, none, x]) }}", x)).toBe('a&lt;br&gt;b 1,None,&lt;b&gt;&amp;&#39;&#34;')
-    expect(render("{{ ('{}|{a}|{0!r}'|safe).format(x, a='<') }} {{ ('{a}'|safe).format_map({'a': '<'}) }}", x)).toBe(
+    expect(render("{{ ('{0}|{a}|{0!r}'|safe).format(x, a='<') }} {{ ('{a}'|safe).format_map({'a': '<'}) }}", x)).toBe(
       '&lt;b&gt;&amp;&#39;&#34;|&lt;|&#39;&lt;b&gt;&amp;\\&#39;&#34;&#39; &lt;',
     )
     expect(render("{{ ('%s %r %d'|safe) % ('<', '<', '4') }}")).toBe('&lt; &#39;&lt;&#39; 4')
