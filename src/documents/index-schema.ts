@@ -44,9 +44,10 @@ import { compareCodePoints } from '../values/code-point-order.js'
  * = path segments (issue #15). 5: `_document_columns(parent)` indexed (issue #17). 6:
  * `_document_columns` a WITHOUT ROWID table keyed by path (its rows are read in path order). 7: key
  * columns named by `storedColumnName`, keys differing only in case from a fixed column or from
- * each other all kept (issue #36).
+ * each other all kept (issue #36). 8: front-matter keys as Python's `str(key)` (`True`, `None`,
+ * not `true`, `null`), at every level of the front matter (issue #36).
  */
-export const SCHEMA_VERSION = 7
+export const SCHEMA_VERSION = 8
 
 /** The table naming what wrote a persisted index (`cache_key`), so another version's file is not used. */
 export const META_TABLE = '_insitu_meta'

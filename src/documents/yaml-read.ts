@@ -12,8 +12,9 @@
  *   and the non-specific `!` construct as ruamel does, `!!binary` gives a Buffer (ruamel's bytes);
  *   tags on collections are ignored, `!!omap` gives a mapping. Aliases share the anchored value. Merge keys (`<<: *a`, `<<: [*a, *b]`, an
  *   inline mapping) add the sources' keys the mapping does not have, first source first, after
- *   its own keys. Keys become JSON object keys as `json.dumps` writes them (`1` → "1", `true` →
- *   "true", `null` → "null", `2.0` → "2.0", a timestamp its `str()` text as for values).
+ *   its own keys. Keys become JSON object keys as the Python implementation's `_json_value`
+ *   makes them, Python's `str(key)` (`1` → "1", `true` → "True", `null` → "None", `2.0` → "2.0",
+ *   `.inf` → "inf", a timestamp its `str()` text as for values), at every level.
  * - Returns `null` for an empty or comment-only document, else the mapping as a plain object
  *   (`__proto__` an own key like any other).
  * - Throws a `YamlReadError` (a reason and a UTF-16 offset into `raw`) where ruamel fails or the
@@ -282,19 +283,20 @@ class Builder {
     return this.mapping(map)
   }
 
-  /** A mapping key: its JSON text and Python's equality of keys. */
+  /** A mapping key: its text (Python's `str(key)`) and Python's equality of keys. */
   private key(node: unknown, offset: number): { text: string; identity: string } {
     const target = isAlias(node) ? this.lookup(node) : node
     if (isMap(target) || isSeq(target)) throw new YamlReadError('a mapping key must be a scalar', offset)
     const key = this.node(node)
     if (key instanceof Timestamp) return { text: key.stamp.text, identity: key.stamp.identity }
     if (typeof key === 'string') return { text: key, identity: `s:${key}` }
-    if (key === null) return { text: 'null', identity: 'null' }
-    if (typeof key === 'boolean') return { text: String(key), identity: `n:${key ? 1 : 0}` }
+    if (key === null) return { text: 'None', identity: 'null' }
+    if (typeof key === 'boolean') return { text: key ? 'True' : 'False', identity: `n:${key ? 1 : 0}` }
     if (typeof key === 'bigint') return { text: String(key), identity: `n:${key}` }
     const float = key instanceof PythonFloat ? key.value : (key as number)
     const isFloat = key instanceof PythonFloat || !Number.isInteger(float)
-    const text = isFloat ? pythonFloatRepr(float) : String(float)
+    // Python's str() of a float: its repr, `inf`/`-inf`/`nan` where JSON would write `Infinity`
+    const text = Number.isNaN(float) ? 'nan' : !Number.isFinite(float) ? (float > 0 ? 'inf' : '-inf') : isFloat ? pythonFloatRepr(float) : String(float)
     // Python: 1 == 1.0 == True; nan equals nothing, not even itself
     if (Number.isNaN(float)) return { text, identity: `nan:${offset}` }
     return { text, identity: Number.isInteger(float) ? `n:${BigInt(float)}` : `f:${float}` }

@@ -8,18 +8,19 @@
  *   item `obj[name]`; else an `Undefined` with Jinja's hint (`'dict object' has no attribute
  *   'x'`). So `d.items` is the method even when `d` has a key `items` (as in Jinja).
  * - `getItem(obj, key)` (`obj[key]`, `obj.0`): the item first (negative list indices count from
- *   the end; slices make new lists/strings/ranges), then, for a string key, the attribute; else
- *   an `Undefined` (`list object has no element 5`).
+ *   the end; slices make new lists/strings/ranges; a Markup's items and slices are Markup), then,
+ *   for a string key, the attribute; else an `Undefined` (`list object has no element 5`; types
+ *   that are not builtins by their module, `markupsafe.Markup object`, as Jinja names them).
  * - Looking anything up on an `Undefined` raises its error (StrictUndefined).
  * - A range is indexed and sliced without its items (exact past 2^53): a slice of a range is a range.
  */
 import { PythonFloat } from './python-float.js'
-import { typeError, valueError } from './errors.js'
+import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { methodOf, numberAttribute } from './methods.js'
 import { formatLookup } from './str-methods.js'
 import { DictView, Markup, Namespace, PyCallable, PyIterator, PyRange, Undefined, fail, hasAttributes, isDict, isTuple, namedTupleInfo, pyRepr, tuple, typeName } from './values.js'
 import { codePoints } from './protocols.js'
-import { dictFind } from './dict.js'
+import { dictFind, dictGet } from './dict.js'
 
 /** A slice `start:stop:step` (the value of a slice expression). */
 export class PySlice {
@@ -30,9 +31,20 @@ export class PySlice {
   ) {}
 }
 
+/** The modules of the types that are not builtins, as Jinja's `object_type_repr` names them. */
+const TYPE_MODULES: Record<string, string> = {
+  Markup: 'markupsafe',
+  Namespace: 'jinja2.utils',
+  Cycler: 'jinja2.utils',
+  LoopContext: 'jinja2.runtime',
+  Macro: 'jinja2.runtime',
+  _GroupTuple: 'jinja2.filters',
+}
+
 function objectTypeRepr(obj: unknown): string {
   if (obj === null) return 'None'
-  return `${typeName(obj)} object`
+  const name = typeName(obj)
+  return Object.hasOwn(TYPE_MODULES, name) ? `${TYPE_MODULES[name]}.${name} object` : `${name} object`
 }
 
 export function missingAttribute(obj: unknown, name: string): Undefined {
@@ -109,7 +121,9 @@ function item(obj: unknown, key: unknown): unknown {
   if (typeof obj === 'string' || obj instanceof Markup) {
     const points = codePoints(typeof obj === 'string' ? obj : obj.text)
     const i = index < 0 ? points.length + index : index
-    return i >= 0 && i < points.length ? points[i] : undefined
+    if (i < 0 || i >= points.length) return undefined
+    // markupsafe's Markup.__getitem__: a Markup's character is Markup.
+    return obj instanceof Markup ? new Markup(points[i]!) : points[i]
   }
   return undefined
 }
@@ -191,13 +205,27 @@ function sliceOf(obj: unknown, slice: PySlice): unknown {
 }
 
 // str.format's `{x.attr}` / `{x[key]}` use the same lookups (methods module cannot import this one).
+// str.format's `{x.attr}` and `{x[key]}` are Python's getattr and subscript, not Jinja's lookups:
+// a dict has no attribute for its keys, and a missing item is a KeyError or IndexError.
 formatLookup.attr = (value, name) => {
-  const found = getAttr(value, name)
-  if (found instanceof Undefined) throw typeError(`'${typeName(value)}' object has no attribute '${name}'`)
+  if (value instanceof Undefined) fail(value)
+  const found = attribute(value, name)
+  if (found === undefined) throw new TemplateRuntimeError(`'${typeName(value)}' object has no attribute '${name}'`, 'AttributeError')
   return found
 }
 formatLookup.item = (value, key) => {
+  if (value instanceof Undefined) fail(value)
+  if (isDict(value)) {
+    const found = dictGet(value, key)
+    if (found === undefined) throw new TemplateRuntimeError(pyRepr(key), 'KeyError')
+    return found
+  }
+  const sequence = typeof value === 'string' || value instanceof Markup ? 'string' : Array.isArray(value) ? typeName(value) : value instanceof PyRange ? 'range' : undefined
+  if (sequence === undefined) throw typeError(`'${typeName(value)}' object is not subscriptable`)
+  if (typeof key === 'string') {
+    throw typeError(sequence === 'string' ? "string indices must be integers, not 'str'" : `${sequence} indices must be integers or slices, not str`)
+  }
   const found = getItem(value, key)
-  if (found instanceof Undefined) throw typeError(`'${typeName(value)}' object is not subscriptable`)
+  if (found instanceof Undefined) throw new TemplateRuntimeError(`${sequence === 'range' ? 'range object' : sequence} index out of range`, 'IndexError')
   return found
 }

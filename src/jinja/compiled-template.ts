@@ -13,6 +13,7 @@
  * - `FilterFunction` / `TestFunction`: `value | name(*args, **kwargs)` and `value is name(*args)`,
  *   called with the host.
  */
+import type { StrayChunk } from './chunks.js'
 import type { Scope } from './runtime.js'
 
 /** A filter: `value | name(*args, **kwargs)`. */
@@ -36,6 +37,9 @@ export interface BlockEntry {
 /** One render: the output buffer and the block chains of the template context being rendered. */
 export interface RenderState {
   out: string
+  /** Chunks Jinja would have yielded into the buffer being filled, and its first one that is no str (chunks.ts). */
+  chunks: number
+  stray: StrayChunk | null
   host: CompileHost
   blocks: Map<string, BlockEntry[]>
   /** The template context (root scope) of the template being rendered. */
@@ -51,8 +55,6 @@ export interface RenderState {
   templates: string[]
   /** The inheritance chain of the template rendering now: it, then each template it extends (`MAX_TEMPLATE_DEPTH`). */
   inheritance: string[]
-  /** Output length when `{% extends %}` ran (later top-level output is dropped), or -1. */
-  extendsMark: number
   parent: CompiledTemplate | null
 }
 

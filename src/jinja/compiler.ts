@@ -1,7 +1,8 @@
 /**
  * Compiles a parsed Jinja template (nodes.ts) into JavaScript closures with Jinja2 3.1's
- * semantics; engine.ts runs them. Expressions: expression-compiler.ts; inheritance
- * at run time: inheritance.ts; the shapes of what it makes: compiled-template.ts.
+ * semantics; engine.ts runs them. Its statements are here; its frames (symbols, stores, frame
+ * entries): frame-compiler.ts; expressions: expression-compiler.ts; inheritance at run time:
+ * inheritance.ts; the shapes of what it makes: compiled-template.ts.
  *
  * Contract:
  * - `compileTemplate(ast, name, host)` returns a `CompiledTemplate`: `root(scope, render)` runs the
@@ -20,7 +21,9 @@
  *   `with context` and scoped blocks see what the names hold around the frames instead
  *   (`contextView`, made each time when a frame around them has such names). A frame
  *   without such names has no entry.
- * - After `{% extends %}`, a template's own top-level output is not rendered.
+ * - After `{% extends %}`, a template's own text and `{{ }}` are not rendered (in its top level
+ *   and the loop, `if`, `with` and filter bodies in it), nor its top-level blocks; its includes,
+ *   call and filter blocks still are, before the parent (Jinja's output check).
  * - Errors thrown while running a statement are stamped, once, with the innermost template
  *   name and line (and column of its tag) (errors.ts `stampPosition`).
  * - A `for` loop walks a range (or an iterator over one) without making a list; every iteration,
@@ -29,20 +32,21 @@
  *   most `MAX_TEMPLATE_DEPTH` (`template 'a.j2' includes itself more than 1000 levels deep`).
  *   Tags nest at most `MAX_NESTING_DEPTH` levels with the expressions in them.
  */
-import { TemplateRuntimeError, stampPosition, typeError, valueError } from './errors.js'
+import { TemplateRuntimeError, TemplateTimeoutError, stampPosition, typeError } from './errors.js'
 import type { BlockEntry, CompileHost, CompiledTemplate, RenderState } from './compiled-template.js'
-import { ExpressionCompiler, callValue, type Run } from './expression-compiler.js'
+import { callValue, type Run } from './expression-compiler.js'
+import { FrameCompiler, captureOutput, contextView, setLocals } from './frame-compiler.js'
 import { renderBlock, renderTemplate } from './inheritance.js'
-import type { Expr, MacroSignature, Stmt, TemplateAst, Target } from './nodes.js'
+import type { Expr, MacroSignature, Stmt, TemplateAst } from './nodes.js'
 import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
-import { FrameLocal, Markup, Namespace, Undefined, fail, toOutput, typeName } from './values.js'
-import { FrameSymbols, analyzeFrame, assignedLoop, macroSpecials, type FrameNode } from './frame-symbols.js'
+import { FrameLocal, PyIterator, PyRange, Undefined, fail, pyStr, toOutput, typeName } from './values.js'
+import { assignedLoop, macroSpecials } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
+import { closeBuffer, openBuffer, restoreBuffer, writeChunk } from './chunks.js'
 import { autoescapeNow, setAutoescape, withAutoescape } from './eval-context.js'
 import { iterate, truthy } from './protocols.js'
 import { MAX_LIST_LENGTH, MAX_OUTPUT_LENGTH, MAX_TEMPLATE_DEPTH, listTooLong, outputTooLong, templateTooDeep } from './limits.js'
 import { tick } from './render-budget.js'
-import { PyIterator, PyRange } from './values.js'
 
 /**
  * A body of one statement: its wrapper (which stamps errors with the statement's position)
@@ -52,12 +56,9 @@ import { PyIterator, PyRange } from './values.js'
  */
 const SINGLE_STATEMENTS = new WeakMap<Run, { run: Run; file: string; line: number; column: number | undefined }>()
 
-/** Top-level statements that only produce output (skipped once the template has extended another). */
-const OUTPUT_STATEMENTS = new Set(['data', 'output', 'block', 'include', 'callblock', 'filterblock', 'for'])
-
 export function compileTemplate(ast: TemplateAst, name: string, host: CompileHost): CompiledTemplate {
   const compiler = new Compiler(name, host)
-  const frame = compiler.enterRoot(ast.body)
+  const frame = compiler.enterRoot(ast.body, ast.hasExtends)
   let root = compiler.statements(ast.body, true)
   const single = SINGLE_STATEMENTS.get(root)
   if (single) {
@@ -81,83 +82,18 @@ export function compileTemplate(ast: TemplateAst, name: string, host: CompileHos
   return { name, root, blocks, rootPosition: single ? { line: single.line, column: single.column } : undefined }
 }
 
-/** A frame's missing locals (frame-symbols.ts), set in its scope when the frame is entered. */
-class FrameEntry {
-  constructor(private readonly names: string[]) {}
-
-  /** The locals, made against the scope around the frame (a loop makes them once per run, not per iteration). */
-  locals(outer: Scope): FrameLocal[] {
-    return this.names.map((name) => {
-      const value = outer[name]
-      return new FrameLocal(name, value instanceof FrameLocal ? value.hidden : value)
-    })
-  }
-
-  /** Makes and sets the locals in `scope`, a new scope over the one around the frame. */
-  enter(scope: Scope): void {
-    setLocals(scope, this.locals(scope))
-  }
-}
-
-/** Sets a frame's missing locals (`FrameEntry.locals`) in the frame's scope. */
-function setLocals(scope: Scope, locals: FrameLocal[]): void {
-  for (const local of locals) scope[local.name] = local
-}
-
-/** The entry of a frame whose missing locals are `names`; null when it has none. */
-function frameEntry(names: string[]): FrameEntry | null {
-  return names.length === 0 ? null : new FrameEntry(names)
-}
-
-/** `scope` as an include or import `with context` sees it: the frames' missing locals (`masked`) dropped, as Jinja drops them. */
-function contextView(scope: Scope, masked: string[]): Scope {
-  const view = Object.create(scope) as Scope
-  for (const name of masked) {
-    const value = scope[name]
-    if (value instanceof FrameLocal) view[name] = value.hidden
-  }
-  return view
-}
-
-/** Runs `body` in a child scope (a frame: `entry` sets its missing locals) with an output of its own and returns that output (Markup inside `{% autoescape true %}`). */
-function captureOutput(body: Run, scope: Scope, render: RenderState, markup: boolean, entry: FrameEntry | null): string | Markup {
-  const saved = render.out
-  render.out = ''
-  try {
-    const inner = Object.create(scope) as Scope
-    if (entry !== null) entry.enter(inner)
-    body(inner, render)
-    return markup ? new Markup(render.out) : render.out
-  } finally {
-    render.out = saved
-  }
-}
-
 /** Appends `text` to the render's output, refusing output past `MAX_OUTPUT_LENGTH`. */
 function write(render: RenderState, text: string): void {
   if ((render.out += text).length > MAX_OUTPUT_LENGTH) throw outputTooLong(render.out.length)
 }
 
-function lookup(scope: Scope, name: string): unknown {
-  const value = scope[name]
-  return value === undefined ? new Undefined(`'${name}' is undefined`) : value
-}
-
-class Compiler extends ExpressionCompiler {
-  /** The symbols of the frame being compiled (frame-symbols.ts); its parents are the frames around it. */
-  private frame: FrameSymbols | null = null
-  /** The top-level frame when it has missing locals (it then runs in a layer over the context). */
-  private layeredRoot: FrameSymbols | null = null
-
-  enterRoot(body: Stmt[]): FrameSymbols {
-    this.frame = analyzeFrame({ kind: 'root', body }, null)
-    this.layeredRoot = this.frame.undefinedAtStart.length > 0 ? this.frame : null
-    return this.frame
-  }
+class Compiler extends FrameCompiler {
+  /** The text of each constant `{{ }}` (`outputConstant`), or null. */
+  private readonly outputTexts = new WeakMap<Stmt, string | null>()
 
   /** A block's body: a frame of its own, with no frame around it (it reads the context). */
   blockBody(body: Stmt[]): Run {
-    const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.statements(body, false), null)
+    const [run, entry] = this.inFrame({ kind: 'body', body }, () => this.withoutOutputCheck(() => this.statements(body, false)), null)
     if (entry === null) return run
     return (scope, render) => {
       entry.enter(scope)
@@ -165,42 +101,50 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  /** Compiles a frame (analyzed against `parent`) with its symbols current; returns what `compile` made, the frame's entry and its symbols. */
-  private inFrame<T>(node: FrameNode, compile: () => T, parent: FrameSymbols | null = this.frame): [T, FrameEntry | null, FrameSymbols] {
-    const outer = this.frame
-    const symbols = analyzeFrame(node, parent)
-    this.frame = symbols
-    try {
-      return [compile(), frameEntry(symbols.undefinedAtStart), symbols]
-    } finally {
-      this.frame = outer
-    }
-  }
-
-  /** The names the frames around the code being compiled may hold as missing locals. */
-  private maskedNames(): string[] {
-    const names = new Set<string>()
-    for (let frame = this.frame; frame; frame = frame.parent) for (const name of frame.undefinedAtStart) names.add(name)
-    return [...names]
-  }
-
-  /** Stores `name` in the current frame (in a layered top level: in the context too). */
-  private storer(name: string): (scope: Scope, value: unknown) => void {
-    const root = this.layeredRoot
-    if (root !== null && this.frame === root) {
-      if (root.undefinedAtStart.includes(name)) {
-        return (scope, value) => {
-          scope[name] = value
-          ;(Object.getPrototypeOf(scope) as Scope)[name] = value
+  /**
+   * The text a `{{ }}` prints when Jinja folds its expression at compile time (constants.ts:
+   * escaped inside `{% autoescape true %}`, or in volatile autoescape by the setting around it),
+   * else null: its value is made at run time.
+   */
+  private outputConstant(stmt: Extract<Stmt, { kind: 'output' }>): string | null {
+    let text = this.outputTexts.get(stmt)
+    if (text === undefined) {
+      const folded = this.constant(stmt.expr)
+      text = null
+      if (folded !== null) {
+        try {
+          text = this.autoescape ? escapeConstant(folded.value) : pyStr(folded.value)
+        } catch (error) {
+          // `str()` of the constant raises (an undefined value): Jinja evaluates it at run time.
+          if (error instanceof TemplateTimeoutError) throw error
         }
       }
-      return (scope, value) => {
-        ;(Object.getPrototypeOf(scope) as Scope)[name] = value
+      this.outputTexts.set(stmt, text)
+    }
+    return text
+  }
+
+  /**
+   * For each statement of a body, whether it starts a chunk of Jinja's output (chunks.ts): text
+   * and constant `{{ }}` next to each other are one chunk, every other `{{ }}` one of its own.
+   */
+  private chunkStarts(body: Stmt[]): boolean[] {
+    let afterConstant = false
+    return body.map((stmt) => {
+      if (stmt.kind === 'data') {
+        const starts = !afterConstant
+        afterConstant = true
+        return starts
       }
-    }
-    return (scope, value) => {
-      scope[name] = value
-    }
+      if (stmt.kind === 'output') {
+        const constant = this.outputConstant(stmt) !== null
+        const starts = !constant || !afterConstant
+        afterConstant = constant
+        return starts
+      }
+      afterConstant = false
+      return false
+    })
   }
 
   /**
@@ -209,7 +153,15 @@ class Compiler extends ExpressionCompiler {
    * innermost body that saw the error names it).
    */
   statements(body: Stmt[], topLevel: boolean): Run {
-    const runs = this.nested(body[0]?.line ?? 0, 'tags', () => body.map((stmt) => this.statement(stmt, topLevel)))
+    const root = body === this.rootBody
+    const runs = this.nested(body[0]?.line ?? 0, 'tags', () => {
+      const starts = this.chunkStarts(body)
+      return body.map((stmt, i) => {
+        const run = this.statement(stmt, topLevel, starts[i]!)
+        if (root && stmt.kind === 'extends') this.knownExtends = true
+        return run
+      })
+    })
     const lines = body.map((stmt) => stmt.line)
     const columns = body.map((stmt) => stmt.column)
     const file = this.file
@@ -242,19 +194,36 @@ class Compiler extends ExpressionCompiler {
     }
   }
 
-  private statement(stmt: Stmt, topLevel: boolean): Run {
+  private statement(stmt: Stmt, topLevel: boolean, startsChunk: boolean): Run {
+    // Jinja's output check in a template that extends another: text and `{{ }}` of the top level
+    // and the frames that inherit its check (loop, `if`, `with`, `{% filter %}` bodies), and the
+    // top level's blocks, render only while the template has not extended (`if parent_template
+    // is None`); after a top-level `{% extends %}` they are not compiled at all. Includes, call
+    // and filter blocks still yield their output, before the parent's.
+    const checked = stmt.kind === 'data' || stmt.kind === 'output' ? this.outputCheck : stmt.kind === 'block' && topLevel
+    if (checked && this.hasExtends && this.knownExtends) return () => {}
     let run: Run
     if (stmt.kind === 'data') {
       const text = stmt.text
-      run = (_scope, render) => {
-        write(render, text)
-      }
+      run = startsChunk
+        ? (_scope, render) => {
+            render.chunks++
+            write(render, text)
+          }
+        : (_scope, render) => {
+            write(render, text)
+          }
     } else {
       run = this.statementBody(stmt, topLevel)
+      if (startsChunk) {
+        const inner = run
+        run = (scope, render) => {
+          render.chunks++
+          inner(scope, render)
+        }
+      }
     }
-    if (topLevel && OUTPUT_STATEMENTS.has(stmt.kind)) {
-      // After `{% extends %}` a template's own top-level output is not rendered (Jinja's
-      // `if parent_template is None` guard): its blocks render through the parent.
+    if (checked && this.hasExtends) {
       const inner = run
       run = (scope, render) => {
         if (render.parent === null) inner(scope, render)
@@ -266,14 +235,15 @@ class Compiler extends ExpressionCompiler {
   private statementBody(stmt: Exclude<Stmt, { kind: 'data' }>, topLevel: boolean): Run {
     switch (stmt.kind) {
       case 'output': {
-        const value = this.expr(stmt.expr)
-        // A literal is folded with the compile-time setting (the enclosing one in volatile mode).
-        if (this.autoescape && stmt.expr.kind === 'const') {
-          const text = escapeConstant(stmt.expr.value)
+        // A constant is printed as Jinja folds it: at compile time, with the compile-time
+        // autoescape setting (the enclosing one in volatile mode).
+        const constant = this.outputConstant(stmt)
+        if (constant !== null) {
           return (_scope, render) => {
-            write(render, text)
+            write(render, constant)
           }
         }
+        const value = this.expr(stmt.expr)
         if (this.volatileAutoescape && stmt.expr.kind !== 'const') {
           return (scope, render) => {
             const printed = value(scope, render)
@@ -301,14 +271,16 @@ class Compiler extends ExpressionCompiler {
         return (scope, render) => assign(scope, value(scope, render))
       }
       case 'setblock': {
-        const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () =>
-          this.softly(false, () => [this.statements(stmt.body, false), stmt.filters ? this.filterChain(stmt.filters) : null] as const),
-        )
+        const [[body, filters], entry] = this.inFrame({ kind: 'body', body: stmt.body }, () => [
+          this.withoutOutputCheck(() => this.statements(stmt.body, false)),
+          stmt.filters ? this.blockSetFilters(stmt.filters) : null,
+        ] as const)
         const assign = this.assigner(stmt.target)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup(), entry)
-          assign(scope, filters ? filters(scope, render, text) : text)
+          const { text, inner } = captureOutput(body, scope, render, markup(), entry)
+          // Jinja applies the filters in the block's frame, after its body (they see its names).
+          assign(scope, filters ? filters(inner, render, text) : text)
         }
       }
       case 'macro': {
@@ -327,19 +299,21 @@ class Compiler extends ExpressionCompiler {
           const caller = new Macro(definition(render), scope, render)
           const fn = callee(scope, render)
           const [positional, keywords] = args(scope, render)
-          // Jinja writes a call block's result as it is, autoescape or not.
-          write(render, toOutput(callValue(fn, positional, { ...keywords, caller })))
+          // Jinja yields a call block's result as it is, autoescape or not (one chunk).
+          writeChunk(render, callValue(fn, positional, { ...keywords, caller }), (text) => write(render, text))
         }
       }
       case 'filterblock': {
-        const [[body, filters], entry] = this.inFrame({ kind: 'filterblock', body: stmt.body, filters: stmt.filters }, () =>
-          this.softly(false, () => [this.statements(stmt.body, false), this.filterChain(stmt.filters)] as const),
-        )
+        const [[body, filters], entry] = this.inFrame({ kind: 'filterblock', body: stmt.body, filters: stmt.filters }, () => [
+          this.statements(stmt.body, false),
+          this.filterChain(stmt.filters),
+        ] as const)
         const markup = this.markupOfBlocks()
         return (scope, render) => {
-          const text = captureOutput(body, scope, render, markup(), entry)
-          // Written as it is, as Jinja does.
-          write(render, toOutput(filters(scope, render, text)))
+          const { text, inner } = captureOutput(body, scope, render, markup(), entry)
+          // The filters run in the block's frame, after its body; the result is yielded as it
+          // is, as Jinja does (one chunk: a value that is no str fails the join around it).
+          writeChunk(render, filters(inner, render, text), (out) => write(render, out))
         }
       }
       case 'autoescape': {
@@ -359,7 +333,7 @@ class Compiler extends ExpressionCompiler {
         const values = stmt.targets.map(({ value }) => this.expr(value))
         const [[assigns, body], entry] = this.inFrame({ kind: 'with', targets: stmt.targets.map(({ target }) => target), body: stmt.body }, () => [
           stmt.targets.map(({ target }) => this.assigner(target)),
-          this.softly(false, () => this.statements(stmt.body, false)),
+          this.statements(stmt.body, false),
         ] as const)
         const targets = assigns.map((assign, i) => ({ assign, value: values[i]! }))
         const single = SINGLE_STATEMENTS.get(body)
@@ -459,7 +433,6 @@ class Compiler extends ExpressionCompiler {
             else render.blocks.set(blockName, [entry])
           }
           render.parent = parent
-          render.extendsMark = render.out.length
         }
       }
       case 'block': {
@@ -473,6 +446,44 @@ class Compiler extends ExpressionCompiler {
           if (text !== undefined) write(render, text)
         }
       }
+    }
+  }
+
+  /**
+   * The line Jinja blames for an error after `body` ran in its frame (a macro's or recursive
+   * loop's `return concat(buffer)`): the last line its code generator marks in the body's code
+   * (`newline(node)`: statements, `{{ }}` that are not constant, an `if`'s and `elif`'s tests),
+   * or null when it marks none.
+   */
+  private lastMarkedLine(body: Stmt[]): number | null {
+    for (let i = body.length - 1; i >= 0; i--) {
+      const line = this.markedLine(body[i]!)
+      if (line !== null) return line
+    }
+    return null
+  }
+
+  private markedLine(stmt: Stmt): number | null {
+    switch (stmt.kind) {
+      case 'data':
+        return null
+      case 'output':
+        return this.outputConstant(stmt) !== null ? null : stmt.expr.line
+      case 'if': {
+        let line = this.lastMarkedLine(stmt.otherwise)
+        for (let i = stmt.elifs.length - 1; i >= 0 && line === null; i--) line = this.lastMarkedLine(stmt.elifs[i]!.body) ?? stmt.elifs[i]!.line
+        return line ?? this.lastMarkedLine(stmt.body) ?? stmt.line
+      }
+      case 'for':
+        // A recursive loop is written (`yield loop(…)`) after its function: at its own line.
+        return stmt.recursive ? stmt.line : (this.lastMarkedLine(stmt.otherwise) ?? this.lastMarkedLine(stmt.body) ?? stmt.line)
+      case 'macro':
+        return this.lastMarkedLine(stmt.body) ?? stmt.line
+      case 'with':
+      case 'autoescape':
+        return this.lastMarkedLine(stmt.body)
+      default:
+        return stmt.line
     }
   }
 
@@ -550,20 +561,22 @@ class Compiler extends ExpressionCompiler {
     const nesting = render.templates
     if (nesting.length >= MAX_TEMPLATE_DEPTH) throw templateTooDeep(compiled.name, 'imports', nesting.includes(compiled.name))
     const root = context ? (Object.create(context) as Scope) : this.host.newRootScope()
-    const saved = render.out
-    render.out = ''
+    // The module's output is joined only when it is printed (Jinja keeps its chunks).
+    const saved = openBuffer(render)
     const outer = setAutoescape(false)
     let body: string
+    let stray
     try {
       renderTemplate(compiled, root, render)
       body = render.out
+      stray = render.stray
     } finally {
       setAutoescape(outer)
-      render.out = saved
+      restoreBuffer(render, saved)
     }
     const exports: Scope = {}
     for (const key of Object.keys(root)) if (key !== 'self' && !key.startsWith('_')) exports[key] = root[key]
-    return new TemplateModule(compiled.name, exports, body)
+    return new TemplateModule(compiled.name, exports, body, stray)
   }
 
   /** Compiles `body` with one autoescape compile state set, restoring it after. */
@@ -582,11 +595,12 @@ class Compiler extends ExpressionCompiler {
     if (specials.callerLoaded && signature.params.some((param) => param.name === 'caller' && param.default === null)) {
       this.fail('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', line)
     }
-    // A macro (or call block) body is a frame of its own: not soft.
-    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () =>
-      this.softly(false, () => [this.statements(bodyNodes, false), signature.params.map((param) => (param.default ? this.expr(param.default) : null))] as const),
-    )
+    const [[body, defaults], entry] = this.inFrame({ kind: 'macro', signature, body: bodyNodes, specials }, () => [
+      this.withoutOutputCheck(() => this.statements(bodyNodes, false)),
+      signature.params.map((param) => (param.default ? this.expr(param.default) : null)),
+    ] as const)
     const params = signature.params.map((param) => param.name)
+    const joinAt = { file: this.file, line: this.lastMarkedLine(bodyNodes) ?? line }
     return (render) => ({
       name,
       params,
@@ -601,6 +615,7 @@ class Compiler extends ExpressionCompiler {
       catchVarargs: specials.varargs,
       catchKwargs: specials.kwargs,
       usesCaller: specials.caller,
+      joinAt,
     })
   }
 
@@ -608,11 +623,13 @@ class Compiler extends ExpressionCompiler {
     const loopStore = assignedLoop(stmt)
     if (loopStore) this.fail("Can't assign to special loop variable in for-loop target", loopStore.line)
     const iter = this.expr(stmt.iter)
-    // The body, the `else` and the loop filter are frames of their own: not soft.
-    const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () =>
-      this.softly(false, () => [this.assigner(stmt.target), this.statements(stmt.body, false), stmt.filter ? this.expr(stmt.filter) : null] as const),
-    )
-    const [otherwise, elseEntry, elseSymbols] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.softly(false, () => this.statements(stmt.otherwise, false)))
+    // The body, the `else` and the loop filter are frames of their own.
+    const [[assign, body, filter], entry, symbols] = this.inFrame({ kind: 'loop', target: stmt.target, body: stmt.body }, () => [
+      this.assigner(stmt.target),
+      this.statements(stmt.body, false),
+      stmt.filter ? this.expr(stmt.filter) : null,
+    ] as const)
+    const [otherwise, elseEntry, elseSymbols] = this.inFrame({ kind: 'body', body: stmt.otherwise }, () => this.statements(stmt.otherwise, false))
     const recursive = stmt.recursive
     // A body or `else` that sets names (besides the loop's targets) runs in a scope of its own, one
     // per iteration (Jinja's loop and else frames): nothing it sets is seen by the next iteration
@@ -658,18 +675,7 @@ class Compiler extends ExpressionCompiler {
         otherwise(elseFrame, render)
         return
       }
-      const recurse = recursive
-        ? (children: unknown, depth: number): string => {
-            const saved = render.out
-            render.out = ''
-            try {
-              run(children, depth, scope, render)
-              return render.out
-            } finally {
-              render.out = saved
-            }
-          }
-        : null
+      const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
       inner.loop = loop
@@ -702,29 +708,31 @@ class Compiler extends ExpressionCompiler {
         }
       }
     }
-    return (scope, render) => run(iter(scope, render), 0, scope, render)
+    if (!recursive) return (scope, render) => run(iter(scope, render), 0, scope, render)
+    // A recursive loop is a function with an output buffer of its own (`loop(children)` calls
+    // it again), joined at its end and yielded as one chunk.
+    const joinAt = { file: this.file, line: this.lastMarkedLine(stmt.otherwise) ?? this.lastMarkedLine(stmt.body) ?? stmt.line }
+    const joined = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): string => {
+      const saved = openBuffer(render)
+      try {
+        run(iterable, depth0, scope, render)
+      } catch (error) {
+        restoreBuffer(render, saved)
+        throw error
+      }
+      try {
+        return closeBuffer(render, saved)
+      } catch (error) {
+        stampPosition(error, joinAt.file, joinAt.line)
+        throw error
+      }
+    }
+    return (scope, render) => {
+      const text = joined(iter(scope, render), 0, scope, render)
+      render.chunks++
+      write(render, text)
+    }
   }
 
-  private assigner(target: Target): (scope: Scope, value: unknown) => void {
-    if (target.kind === 'name') return this.storer(target.name)
-    if (target.kind === 'nsref') {
-      const { name, attr } = target
-      return (scope, value) => {
-        const namespace = lookup(scope, name)
-        if (namespace instanceof Undefined) fail(namespace)
-        if (!(namespace instanceof Namespace)) throw new TemplateRuntimeError('cannot assign attribute on non-namespace object')
-        namespace.attrs.set(attr, value)
-      }
-    }
-    const parts = target.items.map((item) => this.assigner(item))
-    return (scope, value) => {
-      const items = iterate(value)
-      if (items.length > parts.length) throw valueError(`too many values to unpack (expected ${parts.length})`)
-      if (items.length < parts.length) {
-        throw valueError(`not enough values to unpack (expected ${parts.length}, got ${items.length})`)
-      }
-      for (let i = 0; i < parts.length; i++) parts[i]!(scope, items[i])
-    }
-  }
 
 }

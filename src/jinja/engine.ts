@@ -31,6 +31,7 @@
  *   `TemplateRuntimeError` whose `pythonType` is `TemplateNotFound`.
  */
 import type { CompileHost, CompiledTemplate, FilterFunction, RenderState, TestFunction } from './compiled-template.js'
+import { strayError } from './chunks.js'
 import { compileTemplate } from './compiler.js'
 import { TemplateRuntimeError, TemplateSyntaxError } from './errors.js'
 import { STOCK_FILTERS } from './filters.js'
@@ -133,8 +134,10 @@ export function createJinjaEngine(options: JinjaEngineOptions = {}): JinjaEngine
           const value = context[key]
           if (value !== undefined) scope[key] = value
         }
-        const state: RenderState = { out: '', host, blocks: new Map(), context: scope, blockContext: null, extendsMark: -1, parent: null, macros: [], templates: [], inheritance: [] }
+        const state: RenderState = { out: '', chunks: 0, stray: null, host, blocks: new Map(), context: scope, blockContext: null, parent: null, macros: [], templates: [], inheritance: [] }
         renderTemplate(compiled, scope, state)
+        // Python joins the top level's chunks after the render (no template line to blame).
+        if (state.stray !== null) throw strayError(state.stray)
         return state.out
       })
     } catch (error) {

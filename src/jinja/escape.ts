@@ -1,10 +1,16 @@
 /**
- * markupsafe's `escape` and `Markup.unescape` (Jinja's `e`, `escape`, `forceescape`, `striptags`).
+ * markupsafe's `escape`, `Markup.unescape` and `Markup.striptags` on text (Jinja's `e`, `escape`,
+ * `forceescape`, `striptags`; markup.ts has the Markup methods).
  *
  * Contract: `escapeHtml(text)` writes `&` `<` `>` `'` `"` as `&amp;` `&lt;` `&gt;` `&#39;` `&#34;`
  * (markupsafe's exact entities: `'"'|e == '&#34;'`); `unescapeHtml(text)` is Python's
- * `html.unescape` for numeric references and the common named ones.
+ * `html.unescape` for numeric references and the common named ones; `stripTags(text)` is
+ * markupsafe 3's `striptags`: comments, then tags removed, whitespace runs (Python's) made one
+ * space, the text unescaped.
  */
+import { ticks } from './render-budget.js'
+import { PY_SPACE } from './python-space.js'
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&#39;', '"': '&#34;' }
 
 export function escapeHtml(text: string): string {
@@ -41,4 +47,24 @@ export function unescapeHtml(text: string): string {
     const char = NAMED[name]
     return char === undefined ? whole : char
   })
+}
+
+const SPACE_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
+
+export function stripTags(input: string): string {
+  let text = input
+  for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
+    ticks(text.length >> 6)
+    const end = text.indexOf('-->', start)
+    if (end === -1) break
+    text = text.slice(0, start) + text.slice(end + 3)
+  }
+  for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
+    ticks(text.length >> 6)
+    const end = text.indexOf('>', start)
+    if (end === -1) break
+    text = text.slice(0, start) + text.slice(end + 1)
+  }
+  text = text.split(SPACE_RUN).filter(Boolean).join(' ')
+  return unescapeHtml(text)
 }

@@ -25,10 +25,11 @@
  */
 import { PySlice, getAttr, getItem } from './access.js'
 import type { CompileHost, FilterFunction, RenderState, TestFunction } from './compiled-template.js'
-import { TemplateRuntimeError, TemplateSyntaxError, typeError } from './errors.js'
+import { TemplateRuntimeError, TemplateSyntaxError, TemplateTimeoutError, typeError } from './errors.js'
 import { DICT_METHOD_NAMES } from './methods.js'
 import type { CallArgs, Expr } from './nodes.js'
 import { AUTOESCAPE_FILTERS, markupJoin } from './autoescape.js'
+import { ConstantFolder } from './constants.js'
 import { autoescapeNow } from './eval-context.js'
 import { add, binary, negate, positive } from './operators.js'
 import type { Scope } from './runtime.js'
@@ -52,6 +53,9 @@ export function callValue(callee: unknown, args: unknown[], kwargs: Record<strin
   if (callee instanceof Undefined) fail(callee)
   throw typeError(`'${typeName(callee)}' object is not callable`)
 }
+
+/** Expressions whose code-generating visitors fold their tree first (Jinja's `@optimizeconst`). */
+const FOLDED_KINDS: ReadonlySet<Expr['kind']> = new Set(['getattr', 'getitem', 'call', 'filter', 'test', 'condexpr', 'binop', 'concat', 'compare', 'and', 'or', 'not', 'neg', 'pos'])
 
 export class ExpressionCompiler {
   /**
@@ -87,10 +91,38 @@ export class ExpressionCompiler {
     return () => markup
   }
 
+  /** Jinja's constant folding of this template's expressions (constants.ts). */
+  private readonly folder: ConstantFolder
+
   constructor(
     protected readonly file: string,
     protected readonly host: CompileHost,
-  ) {}
+  ) {
+    this.folder = new ConstantFolder(host)
+  }
+
+  /** The eval context's state for folding where the compiler is. */
+  private get foldContext(): { autoescape: boolean; volatile: boolean } {
+    return { autoescape: this.autoescape, volatile: this.volatileAutoescape }
+  }
+
+  /**
+   * Jinja's `as_const` of `expr` where the compiler is (constants.ts): `{ value }`, or null when
+   * it is not constant or folding it raises (a `{{ }}` then evaluates it at run time).
+   */
+  protected constant(expr: Expr): { value: unknown } | null {
+    try {
+      return { value: this.folder.value(expr, this.foldContext) }
+    } catch (error) {
+      if (error instanceof TemplateTimeoutError) throw error
+      return null
+    }
+  }
+
+  /** The optimizer's pass over a tree the compiler is about to compile (none in volatile autoescape): throws what folding raises. */
+  protected optimize(expr: Expr): void {
+    if (!this.volatileAutoescape) this.folder.optimize(expr, this.foldContext)
+  }
 
   protected fail(message: string, line: number): never {
     throw new TemplateSyntaxError(message, this.file, line)
@@ -125,6 +157,7 @@ export class ExpressionCompiler {
   /** A filter chain whose innermost target is supplied at run time (filter blocks, block set). */
   protected filterChain(expr: Expr): (scope: Scope, render: RenderState, input: unknown) => unknown {
     if (expr.kind !== 'filter') throw new TemplateSyntaxError('expected a filter', this.file, expr.line)
+    this.optimize(expr)
     const inner = expr.target ? this.filterChain(expr.target) : null
     const apply = this.filterApplier(expr)
     return (scope, render, input) => apply(scope, render, inner ? inner(scope, render, input) : input)
@@ -178,6 +211,7 @@ export class ExpressionCompiler {
   expr(expr: Expr): Eval {
     if (++this.depth > MAX_NESTING_DEPTH) this.fail(`expressions nest more than ${MAX_NESTING_DEPTH} levels deep`, expr.line)
     try {
+      if (FOLDED_KINDS.has(expr.kind)) this.optimize(expr)
       return this.exprNode(expr)
     } finally {
       this.depth--
@@ -276,6 +310,14 @@ export class ExpressionCompiler {
         return (scope, render) => binary(op, left(scope, render), right(scope, render))
       }
       case 'concat': {
+        if (this.autoescape && !this.volatileAutoescape) {
+          // Jinja folds `~` of constants to a plain str (constants.ts): its Markup parts are not kept.
+          const folded = this.constant(expr)
+          if (folded !== null) {
+            const text = folded.value
+            return () => text
+          }
+        }
         const items = expr.items.map((item) => this.expr(item))
         // Jinja's markup_join: with a Markup among the parts, the others are escaped (in
         // volatile mode Jinja compiles a plain str join).

@@ -21,13 +21,14 @@ import { attributeOnly } from './access.js'
 import { catchConversion, parseIntText, pyRound, toFloat, toInt } from './conversions.js'
 import { attrGetter, bind, ignoreCase, multiAttrGetter, pySorted, softStr, type Param } from './filter-arguments.js'
 import { pformat } from './pretty-print.js'
-import { XML_ATTRIBUTE_KEY, fileSize, indent, striptags, truncate, urlQuote, wordCount } from './text-filters.js'
+import { XML_ATTRIBUTE_KEY, fileSize, indent, truncate, urlQuote, wordCount, wrapSource } from './text-filters.js'
 import type { CompileHost, FilterFunction } from './compiled-template.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
-import { escapeHtml } from './escape.js'
+import { escapeHtml, stripTags } from './escape.js'
 import { percentFormat } from './format.js'
 import { pyCapitalize, pyCenter, pyReplace, pySplitlines } from './str-methods.js'
-import { add, escapeArgument } from './operators.js'
+import { add } from './operators.js'
+import { escapedArgument } from './markup.js'
 import { toPythonJson } from './json.js'
 import { textWrap } from './wrap.js'
 import { urlize } from './urlize.js'
@@ -83,6 +84,21 @@ function keepsMarkup(filter: FilterFunction): FilterFunction {
   }
 }
 
+/** `value.items()` of a value that is no dict: Python's AttributeError. */
+function noItems(value: unknown): TemplateRuntimeError {
+  return new TemplateRuntimeError(`'${typeName(value)}' object has no attribute 'items'`, 'AttributeError')
+}
+
+/** `do_reverse`'s `list(value)`: a value that is not iterable is its FilterArgumentError. */
+function iterableOrFail(value: unknown): unknown[] {
+  try {
+    return iterate(value)
+  } catch (error) {
+    if (error instanceof TemplateRuntimeError && error.pythonType === 'TypeError') throw new TemplateRuntimeError('argument must be iterable', 'FilterArgumentError')
+    throw error
+  }
+}
+
 function escape(value: unknown): Markup {
   if (value instanceof Markup) return value
   return new Markup(escapeHtml(softStr(value)))
@@ -102,7 +118,9 @@ function firstOf(value: unknown, what: string): unknown {
   }
   const items = iterate(value)
   if (items.length === 0) return new Undefined(`No ${what} item, sequence was empty.`)
-  return what === 'first' ? items[0] : items[items.length - 1]
+  if (what === 'first') return items[0]
+  // `last` is next(reversed(seq)): reversed() indexes a str, and a Markup's item is Markup.
+  return value instanceof Markup ? new Markup(items[items.length - 1] as string) : items[items.length - 1]
 }
 
 function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, attribute: unknown, max: boolean): unknown {
@@ -123,9 +141,16 @@ function minOrMax(host: CompileHost, value: unknown, caseSensitive: unknown, att
 }
 
 function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>, select: boolean, lookupAttr: boolean): PyIterator {
-  // Jinja's `if value:`: a false value (None, 0, '', an empty container) selects nothing, its
-  // arguments unchecked.
-  if (!truthy(value)) return new PyIterator([])
+  return new PyIterator(selected(host, value, args, kwargs, select, lookupAttr))
+}
+
+/**
+ * Jinja's `select_or_reject`, a generator: nothing is checked before it is iterated, then item by
+ * item. Jinja's `if value:`: a false value (None, 0, '', an empty container) selects nothing,
+ * its arguments unchecked.
+ */
+function* selected(host: CompileHost, value: unknown, args: unknown[], kwargs: Record<string, unknown>, select: boolean, lookupAttr: boolean): Generator<unknown> {
+  if (!truthy(value)) return
   let transform: (item: unknown) => unknown = (item) => item
   let offset = 0
   if (lookupAttr) {
@@ -144,8 +169,7 @@ function selectOrReject(host: CompileHost, value: unknown, args: unknown[], kwar
       return fn(host, item, rest, kwargs)
     }
   } else test = (item) => (tick(), truthy(item))
-  const items = iterate(value).filter((item) => test(transform(item)) === select)
-  return new PyIterator(items)
+  for (const item of iterate(value)) if (test(transform(item)) === select) yield item
 }
 
 export const STOCK_FILTERS: Record<string, FilterFunction> = {
@@ -192,7 +216,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     value instanceof Undefined || (truthy(boolean) && !truthy(value)) ? fallback : value,
   ),
   dictsort: define([['case_sensitive', false], ['by', 'key'], ['reverse', false]], (_h, value, caseSensitive: unknown, by: unknown, reverse: unknown) => {
-    if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
+    if (!isDict(value)) throw noItems(value)
     const position = by === 'key' ? 0 : by === 'value' ? 1 : -1
     if (position < 0) throw new TemplateRuntimeError('You can only sort by either "key" or "value"', 'FilterArgumentError')
     const entries = dictItems(value).map((entry) => tuple(entry))
@@ -209,10 +233,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       throw new TemplateRuntimeError("can't handle positional and keyword arguments at the same time", 'FilterArgumentError')
     }
     // A Markup format string escapes what it formats (markupsafe's Markup.__mod__).
-    if (value instanceof Markup) {
-      const escaped = keys.length > 0 ? Object.fromEntries(keys.map((key) => [key, escapeArgument(kwargs[key])])) : tuple(args.map(escapeArgument))
-      return new Markup(percentFormat(value.text, escaped))
-    }
+    if (value instanceof Markup) return new Markup(percentFormat(value.text, keys.length > 0 ? kwargs : tuple(args), escapedArgument))
     return percentFormat(softStr(value), keys.length > 0 ? kwargs : tuple(args))
   },
   groupby: define([['attribute'], ['default', null], ['case_sensitive', false]], (_h, value, attribute: unknown, fallback: unknown, caseSensitive: unknown) => {
@@ -249,11 +270,16 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
       return toInt(value)
     }, fallback),
   ),
-  items: define([], (_h, value) => {
-    if (value instanceof Undefined) return new PyIterator([])
-    if (!isDict(value)) throw typeError(`Can only get item pairs from a mapping, not ${typeName(value)}`)
-    return new PyIterator(dictItems(value).map((entry) => tuple(entry)))
-  }),
+  // A generator in Jinja: nothing is checked before it is iterated.
+  items: define([], (_h, value) =>
+    new PyIterator(
+      (function* () {
+        if (value instanceof Undefined) return
+        if (!isDict(value)) throw typeError('Can only get item pairs from a mapping.')
+        for (const entry of dictItems(value)) yield tuple(entry)
+      })(),
+    ),
+  ),
   join: define([['d', ''], ['attribute', null]], (_h, value, separator: unknown, attribute: unknown) => {
     let items = iterate(value)
     if (attribute !== null) items = mapTicked(items, attrGetter(attribute))
@@ -268,24 +294,35 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     return items === value ? items.slice() : items
   }),
   lower: keepsMarkup(define([], (_h, value) => softStr(value).toLowerCase())),
-  map: (host, value, args, kwargs) => {
-    // Jinja's `if value:`: a false value (None, 0, '', an empty container) maps to nothing, its
-    // arguments unchecked.
-    if (!truthy(value)) return new PyIterator([])
-    const items = iterate(value)
-    if (args.length === 0 && Object.hasOwn(kwargs, 'attribute')) {
-      const { attribute, default: fallback = null, ...rest } = kwargs
-      const extra = Object.keys(rest)
-      if (extra.length > 0) throw new TemplateRuntimeError(`Unexpected keyword argument '${extra[0]}'`, 'FilterArgumentError')
-      return new PyIterator(mapTicked(items, attrGetter(attribute, undefined, fallback)))
-    }
-    if (args.length === 0) throw new TemplateRuntimeError('map requires a filter argument', 'FilterArgumentError')
-    const name = String(args[0])
-    const filter = host.filters[name]
-    if (!filter) throw new TemplateRuntimeError(`No filter named '${name}'.`)
-    const rest = args.slice(1)
-    return new PyIterator(mapTicked(items, (item) => filter(host, item, rest, kwargs)))
-  },
+  // A generator in Jinja: its value, arguments and filter are checked when it is iterated, item
+  // by item. Jinja's `if value:`: a false value (None, 0, '', an empty container) maps to
+  // nothing, its arguments unchecked.
+  map: (host, value, args, kwargs) =>
+    new PyIterator(
+      (function* () {
+        if (!truthy(value)) return
+        let apply: (item: unknown) => unknown
+        if (args.length === 0 && Object.hasOwn(kwargs, 'attribute')) {
+          const { attribute, default: fallback = null, ...rest } = kwargs
+          const extra = Object.keys(rest)
+          if (extra.length > 0) throw new TemplateRuntimeError(`Unexpected keyword argument '${extra[0]}'`, 'FilterArgumentError')
+          apply = attrGetter(attribute, undefined, fallback)
+        } else {
+          if (args.length === 0) throw new TemplateRuntimeError('map requires a filter argument', 'FilterArgumentError')
+          const name = String(args[0])
+          const rest = args.slice(1)
+          apply = (item) => {
+            const filter = host.filters[name]
+            if (!filter) throw new TemplateRuntimeError(`No filter named '${name}'.`)
+            return filter(host, item, rest, kwargs)
+          }
+        }
+        for (const item of iterate(value)) {
+          tick()
+          yield apply(item)
+        }
+      })(),
+    ),
   max: define([['case_sensitive', false], ['attribute', null]], (host, value, caseSensitive: unknown, attribute: unknown) =>
     minOrMax(host, value, caseSensitive, attribute, true),
   ),
@@ -308,7 +345,9 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     const items = isString(value) ? Array.from(textOf(value)) : Array.isArray(value) ? iterate(value) : null
     if (items === null) throw typeError(`object of type '${typeName(value)}' has no len()`)
     if (items.length === 0) return new Undefined('No random item, sequence was empty.')
-    return items[Math.floor(Math.random() * items.length)]
+    // random.choice indexes the sequence: a Markup's item is Markup (Markup.__getitem__).
+    const item = items[Math.floor(Math.random() * items.length)]
+    return value instanceof Markup ? new Markup(item as string) : item
   }),
   reverse: define([], (_h, value) => {
     if (isString(value)) ticks(textOf(value).length >> 4)
@@ -316,7 +355,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     if (isString(value)) return Array.from(textOf(value)).reverse().join('')
     // reversed(range) is a range_iterator: lazy.
     if (value instanceof PyRange) return new PyIterator(value.reversed(), 'range_iterator')
-    const items = iterate(value)
+    const items = iterableOrFail(value)
     ticks(items.length >> 4)
     return new PyIterator([...items].reverse(), Array.isArray(value) ? 'list_reverseiterator' : 'reversed')
   }),
@@ -357,7 +396,7 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
     pySorted(iterate(value), multiAttrGetter(attribute, truthy(caseSensitive) ? undefined : ignoreCase), truthy(reverse)),
   ),
   string: define([], (_h, value) => (value instanceof Markup ? value : softStr(value))),
-  striptags: define([], (_h, value) => striptags(value)),
+  striptags: define([], (_h, value) => stripTags(softStr(value))),
   sum: define([['attribute', null], ['start', 0]], (_h, value, attribute: unknown, start: unknown) => {
     // The sum of a range from an int is exact in closed form (Python adds every item: the same int).
     if (value instanceof PyRange && attribute === null && (isInt(start) || typeof start === 'boolean')) return value.sum(typeof start === 'boolean' ? Number(start) : start)
@@ -445,13 +484,14 @@ export const STOCK_FILTERS: Record<string, FilterFunction> = {
   wordcount: define([], (_h, value) => wordCount(softStr(value))),
   wordwrap: define([['width', 79], ['break_long_words', true], ['wrapstring', null], ['break_on_hyphens', true]], (_h, value, width: unknown, breakLong: unknown, wrapstring: unknown, hyphens: unknown) => {
     const separator = wrapstring === null ? '\n' : softStr(wrapstring)
+    const lines = pySplitlines(wrapSource(value))
     const size = Number(toInt(width))
     const what = () => `wordwrap(${size}) with a separator of ${separator.length} characters`
-    const paragraphs = mapTicked(pySplitlines(softStr(value)), (line) => joinChecked(textWrap(line, size, truthy(breakLong), truthy(hyphens)), separator, what))
+    const paragraphs = mapTicked(lines, (line) => joinChecked(textWrap(line, size, truthy(breakLong), truthy(hyphens)), separator, what))
     return joinChecked(paragraphs, separator, what)
   }),
   xmlattr: define([['autospace', true]], (_h, value, autospace: unknown) => {
-    if (!isDict(value)) throw typeError(`'${typeName(value)}' object has no attribute 'items'`)
+    if (!isDict(value)) throw noItems(value)
     const items: string[] = []
     for (const [key, item] of dictItems(value)) {
       tick()

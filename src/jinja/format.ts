@@ -13,14 +13,21 @@
  * - Widths and precisions past limits.ts `MAX_STRING_LENGTH` are refused before any padding.
  * - `strFormat(format, args, kwargs)` and `formatSpec(value, spec)`: the format mini-language
  *   (`{}`, `{0}`, `{name}`, `{0[1]}`, `{x.attr}`, `!r`/`!s`, fill/align/sign/#/0/width/`,`/`_`/
- *   precision/type); `args` null is `format_map(kwargs)` (a dict: positional fields are a ValueError).
+ *   precision/type); `args` null is `str.format_map(kwargs)` (positional fields are a
+ *   ValueError). A named field is `kwargs[name]` as Python subscripts the mapping, which may be
+ *   any value (format_map's): a dict of either kind (missing: KeyError), a list, str, range or
+ *   anything else Python's TypeError, raised only when a field needs it.
+ * - Markup's versions escape what they format: `percentFormat(format, args, escaped)` (markup.ts
+ *   gives `escaped`) and `strFormat(…, escape = true)`, markupsafe's `EscapeFormatter`, a
+ *   `string.Formatter`: a positional field past `args` is `IndexError: tuple index out of range`.
  */
 import { brief, checkString } from './limits.js'
 import { tick } from './render-budget.js'
 import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { dictGet } from './dict.js'
-import { floatStr, isDict, type Dict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
+import { escapeHtml } from './escape.js'
+import { Markup, PyRange, Undefined, fail, floatStr, isDict, isString, isTuple, pyRepr, pyStr, textOf, typeName } from './values.js'
 
 /** Exact decimal digits of |x| (finite): integer part and fraction (no trailing zeros). */
 function exactDigits(abs: number): { digits: string; point: number } {
@@ -144,8 +151,24 @@ function integerDigits(value: bigint, base: number): string {
   return (value < 0n ? -value : value).toString(base)
 }
 
-/** Python's `format % args`. */
-export function percentFormat(format: string, args: unknown): string {
+/** Python's `ascii(value)`: its repr with every non-ASCII character escaped. */
+export function pyAscii(value: unknown): string {
+  return pyRepr(value).replace(/[^\x00-\x7f]/gu, (char) => {
+    const code = char.codePointAt(0)!
+    if (code < 0x100) return `\\x${code.toString(16).padStart(2, '0')}`
+    if (code < 0x10000) return `\\u${code.toString(16).padStart(4, '0')}`
+    return `\\U${code.toString(16).padStart(8, '0')}`
+  })
+}
+
+/**
+ * How `Markup % args` reads an argument (markupsafe's `_MarkupEscapeHelper`, markup.ts): the
+ * escaped text for `%s` `%r` `%a`, the number (`int(x)`, `float(x)`) for the others.
+ */
+export type EscapedArgument = (value: unknown, conversion: string) => unknown
+
+/** Python's `format % args`; with `escaped`, markupsafe's `Markup.__mod__` (the arguments escaped). */
+export function percentFormat(format: string, args: unknown, escaped?: EscapedArgument): string {
   const positional = isTuple(args) ? args : [args]
   const mapping = isDict(args) ? args : undefined
   let index = 0
@@ -178,7 +201,7 @@ export function percentFormat(format: string, args: unknown): string {
       value = dictGet(mapping, key)
       if (value === undefined) throw new TemplateRuntimeError(`'${key}'`, 'KeyError')
     } else value = nextArg()
-    out += convert(value, conversion, flags, width, precision)
+    out += convert(value, conversion, flags, width, precision, escaped)
     checkString(out.length, () => `formatting ${brief(format)}`)
   }
   out += format.slice(last)
@@ -188,7 +211,8 @@ export function percentFormat(format: string, args: unknown): string {
   return out
 }
 
-function convert(value: unknown, conversion: string, flags: string, width: number, precision: number | undefined): string {
+function convert(input: unknown, conversion: string, flags: string, width: number, precision: number | undefined, escaped?: EscapedArgument): string {
+  const value = escaped && conversion !== '%' ? escaped(input, conversion) : input
   const left = flags.includes('-')
   const zero = flags.includes('0') && !left
   const sign = flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : ''
@@ -201,7 +225,7 @@ function convert(value: unknown, conversion: string, flags: string, width: numbe
     case 'r':
     case 'a':
       numeric = false
-      body = conversion === 's' ? pyStr(value) : pyRepr(value)
+      body = escaped ? (value as string) : conversion === 's' ? pyStr(value) : conversion === 'r' ? pyRepr(value) : pyAscii(value)
       if (precision !== undefined) body = Array.from(body).slice(0, precision).join('')
       break
     case '%':
@@ -351,53 +375,119 @@ function group(digits: string, separator: string, size: number): string {
   return out
 }
 
-/** Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. */
+/** A positional field past the arguments: str.format's message, or string.Formatter's (`args[i]`). */
+function indexOutOfRange(index: number, formatter: boolean): TemplateRuntimeError {
+  const message = formatter ? 'tuple index out of range' : `Replacement index ${index} out of range for positional args tuple`
+  return new TemplateRuntimeError(message, 'IndexError')
+}
+
+/** `mapping[name]` of a named field, as Python subscripts what format/format_map were given. */
+function fieldOf(mapping: unknown, name: string): unknown {
+  if (isDict(mapping)) {
+    const value = dictGet(mapping, name)
+    if (value === undefined) throw new TemplateRuntimeError(pyRepr(name), 'KeyError')
+    return value
+  }
+  if (mapping instanceof Undefined) fail(mapping)
+  if (isString(mapping)) throw typeError("string indices must be integers, not 'str'")
+  if (Array.isArray(mapping) || mapping instanceof PyRange) throw typeError(`${typeName(mapping)} indices must be integers or slices, not str`)
+  throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
+}
+
+/**
+ * Python's `str.format(*args, **kwargs)`; `lookup` resolves `.attr` and `[key]` parts. With
+ * `escape`, markupsafe's `EscapeFormatter` (`Markup.format`): every field is escaped after it is
+ * formatted, a Markup field (not converted by `!s`/`!r`) is taken as it is and refuses a spec.
+ * Fields are numbered as CPython numbers them (`{}` after `{0}` is a ValueError, a nested spec
+ * `{:{}}` takes the next argument, one level of nesting only); string.Formatter's rules where
+ * they differ (a field `{0[1]}` is not manual numbering, `{[0]}` is the keyword '').
+ */
 export function strFormat(
   format: string,
   args: unknown[] | null,
-  kwargs: Dict,
+  kwargs: unknown,
   lookup: { attr(value: unknown, name: string): unknown; item(value: unknown, key: unknown): unknown },
+  escape = false,
 ): string {
   let auto = 0
-  let out = ''
-  let i = 0
-  while (i < format.length) {
-    tick()
-    const char = format[i]!
-    if (char === '{') {
-      if (format[i + 1] === '{') {
-        out += '{'
-        i += 2
-        continue
-      }
-      let depth = 1
-      let j = i + 1
-      while (j < format.length && depth > 0) {
-        if (format[j] === '{') depth++
-        else if (format[j] === '}') depth--
-        j++
-      }
-      if (depth > 0) throw valueError("expected '}' before end of string")
-      const field = format.slice(i + 1, j - 1)
-      out += formatField(field)
-      checkString(out.length, () => `formatting ${brief(format)}`)
-      i = j
-      continue
-    }
-    if (char === '}') {
-      if (format[i + 1] === '}') {
-        out += '}'
-        i += 2
-        continue
-      }
-      throw valueError("Single '}' encountered in format string")
-    }
-    out += char
-    i++
-  }
-  return out
+  let numbering: 'auto' | 'manual' | undefined
+  return formatWith(format, 2)
 
-  function formatField(field: string): string {
+  function formatWith(format: string, depth: number): string {
+    if (depth <= 0) throw valueError('Max string recursion exceeded')
+    let out = ''
+    let i = 0
+    while (i < format.length) {
+      tick()
+      const char = format[i]!
+      if (char === '{') {
+        if (format[i + 1] === '{') {
+          out += '{'
+          i += 2
+          continue
+        }
+        let nesting = 1
+        let j = i + 1
+        while (j < format.length && nesting > 0) {
+          if (format[j] === '{') nesting++
+          else if (format[j] === '}') nesting--
+          j++
+        }
+        if (nesting > 0) throw valueError("expected '}' before end of string")
+        const field = format.slice(i + 1, j - 1)
+        out += formatField(field, depth)
+        checkString(out.length, () => `formatting ${brief(format)}`)
+        i = j
+        continue
+      }
+      if (char === '}') {
+        if (format[i + 1] === '}') {
+          out += '}'
+          i += 2
+          continue
+        }
+        throw valueError("Single '}' encountered in format string")
+      }
+      out += char
+      i++
+    }
+    return out
+  }
+
+  /** The positional argument of a field, numbered as CPython's str.format numbers them. */
+  function positional(args_: unknown[], name: string): unknown {
+    if (name === '') {
+      if (numbering === 'manual') throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'auto'
+      if (auto >= args_.length) throw indexOutOfRange(auto, false)
+      return args_[auto++]
+    }
+    if (numbering === 'auto') throw valueError('cannot switch from automatic field numbering to manual field specification')
+    numbering = 'manual'
+    const index = Number(name)
+    if (index >= args_.length) throw indexOutOfRange(index, false)
+    return args_[index]
+  }
+
+  /** string.Formatter's: a field named '' is the next argument, all digits a manual one (both checked on the whole field name). */
+  function formatterValue(args_: unknown[], head: string, name: string): unknown {
+    if (head === '') {
+      if (numbering === 'manual') throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'auto'
+      if (auto >= args_.length) throw indexOutOfRange(auto, true)
+      return args_[auto++]
+    }
+    if (/^\d+$/.test(head)) {
+      if (auto > 0) throw valueError('cannot switch from manual field specification to automatic field numbering')
+      numbering = 'manual'
+    }
+    if (!/^\d+$/.test(name)) return fieldOf(kwargs, name)
+    const index = Number(name)
+    if (index >= args_.length) throw indexOutOfRange(index, true)
+    return args_[index]
+  }
+
+  function formatField(field: string, depth: number): string {
     const colon = field.search(/[:]/)
     let head = colon >= 0 ? field.slice(0, colon) : field
     let spec = colon >= 0 ? field.slice(colon + 1) : ''
@@ -411,29 +501,25 @@ export function strFormat(
     const name = nameMatch[0]
     let value: unknown
     if (args === null && (name === '' || /^\d+$/.test(name))) throw valueError('Format string contains positional fields')
-    if (args === null) {
-      value = dictGet(kwargs, name)
-      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
-    } else if (name === '') {
-      if (auto >= args.length) throw new TemplateRuntimeError(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError')
-      value = args[auto++]
-    } else if (/^\d+$/.test(name)) {
-      const index = Number(name)
-      if (index >= args.length) throw new TemplateRuntimeError(`Replacement index ${index} out of range for positional args tuple`, 'IndexError')
-      value = args[index]
-    } else {
-      value = dictGet(kwargs, name)
-      if (value === undefined) throw new TemplateRuntimeError(`'${name}'`, 'KeyError')
-    }
+    if (args === null) value = fieldOf(kwargs, name)
+    else if (escape) value = formatterValue(args, head, name)
+    else if (name === '' || /^\d+$/.test(name)) value = positional(args, name)
+    else value = fieldOf(kwargs, name)
     const rest = head.slice(name.length)
     const parts = /\.([^.[]+)|\[([^\]]*)\]/g
     for (let part = parts.exec(rest); part; part = parts.exec(rest)) {
       if (part[1] !== undefined) value = lookup.attr(value, part[1])
       else value = lookup.item(value, /^\d+$/.test(part[2]!) ? Number(part[2]) : part[2])
     }
-    if (spec.includes('{')) spec = strFormat(spec, args, kwargs, lookup)
-    if (conversion === 'r' || conversion === 'a') value = pyRepr(value)
+    if (spec.includes('{')) spec = formatWith(spec, depth - 1)
+    if (conversion === 'r') value = pyRepr(value)
+    else if (conversion === 'a') value = pyAscii(value)
     else if (conversion === 's') value = pyStr(value)
-    return formatSpec(value, spec)
+    if (!escape) return formatSpec(value, spec)
+    if (value instanceof Markup) {
+      if (spec !== '') throw valueError('Unsupported format specification for Markup.')
+      return value.text
+    }
+    return escapeHtml(formatSpec(value, spec))
   }
 }

@@ -26,21 +26,26 @@ import type { Expr, MacroSignature, Stmt, Target } from './nodes.js'
 
 type Load = 'param' | 'resolve' | 'alias' | 'undefined'
 
+/**
+ * One frame's symbols: how each name the frame knows is loaded at the frame's start (Jinja's
+ * `loads`, keyed here by name: a frame's refs are its names, so Jinja's `refs` and level need no
+ * table of their own), and the names it stores.
+ */
 export class FrameSymbols {
-  readonly level: number
-  refs = new Map<string, string>()
   loads = new Map<string, Load>()
   stores = new Set<string>()
+  /** `undefinedAtStart`, made once the analysis is complete (any change forgets it). */
+  private missing: string[] | null = null
 
-  constructor(readonly parent: FrameSymbols | null) {
-    this.level = parent ? parent.level + 1 : 0
-  }
+  constructor(readonly parent: FrameSymbols | null) {}
 
   /** The names this frame assigns that start out undefined (Jinja's `VAR_LOAD_UNDEFINED`). */
   get undefinedAtStart(): string[] {
-    const names: string[] = []
-    for (const [name, ref] of this.refs) if (this.loads.get(ref) === 'undefined') names.push(name)
-    return names
+    if (this.missing === null) {
+      this.missing = []
+      for (const [name, load] of this.loads) if (load === 'undefined') this.missing.push(name)
+    }
+    return this.missing
   }
 
   /**
@@ -49,24 +54,22 @@ export class FrameSymbols {
    * assigns only its targets, which every iteration assigns again.
    */
   get storesLocals(): boolean {
-    for (const name of this.stores) if (this.loads.get(this.refs.get(name)!) !== 'param') return true
+    for (const name of this.stores) if (this.loads.get(name) !== 'param') return true
     return false
   }
 
-  private defineRef(name: string, load: Load): void {
-    const ref = `${this.level}:${name}`
-    this.refs.set(name, ref)
-    this.loads.set(ref, load)
+  private define(name: string, load: Load): void {
+    this.loads.set(name, load)
+    this.missing = null
   }
 
-  findRef(name: string): string | undefined {
-    return this.refs.get(name) ?? this.parent?.findRef(name)
+  /** Whether this frame or one around it knows `name` (Jinja's `find_ref` finds a ref). */
+  knows(name: string): boolean {
+    return this.loads.has(name) || (this.parent?.knows(name) ?? false)
   }
 
   copy(): FrameSymbols {
-    const copy = Object.create(FrameSymbols.prototype) as FrameSymbols
-    Object.assign(copy, this)
-    copy.refs = new Map(this.refs)
+    const copy = new FrameSymbols(this.parent)
     copy.loads = new Map(this.loads)
     copy.stores = new Set(this.stores)
     return copy
@@ -74,31 +77,27 @@ export class FrameSymbols {
 
   store(name: string): void {
     this.stores.add(name)
-    if (this.refs.has(name)) return
-    this.defineRef(name, this.parent?.findRef(name) !== undefined ? 'alias' : 'undefined')
+    if (this.loads.has(name)) return
+    this.define(name, this.parent?.knows(name) ? 'alias' : 'undefined')
   }
 
   declareParameter(name: string): void {
     this.stores.add(name)
-    this.defineRef(name, 'param')
+    this.define(name, 'param')
   }
 
   load(name: string): void {
-    if (this.findRef(name) === undefined) this.defineRef(name, 'resolve')
+    if (!this.knows(name)) this.define(name, 'resolve')
   }
 
   branchUpdate(branches: FrameSymbols[]): void {
     const stores = new Set<string>()
     for (const branch of branches) for (const name of branch.stores) if (!this.stores.has(name)) stores.add(name)
     for (const branch of branches) {
-      for (const [name, ref] of branch.refs) this.refs.set(name, ref)
-      for (const [ref, load] of branch.loads) this.loads.set(ref, load)
+      for (const [name, load] of branch.loads) this.define(name, load)
       for (const name of branch.stores) this.stores.add(name)
     }
-    for (const name of stores) {
-      const ref = this.findRef(name)!
-      this.loads.set(ref, this.parent?.findRef(name) !== undefined ? 'alias' : 'resolve')
-    }
+    for (const name of stores) this.define(name, this.parent?.knows(name) ? 'alias' : 'resolve')
   }
 }
 
@@ -344,7 +343,7 @@ class FrameVisitor {
 }
 
 /** Calls `visit` with every name an expression tree reads (walked without recursion: expressions nest deep). */
-function forEachName(root: unknown, visit: (name: string) => void): void {
+export function forEachName(root: unknown, visit: (name: string) => void): void {
   const pending = [root]
   while (pending.length > 0) {
     const node = pending.pop()

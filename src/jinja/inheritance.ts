@@ -6,8 +6,8 @@
  * - `renderTemplate(template, scope, render)` gives the template its own block chains (each
  *   block name → the most derived definition first), renders its top level, and when it
  *   extended a parent (the `extends` statement set `render.parent` and appended the parent's
- *   blocks), drops what the child output after `{% extends %}` and renders the parent with the
- *   same context, up the chain. The render's previous chains are restored afterwards
+ *   blocks), renders the parent with the same context, up the chain (the child's text after
+ *   `{% extends %}` was not rendered: compiler.ts). The render's previous chains are restored afterwards
  *   (includes and imports render this way inside another template). `render.templates` holds the
  *   templates rendering now (nested includes and imports), `render.inheritance` the chain of the
  *   one rendering now, for the depth bounds of limits.ts.
@@ -15,9 +15,11 @@
  *   child of its context: `scope` for `scoped` blocks, else the context of the block it is
  *   nested in (`render.blockContext`), else the template context; with `super()` bound to
  *   the next definition (rendered in the same context: a scoped block's locals stay visible);
- *   undefined when there is none. `self.<block>()` renders index 0.
+ *   undefined when there is none; its chunks count in the buffer around it (chunks.ts).
+ *   `self.<block>()` renders index 0; it and `super()` render into a buffer of their own, joined.
  */
 import type { CompiledTemplate, RenderState } from './compiled-template.js'
+import { closeBuffer, openBuffer, restoreBuffer } from './chunks.js'
 import { TemplateRuntimeError, stampPosition } from './errors.js'
 import { TemplateReference, type Scope } from './runtime.js'
 import { PyFunction } from './values.js'
@@ -26,7 +28,6 @@ import { PyFunction } from './values.js'
 export function renderTemplate(template: CompiledTemplate, scope: Scope, render: RenderState): void {
   const savedBlocks = render.blocks
   const savedContext = render.context
-  const savedMark = render.extendsMark
   const savedParent = render.parent
   const savedChain = render.inheritance
   const savedBlockContext = render.blockContext
@@ -35,12 +36,10 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
   render.inheritance = [template.name]
   render.blocks = new Map([...template.blocks].map(([blockName, entry]) => [blockName, [entry]]))
   render.context = scope
-  render.extendsMark = -1
   render.parent = null
-  scope.self = new TemplateReference((blockName) => renderBlock(render, blockName, 0, scope))
+  scope.self = new TemplateReference((blockName) => joinedBlock(render, blockName, 0, scope))
   let current: CompiledTemplate | null = template
   while (current) {
-    const start = render.out.length
     const position = current.rootPosition
     if (position) {
       try {
@@ -51,15 +50,12 @@ export function renderTemplate(template: CompiledTemplate, scope: Scope, render:
       }
     } else current.root(scope, render)
     if (render.parent === null) break
-    // Everything a child outputs after `{% extends %}` is dropped; the parent renders instead.
-    render.out = render.out.slice(0, render.extendsMark >= start ? render.extendsMark : start)
+    // The child's output after `{% extends %}` was not rendered (compiler.ts); the parent renders now.
     current = render.parent
     render.parent = null
-    render.extendsMark = -1
   }
   render.blocks = savedBlocks
   render.context = savedContext
-  render.extendsMark = savedMark
   render.parent = savedParent
   render.inheritance = savedChain
   render.blockContext = savedBlockContext
@@ -75,7 +71,7 @@ export function renderBlock(render: RenderState, blockName: string, index: numbe
   const context = scope ?? render.blockContext ?? render.context
   const blockScope = Object.create(context) as Scope
   blockScope.super = new PyFunction('super', () => {
-    const text = renderBlock(render, blockName, index + 1, context)
+    const text = joinedBlock(render, blockName, index + 1, context)
     if (text === undefined) throw new TemplateRuntimeError(`there is no parent block called '${blockName}'.`)
     return text
   })
@@ -92,3 +88,22 @@ export function renderBlock(render: RenderState, blockName: string, index: numbe
   }
 }
 
+
+/**
+ * A block rendered as `self.b()` or `super()` renders it: a buffer of its own, joined (Jinja's
+ * `BlockReference.__call__` is `concat(block(context))`); a `{% block %}` tag instead yields the
+ * block's chunks into the buffer around it (`renderBlock`).
+ */
+function joinedBlock(render: RenderState, blockName: string, index: number, scope?: Scope): string | undefined {
+  const saved = openBuffer(render)
+  let text: string | undefined
+  try {
+    text = renderBlock(render, blockName, index, scope)
+  } catch (error) {
+    restoreBuffer(render, saved)
+    throw error
+  }
+  // renderBlock captured the text; the join fails on a chunk that is no str.
+  closeBuffer(render, saved)
+  return text
+}

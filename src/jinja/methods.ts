@@ -1,6 +1,7 @@
 /**
  * Python's methods of list, tuple, dict, range and numbers as templates call them (`d.items()`,
- * `l.append(x)`, `x.is_integer()`), and the lookup of any method (str ones: str-methods.ts).
+ * `l.append(x)`, `x.is_integer()`), and the lookup of any method (str ones: str-methods.ts,
+ * Markup's: markup.ts).
  *
  * Contract: `methodOf(value, name)` returns the bound method as a `PyCallable`, or undefined
  * when Python's type has no such attribute. Methods follow CPython 3.11 (`pop()` from the end,
@@ -15,6 +16,7 @@ import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError, valueError } from './errors.js'
 import { PyDict, dictClear, dictCopy, dictDelete, dictGet, dictItems, dictSet, dictSize } from './dict.js'
 import { STR_METHODS, int, type Method } from './str-methods.js'
+import { MARKUP_METHODS } from './markup.js'
 import { DictView, Markup, PyFunction, PyRange, float, isDict, isInt, isTuple, pyRepr, tuple, typeName, type Dict, type PyCallable } from './values.js'
 import { iterate, pyEq, pyLess, rangeIndex } from './protocols.js'
 import { brief, checkList } from './limits.js'
@@ -205,7 +207,7 @@ export function methodOf(value: unknown, name: string): PyCallable | undefined {
   let self = value
   if (typeof value === 'string') table = STR_METHODS
   else if (value instanceof Markup) {
-    table = STR_METHODS
+    table = Object.hasOwn(MARKUP_METHODS, name) ? MARKUP_METHODS : STR_METHODS
     self = value.text
   } else if (Array.isArray(value)) table = isTuple(value) ? TUPLE_METHODS : LIST_METHODS
   else if (isDict(value)) table = DICT_METHODS

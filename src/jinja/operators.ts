@@ -20,18 +20,16 @@ import { PythonFloat } from './python-float.js'
 import { TemplateRuntimeError, typeError } from './errors.js'
 import { escapeHtml } from './escape.js'
 import { percentFormat } from './format.js'
-import { PyDict, dictItems } from './dict.js'
+import { escapedArgument } from './markup.js'
 import {
   Markup,
   PyComplex,
   Undefined,
   fail,
   float,
-  isDict,
   isString,
   isTuple,
   normalizeInt,
-  pyStr,
   textOf,
   tuple,
   typeName,
@@ -172,9 +170,11 @@ export function multiply(a: unknown, b: unknown): unknown {
   }
   const repeated = repeat(a, y) ?? repeat(b, x)
   if (repeated !== undefined) return repeated
-  if (typeof a === 'string' || typeof b === 'string') {
-    throw typeError(`can't multiply sequence by non-int of type '${typeName(typeof a === 'string' ? b : a)}'`)
-  }
+  // Markup.__mul__/__rmul__ call str.__mul__ with the other operand, which must be an index.
+  if (a instanceof Markup || b instanceof Markup) throw typeError(`'${typeName(a instanceof Markup ? b : a)}' object cannot be interpreted as an integer`)
+  // Python repeats the left operand when it is a sequence (str, list, tuple), else the right one.
+  const sequence = (value: unknown) => typeof value === 'string' || Array.isArray(value)
+  if (sequence(a) || sequence(b)) throw typeError(`can't multiply sequence by non-int of type '${typeName(sequence(a) ? b : a)}'`)
   return unsupported('*', a, b)
 }
 
@@ -201,21 +201,11 @@ export function floorDivide(a: unknown, b: unknown): unknown {
   return float(quotient)
 }
 
-/**
- * An argument a Markup method or `%` escapes (markupsafe's `_MarkupEscapeHelper`): strings and
- * other objects as escaped text (Markup), numbers, booleans, None and Markup as they are.
- */
-export function escapeArgument(value: unknown): unknown {
-  if (value instanceof Markup || value instanceof PythonFloat || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value === null) return value
-  return new Markup(escapeHtml(pyStr(value)))
-}
-
 export function modulo(a: unknown, b: unknown): unknown {
   if (a instanceof Markup) {
     check(a, b)
     // markupsafe's Markup.__mod__ escapes what it formats.
-    const args = isTuple(b) ? tuple([...b].map(escapeArgument)) : isDict(b) ? PyDict.fromEntries(dictItems(b).map(([k, v]) => [k, escapeArgument(v)])) : escapeArgument(b)
-    return new Markup(percentFormat(a.text, args))
+    return new Markup(percentFormat(a.text, b, escapedArgument))
   }
   if (typeof a === 'string') {
     check(a, b)

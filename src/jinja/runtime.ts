@@ -17,7 +17,8 @@
  * - `Cycler` (`next()`, `reset()`, `current`), `Joiner`, `TemplateModule` (exported names,
  *   `str()` is the module's output).
  */
-import { typeError } from './errors.js'
+import { closeBuffer, openBuffer, restoreBuffer, strayError, type ChunkBuffer, type StrayChunk } from './chunks.js'
+import { stampPosition, typeError } from './errors.js'
 import { autoescapeNow } from './eval-context.js'
 import { Markup, PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
 import { pyEq } from './protocols.js'
@@ -28,8 +29,7 @@ import type { PyRange } from './range.js'
 export type Scope = Record<string, unknown>
 
 /** The per-render output buffer and what a template needs while it renders. */
-export interface Output {
-  out: string
+export interface Output extends ChunkBuffer {
   /** Names of the macros running now, outermost first (limits.ts `MAX_MACRO_DEPTH`). */
   macros: string[]
 }
@@ -131,6 +131,11 @@ export interface MacroDefinition {
   catchVarargs: boolean
   catchKwargs: boolean
   usesCaller: boolean
+  /**
+   * Where Jinja blames the join of the body's output (its `return concat(buffer)`): the
+   * template and the line of the last statement or expression its code marks (compiler.ts).
+   */
+  joinAt: { file: string; line: number }
 }
 
 export class Macro extends PyCallable implements HasAttributes {
@@ -214,16 +219,22 @@ export class Macro extends PyCallable implements HasAttributes {
     const running = output.macros
     if (running.length >= MAX_MACRO_DEPTH) throw macroTooDeep(d.name, running.includes(d.name))
     tick()
-    const saved = output.out
-    output.out = ''
+    const saved = openBuffer(output)
     running.push(d.name)
-    let text: string
     try {
       d.body(scope)
-      text = output.out
+    } catch (error) {
+      restoreBuffer(output, saved)
+      throw error
     } finally {
       running.pop()
-      output.out = saved
+    }
+    let text: string
+    try {
+      text = closeBuffer(output, saved)
+    } catch (error) {
+      stampPosition(error, d.joinAt.file, d.joinAt.line)
+      throw error
     }
     // Markup when called where autoescape is on (Jinja decides at the call, not the definition).
     return autoescapeNow() ? new Markup(text) : text
@@ -288,6 +299,8 @@ export class TemplateModule implements HasAttributes {
     readonly templateName: string,
     readonly exports: Scope,
     private readonly body: string,
+    /** A chunk of the module's output that is no str: `str(module)` fails on it (chunks.ts). */
+    private readonly stray: StrayChunk | null = null,
   ) {}
 
   getAttribute(name: string): unknown {
@@ -300,6 +313,7 @@ export class TemplateModule implements HasAttributes {
   }
 
   toStr(): string {
+    if (this.stray !== null) throw strayError(this.stray)
     return this.body
   }
 }

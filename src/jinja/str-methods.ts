@@ -7,7 +7,8 @@
  * `split()` on runs of whitespace (Python's whitespace, `\x1c`–`\x1f` and `\x85` included),
  * `splitlines()` line boundaries, `title()` word starts after any uncased character,
  * `center()` padding as CPython places the odd space, errors such as `substring not found`;
- * string indices count code points for BMP text. `formatLookup` is how `str.format` reads
+ * string indices count code points for BMP text; `format_map`, `translate` and `maketrans` (a
+ * PyDict of int keys) take their arguments as CPython does. `formatLookup` is how `str.format` reads
  * `{x.attr}` / `{x[key]}` (set by access.ts, which this module cannot import). Widths
  * (`center`, `ljust`, `rjust`, `zfill`, `expandtabs`), `replace` and `join` refuse a result past
  * limits.ts `MAX_STRING_LENGTH` before making it; scans pass check points of the time budget.
@@ -15,7 +16,8 @@
 import { pythonCasefold } from './python-casefold.js'
 import { typeError, valueError } from './errors.js'
 import { strFormat } from './format.js'
-import { isDict, isString, isTuple, textOf, tuple, typeName } from './values.js'
+import { PyDict, dictGet, dictItems } from './dict.js'
+import { PyRange, Undefined, fail, isDict, isInt, isString, isTuple, textOf, tuple, typeName } from './values.js'
 import { iterate } from './protocols.js'
 import { brief as reprBrief, checkString, joinChecked } from './limits.js'
 import { tick, ticks } from './render-budget.js'
@@ -53,6 +55,106 @@ function widthArg(value: unknown, method: string): number {
   const size = int(value, 0)
   checkString(size, () => `${method}(${size})`)
   return size
+}
+
+/** The separator of `split`/`rsplit` (None: whitespace, handled by the caller). */
+function separatorArg(sep: unknown): string {
+  if (!isString(sep)) throw typeError(`must be str or None, not ${typeName(sep)}`)
+  return textOf(sep)
+}
+
+/** The fill character of `center`, `ljust`, `rjust`: one character (a code point). */
+function fillArg(args: unknown[], kwargs: Record<string, unknown>): string {
+  const fill = arg(args, kwargs, 1, 'fillchar', ' ')
+  if (!isString(fill)) throw typeError(`The fill character must be a unicode character, not ${typeName(fill)}`)
+  const text = textOf(fill)
+  if (Array.from(text).length !== 1) throw typeError('The fill character must be exactly one character long')
+  return text
+}
+
+/** The argument of a str method that takes exactly one, and no keywords (CPython's METH_O). */
+function oneArgument(name: string, args: unknown[], kwargs: Record<string, unknown>): unknown {
+  for (const _ in kwargs) throw typeError(`str.${name}() takes no keyword arguments`)
+  if (args.length !== 1) throw typeError(`str.${name}() takes exactly one argument (${args.length} given)`)
+  return args[0]
+}
+
+/** A code point as the int `ord()` gives. */
+const ord = (char: string): number => char.codePointAt(0)!
+
+/**
+ * Python's `str.translate(table)`: each character becomes `table[ord(c)]` (a LookupError,
+ * a missing key or an index past the end, keeps it): None deletes it, an int is `chr()` of
+ * it, a str replaces it. `table` is any subscriptable value (a dict of int keys, most often
+ * `str.maketrans`'s); anything else is Python's TypeError once a character is looked up.
+ */
+export function pyTranslate(text: string, table: unknown): string {
+  ticks(text.length >> 6)
+  const chars = Array.from(text)
+  const tableChars = isString(table) ? Array.from(textOf(table)) : undefined
+  const lookup = (code: number): unknown => {
+    if (isDict(table)) return dictGet(table, code)
+    if (tableChars !== undefined) return code < tableChars.length ? tableChars[code] : undefined
+    if (Array.isArray(table)) return code < table.length ? table[code] : undefined
+    if (table instanceof PyRange) return code < Number(table.length) ? table.at(code) : undefined
+    if (table instanceof Undefined) fail(table)
+    throw typeError(`'${typeName(table)}' object is not subscriptable`)
+  }
+  const seen = new Map<number, string>()
+  let out = ''
+  for (const char of chars) {
+    const code = ord(char)
+    let mapped = seen.get(code)
+    if (mapped === undefined) {
+      tick()
+      const value = lookup(code)
+      if (value === undefined) mapped = char
+      else if (value === null) mapped = ''
+      else if (isString(value)) mapped = textOf(value)
+      else if (isInt(value) || typeof value === 'boolean') {
+        const n = typeof value === 'boolean' ? Number(value) : value
+        if (n < 0 || n > 0x10ffff) throw valueError('character mapping must be in range(0x110000)')
+        mapped = String.fromCodePoint(Number(n))
+      } else throw typeError('character mapping must return integer, None or str')
+      seen.set(code, mapped)
+    }
+    if (mapped.length > 1) checkString(out.length + mapped.length, () => `${reprBrief(text)}.translate()`)
+    out += mapped
+  }
+  return out
+}
+
+/** Python's `str.maketrans(x[, y[, z]])`: the dict of int keys `translate` takes. */
+export function pyMaketrans(args: unknown[], kwargs: Record<string, unknown>): PyDict {
+  for (const _ in kwargs) throw typeError('str.maketrans() takes no keyword arguments')
+  if (args.length === 0) throw typeError('maketrans expected at least 1 argument, got 0')
+  if (args.length > 3) throw typeError(`maketrans expected at most 3 arguments, got ${args.length}`)
+  const out = new PyDict()
+  const [x, y, z] = args
+  if (args.length === 1) {
+    if (!isDict(x)) throw typeError('if you give only one argument to maketrans it must be a dict')
+    for (const [key, value] of dictItems(x)) {
+      tick()
+      if (isString(key)) {
+        const chars = Array.from(textOf(key))
+        if (chars.length !== 1) throw valueError('string keys in translate table must be of length 1')
+        out.set(ord(chars[0]!), value)
+      } else if (isInt(key) || typeof key === 'boolean') out.set(key, value)
+      else throw typeError('keys in translate table must be strings or integers')
+    }
+    return out
+  }
+  // Argument Clinic checks y and z are str before the body looks at x.
+  if (!isString(y)) throw typeError(`maketrans() argument 2 must be str, not ${typeName(y)}`)
+  if (args.length > 2 && !isString(z)) throw typeError(`maketrans() argument 3 must be str, not ${typeName(z)}`)
+  if (!isString(x)) throw typeError('first maketrans argument must be a string if there is a second argument')
+  const from = Array.from(textOf(x))
+  const to = Array.from(textOf(y))
+  if (from.length !== to.length) throw valueError('the first two maketrans arguments must have equal length')
+  ticks(from.length >> 6)
+  for (let i = 0; i < from.length; i++) out.set(ord(from[i]!), ord(to[i]!))
+  if (isString(z)) for (const char of Array.from(textOf(z))) out.set(ord(char), null)
+  return out
 }
 
 const WS_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
@@ -98,7 +200,7 @@ export function pySplit(text: string, sep: unknown, maxsplit: number): string[] 
     }
     return out
   }
-  const separator = str(sep, 'sep')
+  const separator = separatorArg(sep)
   if (separator === '') throw valueError('empty separator')
   ticks(text.length >> 6)
   const parts = text.split(separator)
@@ -122,7 +224,7 @@ function pyRsplit(text: string, sep: unknown, maxsplit: number): string[] {
     }
     return [rest, ...tail]
   }
-  const separator = str(sep, 'sep')
+  const separator = separatorArg(sep)
   if (separator === '') throw valueError('empty separator')
   const parts = text.split(separator)
   if (parts.length <= maxsplit + 1) return parts
@@ -322,15 +424,19 @@ export const STR_METHODS: Record<string, Method> = {
     return joinChecked(parts, s, () => `${reprBrief(s)}.join() of ${parts.length} strings`)
   },
   format: (s: string, a, k) => strFormat(s, a, k, formatLookup),
-  format_map: (s: string, a) => {
-    if (a.length !== 1) throw typeError(`format_map() takes exactly one argument (${a.length} given)`)
-    const mapping = a[0]
-    if (!isDict(mapping)) throw typeError(`'${typeName(mapping)}' object is not subscriptable`)
-    return strFormat(s, null, mapping, formatLookup)
+  // The mapping is any value: subscripted only for a field that needs it ('x'.format_map(1) is 'x').
+  format_map: (s: string, a, k) => strFormat(s, null, oneArgument('format_map', a, k), formatLookup),
+  translate: (s: string, a, k) => pyTranslate(s, oneArgument('translate', a, k)),
+  maketrans: (_s: string, a, k) => pyMaketrans(a, k),
+  center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), fillArg(a, k)),
+  ljust: (s: string, a, k) => {
+    const width = widthArg(a[0], 'ljust')
+    return s + fillArg(a, k).repeat(Math.max(0, width - Array.from(s).length))
   },
-  center: (s: string, a, k) => pyCenter(s, widthArg(a[0], 'center'), str(arg(a, k, 1, 'fillchar', ' '), 'fillchar')),
-  ljust: (s: string, a, k) => s + str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'ljust') - Array.from(s).length)),
-  rjust: (s: string, a, k) => str(arg(a, k, 1, 'fillchar', ' '), 'fillchar').repeat(Math.max(0, widthArg(a[0], 'rjust') - Array.from(s).length)) + s,
+  rjust: (s: string, a, k) => {
+    const width = widthArg(a[0], 'rjust')
+    return fillArg(a, k).repeat(Math.max(0, width - Array.from(s).length)) + s
+  },
   zfill: (s: string, a) => {
     const width = widthArg(a[0], 'zfill')
     const sign = s[0] === '-' || s[0] === '+' ? s[0] : ''

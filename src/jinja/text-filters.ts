@@ -1,26 +1,23 @@
 /**
  * The text filters of Jinja2 3.1 whose rules are their own: `urlencode`'s quoting, `wordcount`,
- * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5), `striptags`
- * (markupsafe's); `pprint` is pretty-print.ts.
+ * `filesizeformat`, `indent`, `truncate` (with the `truncate.leeway` policy, 5); `striptags` is
+ * escape.ts (markupsafe's), `pprint` pretty-print.ts.
  *
  * Contract: each function takes the filter's bound arguments (filter-arguments.ts) and
- * returns the text Jinja returns for them, with its AssertionErrors for bad `truncate` lengths
+ * returns the text Jinja returns for them (`indent` and `wordwrap` of a value that is no str
+ * raise Python's error, as Jinja's `s += '\n'` and `s.splitlines()` do), with its AssertionErrors for bad `truncate` lengths
  * and leeways and its TypeError for a `truncate` value without a length (None, a bool, a number);
  * `indent` refuses a result past limits.ts `MAX_STRING_LENGTH` before making it.
  */
 import { TemplateRuntimeError, typeError } from './errors.js'
-import { unescapeHtml } from './escape.js'
 import { softStr } from './filter-arguments.js'
 import { toFloat, toInt } from './conversions.js'
 import { fixed } from './format.js'
 import { pySplitlines } from './str-methods.js'
-import { Undefined, isDict, isString, textOf, typeName } from './values.js'
+import { Undefined, isDict, isString, isTuple, textOf, typeName } from './values.js'
 import { pyLen, truthy } from './protocols.js'
 import { checkString } from './limits.js'
 import { ticks } from './render-budget.js'
-import { PY_SPACE } from './python-space.js'
-
-const SPACE_RUN = new RegExp(`[${PY_SPACE}]+`, 'u')
 
 export function urlQuote(value: unknown, forQueryString: boolean): string {
   const bytes = new TextEncoder().encode(softStr(value))
@@ -54,6 +51,25 @@ export function fileSize(value: unknown, binary: unknown): string {
   return `${fixed((base * bytes) / unit, 1)} ${prefixes[prefixes.length - 1]}`
 }
 
+/**
+ * What `do_indent`'s `s += '\n'` and `s.splitlines()` make of its value: a str's text; for
+ * anything else Python's error (a list takes the newline, then has no `splitlines`).
+ */
+function indentSource(value: unknown): string {
+  if (isString(value)) return textOf(value)
+  if (value instanceof Undefined) return softStr(value)
+  if (Array.isArray(value) && !isTuple(value)) throw new TemplateRuntimeError("'list' object has no attribute 'splitlines'", 'AttributeError')
+  if (isTuple(value)) throw typeError('can only concatenate tuple (not "str") to tuple')
+  throw typeError(`unsupported operand type(s) for +=: '${typeName(value)}' and 'str'`)
+}
+
+/** `s.splitlines()` of `do_wordwrap`: a str's text, else Python's AttributeError. */
+export function wrapSource(value: unknown): string {
+  if (isString(value)) return textOf(value)
+  if (value instanceof Undefined) return softStr(value)
+  throw new TemplateRuntimeError(`'${typeName(value)}' object has no attribute 'splitlines'`, 'AttributeError')
+}
+
 export function indent(value: unknown, width: unknown, first: unknown, blank: unknown): string {
   let indention: string
   if (isString(width)) indention = textOf(width)
@@ -62,7 +78,7 @@ export function indent(value: unknown, width: unknown, first: unknown, blank: un
     checkString(size, () => `indent(${size})`)
     indention = ' '.repeat(Math.max(0, Number(size)))
   }
-  const text = softStr(value) + '\n'
+  const text = indentSource(value) + '\n'
   const lines = pySplitlines(text)
   // Every line but the first gets the indention (and the first too with `first`).
   checkString(text.length + lines.length * indention.length, () => `indent(${indention.length}) of ${lines.length} lines`)
@@ -99,22 +115,4 @@ export function truncate(value: unknown, length: unknown, killwords: unknown, en
   if (truthy(killwords)) return kept + ending
   const space = kept.lastIndexOf(' ')
   return (space >= 0 ? kept.slice(0, space) : kept) + ending
-}
-
-export function striptags(value: unknown): string {
-  let text = softStr(value)
-  for (let start = text.indexOf('<!--'); start !== -1; start = text.indexOf('<!--')) {
-    ticks(text.length >> 6)
-    const end = text.indexOf('-->', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 3)
-  }
-  for (let start = text.indexOf('<'); start !== -1; start = text.indexOf('<')) {
-    ticks(text.length >> 6)
-    const end = text.indexOf('>', start)
-    if (end === -1) break
-    text = text.slice(0, start) + text.slice(end + 1)
-  }
-  text = text.split(SPACE_RUN).filter(Boolean).join(' ')
-  return unescapeHtml(text)
 }

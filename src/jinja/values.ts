@@ -144,7 +144,8 @@ export class DictView {
 export class PyIterator {
   private index = 0
   constructor(
-    private readonly items: unknown[] | PyRange,
+    /** The items, or a generator making them one by one when they are asked for (Jinja's lazy filters). */
+    private readonly items: unknown[] | PyRange | Iterator<unknown>,
     readonly typeName = 'generator',
   ) {}
 
@@ -154,6 +155,11 @@ export class PyIterator {
     if (items instanceof PyRange) {
       const rest = this.drainRange()!
       return rest.list(() => `list(<${this.typeName} over ${rest.repr()}>)`)
+    }
+    if (!Array.isArray(items)) {
+      const rest: unknown[] = []
+      for (let step = items.next(); !step.done; step = items.next()) rest.push(step.value)
+      return rest
     }
     const rest = this.index === 0 ? items : items.slice(this.index)
     this.index = items.length
@@ -172,6 +178,10 @@ export class PyIterator {
   /** The next item (used up), or `done` when there is none. */
   next<T>(done: T): unknown {
     const items = this.items
+    if (!(items instanceof PyRange) && !Array.isArray(items)) {
+      const step = items.next()
+      return step.done ? done : step.value
+    }
     const length = items.length
     if (this.index >= length) return done
     return items instanceof PyRange ? items.at(this.index++) : items[this.index++]

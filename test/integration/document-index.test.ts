@@ -164,6 +164,21 @@ describe('rebuild', () => {
     ])
   })
 
+  it("names columns of true, null and number keys by Python's str(key), as the Python implementation does", () => {
+    // (`true` equals 1 in Python: the number key is 2)
+    write('tasks/keys.md', '---\ntrue: yes\nnull: nothing\n2: two\n1.5: half\nm: {false: x}\n---\n')
+    const index = createIndex()
+    index.rebuild()
+    const columns = index.query("select name from pragma_table_info('documents')").map((column) => column['name'])
+    // SQLite names a view column aliased "True" (or "False") by its position, `column<n>`, in the
+    // Python implementation's view as in this one.
+    expect(columns.slice(9)).toEqual(['1.5', '2', 'None', 'column13', 'm', 'status'])
+    const [row] = index.query("select * from documents where path = 'tasks/keys.md'")
+    expect(row).toMatchObject({ column13: 'yes', None: 'nothing', '2': 'two', '1.5': 'half', m: '{"False":"x"}' })
+    expect(row?.['frontmatter']).toBe('{"1.5": "half", "2": "two", "None": "nothing", "True": "yes", "m": {"False": "x"}}')
+    expect(index.query(`select json_extract(frontmatter, '$.True') as t from documents where path = 'tasks/keys.md'`)).toEqual([{ t: 'yes' }])
+  })
+
   it('with onDocumentRead, reads and reports every document at each rebuild, keeping the rows (and their id) when nothing changed', () => {
     const statePath = path.join(root, '.insitu', 'index.db')
     const first = createIndex({ statePath })

@@ -230,3 +230,137 @@ describe('dicts keep keys that are not strings, as Python keeps them (issue #36)
     expect(failure(() => render('{{ dict(**{1: 2}) }}')).message).toBe('keywords must be strings')
   })
 })
+
+describe('dicts of int keys meet Markup and format_map: translate, maketrans, format_map of any value (issue #36)', () => {
+  it('translates with int-keyed tables, Markup to Markup unescaped', () => {
+    expect(render("{{ 'abc'.translate({97: 'x', 98: none, 99: 100}) }} {{ 'abc'.translate('abc'.maketrans('ab', 'xy', 'c')) }} {{ ''.maketrans({'a': 1}) }}")).toBe(
+      'xd xy {97: 1}',
+    )
+    expect(render("{% autoescape true %}{{ ('a<c'|safe).translate({97: '<'}) }}{% endautoescape %}")).toBe('<<c')
+    expect(failure(() => render("{{ 'a'.translate({97: 1.5}) }}")).message).toBe('character mapping must return integer, None or str')
+    expect(failure(() => render("{{ ''.maketrans('ab', 'x') }}")).message).toBe('the first two maketrans arguments must have equal length')
+  })
+
+  it('subscripts the mapping of format_map only for a field, as Python and markupsafe do', () => {
+    expect(render("{{ 'x'.format_map(1) }} {{ ('{a}'|safe).format_map({'a': '<', 1: 2}) }} {{ ('%(1)s'|safe) % {'1': '<', 1: 2} }}")).toBe('x &lt; &lt;')
+    expect(failure(() => render("{{ '{a}'.format_map([1]) }}")).message).toBe('list indices must be integers or slices, not str')
+    expect(failure(() => render("{{ ('{0}'|safe).format_map({0: 'x'}) }}")).message).toBe('tuple index out of range')
+    expect(failure(() => render("{{ ('{a}'|safe).format_map() }}")).message).toBe("Markup.format_map() missing 1 required positional argument: 'mapping'")
+    expect(failure(() => render("{{ 'x'.format_map() }}")).message).toBe('str.format_map() takes exactly one argument (0 given)')
+  })
+
+  it("reads format fields as Python's subscript and getattr, numbered as CPython numbers them", () => {
+    expect(render("{{ '{0[1]}'.format({1: 'a', '1': 'b'}) }} {{ '{:{}}'.format('a', 3) }}| {{ ('{0[0]}{}'|safe).format([1], 2) }}")).toBe('a a  | 1[1]')
+    expect(failure(() => render("{{ '{0.a}'.format({'a': 1}) }}")).message).toBe("'dict' object has no attribute 'a'")
+    expect(failure(() => render("{{ '{0[2]}'.format({1: 'a'}) }}")).message).toBe('2')
+    expect(failure(() => render("{{ '{0[5]}'.format([1]) }}")).message).toBe('list index out of range')
+    expect(failure(() => render("{{ '{0}{}'.format(1, 2) }}")).message).toBe('cannot switch from manual field specification to automatic field numbering')
+    expect(failure(() => render("{{ '{}{0}'.format(1, 2) }}")).message).toBe('cannot switch from automatic field numbering to manual field specification')
+  })
+})
+
+describe("markupsafe's Markup methods: Markup results, escaped arguments (issue #36)", () => {
+  const x = { x: `<b>&'"` }
+  it('return Markup pieces: split items, partition parts, m[0], stripped and cased text', () => {
+    expect(render("{{ (x|safe).split('&') }}", x)).toBe(`[Markup('<b>'), Markup('\\'"')]`)
+    expect(render("{{ ('a<b>c'|safe).partition('<') }}")).toBe("(Markup('a'), Markup('<'), Markup('b>c'))")
+    expect(render("{% autoescape true %}{{ ('<b>'|safe)[0] }}{{ (' <i> '|safe).strip() }}{{ ('<i>a'|safe).upper() }}{{ (x|safe)|last }}{% endautoescape %}", x)).toBe(
+      '<<i><I>A"',
+    )
+  })
+  it('escape what they are given: replace, join, format, format_map, %, fill characters', () => {
+    expect(render("{{ ('a-b'|safe).replace('-', '<br>') }} {{ (','|safe).join([1, none, x]) }}", x)).toBe('a&lt;br&gt;b 1,None,&lt;b&gt;&amp;&#39;&#34;')
+    expect(render("{{ ('{0}|{a}|{0!r}'|safe).format(x, a='<') }} {{ ('{a}'|safe).format_map({'a': '<'}) }}", x)).toBe(
+      '&lt;b&gt;&amp;&#39;&#34;|&lt;|&#39;&lt;b&gt;&amp;\\&#39;&#34;&#39; &lt;',
+    )
+    expect(render("{{ ('%s %r %d'|safe) % ('<', '<', '4') }}")).toBe('&lt; &#39;&lt;&#39; 4')
+    expect(failure(() => render("{{ ('<i>'|safe).center(9, '&') }}")).message).toBe('The fill character must be exactly one character long')
+    expect(failure(() => render("{{ ('{:>3}'|safe).format('<'|safe) }}")).message).toBe('Unsupported format specification for Markup.')
+    expect(failure(() => render("{{ ('%x'|safe) % 255 }}")).message).toBe('%x format: an integer is required, not _MarkupEscapeHelper')
+  })
+  it('give plain text from striptags() and unescape()', () => {
+    expect(render("{% autoescape true %}{{ ('<b>a</b> &amp; c'|safe).striptags() }}|{{ ('&lt;a&gt;'|safe).unescape() }}{% endautoescape %}")).toBe('a &amp; c|&lt;a&gt;')
+    expect(render("{{ ('<b>a</b>'|safe).striptags() is escaped }} {{ ('a b'|safe).split()[0] is escaped }}")).toBe('False True')
+  })
+  it("name Markup's type as Jinja does", () => {
+    expect(failure(() => render('{{ (x|safe).nope }}', x)).message).toBe("'markupsafe.Markup object' has no attribute 'nope'")
+    expect(failure(() => render("{{ ('a'|safe) * 2.0 }}")).message).toBe("'float' object cannot be interpreted as an integer")
+  })
+})
+
+describe("a block's filters run in the block's frame, after its body (issue #36)", () => {
+  it('see the names the body sets', () => {
+    expect(render("{% filter replace('a', x) %}{% set x = 'b' %}a{% endfilter %}{{ x }}", { x: 'X' })).toBe('bX')
+    expect(render("{% set y | replace('a', x) %}{% set x = 'b' %}a{% endset %}{{ y }}{{ x }}", { x: 'X' })).toBe('bX')
+  })
+
+  it("fail Jinja's compiler for a block set's filter reading a name no frame knows", () => {
+    const error = failure(() => render("{% set y | replace('a', x) %}a{% endset %}{{ y }}", { x: 'X' }))
+    expect([error.pythonType, error.message, error.line]).toEqual([
+      'AssertionError',
+      "Tried to resolve a name to a reference that was unknown to the frame ('x')",
+      undefined,
+    ])
+    expect(render("{% set y | replace('a', x) %}a{% endset %}{{ y }}{{ x }}", { x: 'X' })).toBe('XX')
+  })
+})
+
+describe("a template that extends another renders what Jinja's output check lets through (issue #36)", () => {
+  it('yields includes, call and filter blocks after extends, not text', () => {
+    write({ 'ext-base.j2': '[{% block b %}B{% endblock %}]', 'ext-inc.j2': 'INC' })
+    write({ 'ext-child.j2': "{% extends 'ext-base.j2' %}text{{ 1 }}{% include 'ext-inc.j2' %}{% filter default('d', true) %}x{% endfilter %}" })
+    expect(env.render('ext-child.j2', {})).toBe('INCd[B]')
+  })
+})
+
+describe("Jinja's constant folding (issue #36)", () => {
+  it("folds `~` of constants to a plain str, Markup or not", () => {
+    expect(render("{% autoescape true %}{{ '<'|safe ~ '>' }}|{{ x|safe ~ '>' }}|{{ ('<'|safe ~ '>') is escaped }}{% endautoescape %}", { x: '<' })).toBe(
+      '&lt;&gt;|<&gt;|False',
+    )
+  })
+
+  it('raises at compile time what folding raises, even in a branch that never runs', () => {
+    const error = failure(() => render("{% if false %}{{ 'a' ~ [1][5] }}{% endif %}ok"))
+    expect([error.pythonType, error.message, error.line]).toEqual(['UndefinedError', 'list object has no element 5', undefined])
+    expect(failure(() => render('{% if false %}{{ [1][5] and 1 }}{% endif %}ok')).message).toBe('list object has no element 5')
+    // Errors of constant operators, filters and lookups are not raised by folding.
+    expect(render("{% if false %}{{ 1/0 }}{{ 'a'|int('x') }}{{ 'a' ~ (1/0) }}{{ [1][5] + 1 }}{% endif %}ok")).toBe('ok')
+  })
+})
+
+describe('filter and call blocks yield their value unconverted (issue #36)', () => {
+  it("fails the join of the output around a value that is no str, where Jinja's join runs", () => {
+    // The top level is joined after the render (no template line); chunks: 'x', y, newline, the filter's.
+    const top = failure(() => render('x{{ y }}\n{% filter wordcount %}a b{% endfilter %}', { y: 1 }))
+    expect([top.pythonType, top.message, top.line]).toEqual(['TypeError', 'sequence item 3: expected str instance, int found', undefined])
+    // A block set is joined at its line, a macro at the last line its code marks.
+    expect(failure(() => render('{% set v %}\n\n{% filter wordcount %}a b{% endfilter %}\n{% endset %}')).line).toBe(1)
+    const macro = failure(() => render('{% macro m() %}\n{% filter length %}ab{% endfilter %}\n{{ y }}\n{% endmacro %}{{ m() }}', { y: 1 }))
+    expect([macro.message, macro.line]).toEqual(['sequence item 0: expected str instance, int found', 3])
+    expect(failure(() => render('{% call dict() %}x{% endcall %}')).message).toBe('sequence item 0: expected str instance, dict found')
+    expect(render('{% filter wordcount|string %}a b{% endfilter %}')).toBe('2')
+  })
+})
+
+describe("filters as Jinja's Python runs them (issue #36)", () => {
+  it('refuses indent and wordwrap of a value that is no str, with Python\'s errors', () => {
+    expect(failure(() => render('{{ none|indent }}')).message).toBe("unsupported operand type(s) for +=: 'NoneType' and 'str'")
+    const wrap = failure(() => render('{{ none|wordwrap }}'))
+    expect([wrap.pythonType, wrap.message]).toEqual(['AttributeError', "'NoneType' object has no attribute 'splitlines'"])
+    expect(failure(() => render('{{ [1]|indent }}')).message).toBe("'list' object has no attribute 'splitlines'")
+  })
+
+  it("raises Jinja's errors for reverse, dictsort and items of the wrong value", () => {
+    const reverse = failure(() => render('{{ none|reverse }}'))
+    expect([reverse.pythonType, reverse.message]).toEqual(['FilterArgumentError', 'argument must be iterable'])
+    expect(failure(() => render('{{ none|dictsort }}')).pythonType).toBe('AttributeError')
+    expect(failure(() => render('{{ none|items|list }}')).message).toBe('Can only get item pairs from a mapping.')
+  })
+
+  it('checks map, select and items lazily, item by item, as generators', () => {
+    expect(render("{% set m = [1, 2]|map('nope') %}{% set s = [1]|select('nope') %}{% set i = none|items %}ok")).toBe('ok')
+    expect(render("{{ ['a', none]|map('length')|first }} {{ ([]|map('x'))|map('nope')|list }}")).toBe('1 []')
+    expect(failure(() => render("{{ [1]|map('nope')|list }}")).message).toBe("No filter named 'nope'.")
+  })
+})
