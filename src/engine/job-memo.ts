@@ -48,8 +48,9 @@
  *    entry checked at another state is stored again with the new one.
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
  * With `generations`, a region job that runs (a `JobSpec` with an `id`) also records its
- * body's generation, whether or not its entry is stored (generations.ts): its fingerprints, queries with
- * their rows summarized, and time; `changedSince(generation)` says what differs now.
+ * body's generation (generations.ts), whether or not its entry is stored: its fingerprints,
+ * queries (their rows kept to be summarized later) and time; `changedSince(generation)` says
+ * what differs now.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -60,7 +61,7 @@ import type { ResolveResource } from '../resources/resolver.js'
 import { fsPathOf } from '../resources/identifiers.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
-import { bodyHash, changedRows, type Generation, type Generations, summarizeRows } from './generations.js'
+import { bodyHash, changedRows, type Generation, type Generations, regionJob, summarizeRows } from './generations.js'
 import type { JobStore } from './job-store.js'
 import { queryMayReadColumns } from './query-columns.js'
 import { type EvaluateSql, queryMayReadRows } from './query-rows.js'
@@ -427,14 +428,13 @@ export class JobMemo {
       at: Date.now(),
       optionsHash: hashText(canonicalJson(spec.options)),
       location: spec.location,
-      dependencies: entry.outcome.dependencies,
       fingerprints: entry.fingerprints,
       queries: entry.queries.map((query) => ({ ...query, rows: null })),
       extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
     }
     // Summarized only when asked for or stored (generations.ts): 5 ms per 1,000 rows is not for the edit path.
     const raw = entry.queries.map((query) => rows.get(queryKey(query.sql, query.params)))
-    this.context.generations!.record(spec.location.path, `region:${spec.id}`, generation, raw)
+    this.context.generations!.record(spec.location.path, regionJob(spec.id!), generation, raw)
   }
 
   /**

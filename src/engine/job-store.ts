@@ -18,8 +18,8 @@
  *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
  *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
  *   The stored entries are read in one statement when first needed; a key they miss makes the
- *   store look at the file again (another connection may have written it since) at most once a
- *   second, and its own flush makes it read them again.
+ *   store look at the file again (another connection may have written it since, or created it
+ *   when there was none) at most once a second, and its own flush makes it read them again.
  * - `put(key, entry)` / `delete(key)` are buffered (entries serialized only then: `entry` must
  *   not change after `put`) and written in one transaction by `flush()`
  *   or `close()` (flush and close): never while a dev server runs, whose watcher would hear
@@ -102,19 +102,36 @@ export class JobStore {
       const bytes = entry === DELETED ? undefined : serialized(entry)
       return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     }
-    if (this.broken || !this.db) return undefined
+    if (this.broken || (!this.db && !this.openWrittenMeanwhile())) return undefined
     try {
       // Read under our header when the entries were read: validated before use, whoever wrote since.
       let bytes = this.stored?.entries.get(key)
       if (bytes === undefined && this.mayHaveNewEntries()) {
         // One read transaction: the header compared and the entries read are the same file state.
-        const db = this.db
+        const db = this.db!
         bytes = db.transaction(() => (this.isCurrent(db) ? this.storedEntries(db).get(key) : undefined))()
       }
       return bytes === undefined ? undefined : fromCloneable(v8.deserialize(bytes))
     } catch (error) {
       this.fail(error)
       return undefined
+    }
+  }
+
+  /**
+   * A store opened before its file existed: another engine may have written it since (looked
+   * for at most once a second, as new entries are).
+   */
+  private openWrittenMeanwhile(): boolean {
+    const now = performance.now()
+    if (now - this.lastOpenLook < RELOOK_MS) return false
+    this.lastOpenLook = now
+    if (!fs.existsSync(this.file)) return false
+    try {
+      this.db = openChecked(this.file)
+      return true
+    } catch {
+      return false // the first flush reports what is wrong with it
     }
   }
 
@@ -183,6 +200,9 @@ export class JobStore {
    * hundreds of entries, and a query per entry cost its own lock and page reads (issue #17).
    */
   private stored: { version: number; entries: Map<string, Buffer> } | undefined
+
+  /** When a store without its file last looked whether it exists now. */
+  private lastOpenLook = -Infinity
 
   /** When a miss last asked the file whether another connection wrote it. */
   private lastLook = -Infinity

@@ -8,22 +8,24 @@
  * (`bodySince(region, body)`: since when its body has been as it is, epoch ms):
  * - `failed`: its job failed (the render's diagnostics say how).
  * - `current`: its body is what its job generated.
- * - otherwise its body is looked up among the region's generations (generations.ts):
- *   - found, generated under other options: `stale` with cause `options`;
+ * - otherwise its body is looked up among the document's generations (generations.ts):
+ *   - found for another region id or under other options: `stale`, cause `options` (a region
+ *     without an `id` gets another id when its options change);
  *   - found: `stale` with cause `inputs` and what changed since (`JobMemo.changedSince`;
  *     nothing it can name: `unknown`);
  *   - not found and blank: `stale`, cause `never` (never generated);
- *   - not found while a generation of the region made before `bodySince` is known: `hand-edited`
- *     (the text was written after the engine generated that body, and is none it generated);
- *   - not found and none known from before (a body another tool, an older cache, or a run
- *     without the cache wrote; the render that just ran generated its first): `stale`, cause `unknown`.
+ *   - not found, and the region's newest generation made before the body became what it is
+ *     (`bodySince`) had these options and inputs that have not changed since: `hand-edited`
+ *     (insitu generated it from the inputs it has now, and the body is none it generated);
+ *   - otherwise (inputs changed too, a body another tool or a run without the cache wrote, or
+ *     no generation from before): `stale`, cause `unknown`.
  * Without generations (an engine created without them) a body that differs is `stale`, cause
  * `unknown` (or `never` when blank). `describeRegionState` is the sentence people read.
  */
 import { type Region, regionBodyText, lineEndingOf } from '../documents/regions.js'
 import { fsPathOf } from '../resources/identifiers.js'
 import { canonicalJson, hashText } from './dependency-fingerprints.js'
-import type { Generation, Generations } from './generations.js'
+import { type Generation, type Generations, regionJob } from './generations.js'
 import type { InputChanges } from './job-memo.js'
 import type { DocumentResult, JobResult } from './render-document.js'
 
@@ -70,26 +72,34 @@ export async function regionStates(
   const eol = lineEndingOf(text)
   const jobs = result.jobs.filter((job) => job.target === 'region')
   if (jobs.length !== regions.length) return []
+  const generations = explain.generations
   return Promise.all(
     regions.map(async (region, i): Promise<RegionReport> => {
       const job = jobs[i]!
       const body = text.slice(region.bodyStart, region.bodyEnd)
-      const name = `region:${region.id}`
-      const generation = explain.generations?.find(relPath, name, body)
-      const report = (state: RegionState): RegionReport => ({ region, job, state, generation })
+      const name = regionJob(region.id)
+      const found = generations?.find(relPath, name, body)
+      const report = (state: RegionState): RegionReport => ({ region, job, state, generation: found?.generation })
       if (job.error !== null) return report({ kind: 'failed', message: job.error })
       if (body === regionBodyText(job.content ?? '', eol)) return report({ kind: 'current' })
-      if (generation) {
-        if (generation.optionsHash !== hashText(canonicalJson(region.options))) return report({ kind: 'stale', cause: { kind: 'options' } })
-        const changes = await explain.changedSince(generation)
-        const named = changes.dependencies.length + changes.rows.length + changes.queries.length + changes.extensions.length > 0
-        return report({ kind: 'stale', cause: named ? { kind: 'inputs', changes } : { kind: 'unknown' } })
+      const optionsHash = hashText(canonicalJson(region.options))
+      if (found) {
+        // Generated for another id (a region without an `id` changes it with its options) or other options.
+        if (found.job !== name || found.generation.optionsHash !== optionsHash) return report({ kind: 'stale', cause: { kind: 'options' } })
+        const changes = await explain.changedSince(found.generation)
+        return report({ kind: 'stale', cause: hasChanges(changes) ? { kind: 'inputs', changes } : { kind: 'unknown' } })
       }
       if (body.trim() === '') return report({ kind: 'stale', cause: { kind: 'never' } })
-      if (explain.generations?.knownBefore(relPath, name, bodySince(region, body))) return report({ kind: 'hand-edited' })
+      // Typed after insitu generated this region from inputs that are still the same: edited by hand.
+      const before = generations?.latestBefore(relPath, name, bodySince(region, body))
+      if (before && before.optionsHash === optionsHash && !hasChanges(await explain.changedSince(before))) return report({ kind: 'hand-edited' })
       return report({ kind: 'stale', cause: { kind: 'unknown' } })
     }),
   )
+}
+
+function hasChanges(changes: InputChanges): boolean {
+  return changes.dependencies.length + changes.rows.length + changes.queries.length + changes.extensions.length > 0
 }
 
 /** How many changed inputs a sentence names before `and <n> more`. */

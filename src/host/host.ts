@@ -196,7 +196,6 @@ export class InsituHost {
     return this.registry.has(kind, name)
   }
 
-  /** The owner (extension name or `insitu`) of the base provider of a capability. */
   /**
    * The JSON Schema of a capability's options: the manifest's pinned `params_schema`, else the
    * `params` its runtime declared in the handshake (the SDK's), else undefined (a builtin, an
@@ -218,6 +217,7 @@ export class InsituHost {
     return this.registry.names(kind)
   }
 
+  /** The owner (extension name or `insitu`) of the base provider of a capability. */
   ownerOf(kind: CapabilityKind, name: string): string | undefined {
     return this.registry.has(kind, name) ? this.registry.chain(kind, name).base.owner : undefined
   }

@@ -2,7 +2,10 @@
  * Code actions on an analyzed document, as workspace edits the editor applies (the server never
  * writes a file; the edits are computed from the editor's text, saved or not).
  *
- * Contract: `codeActions(uri, analysis, range, diagnostics)`:
+ * Contract: `codeActions(uri, analysis, range, diagnostics, { only, versioned })`: the edits name
+ * the document's version analyzed (`documentChanges`, so a client applies none to a newer text)
+ * when the client said it takes them (`versioned`), else they are `changes`; with `only`, the
+ * actions of those kinds alone:
  * - `Regenerate region <id>` (quick fix) for each stale or hand-edited region whose markers or
  *   body `range` touches: its body replaced by what its inputs generate now (for a hand-edited
  *   one the title says the edits are discarded).
@@ -16,15 +19,26 @@
  *   occurrence of `<wrong>` in the region's begin comment replaced by `<right>`.
  * A region whose job failed gets no regenerate action (its body would not change).
  */
-import { type CodeAction, CodeActionKind, type Diagnostic, type Range, type TextEdit } from 'vscode-languageserver'
+import { type CodeAction, CodeActionKind, type Diagnostic, type Range, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver'
 import type { Region } from '../documents/regions.js'
 import type { DocumentAnalysis, RegionDiagnosticData } from './document-analysis.js'
 import { rangeOf } from './uris.js'
 
 export const REGENERATE_ALL_KIND = `${CodeActionKind.Source}.insitu.regenerate`
 
-export function codeActions(uri: string, analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[], only?: readonly string[]): CodeAction[] {
-  const actions = allCodeActions(uri, analysis, range, diagnostics)
+export function codeActions(
+  uri: string,
+  analysis: DocumentAnalysis,
+  range: Range,
+  diagnostics: readonly Diagnostic[],
+  options: { only?: readonly string[]; versioned?: boolean } = {},
+): CodeAction[] {
+  const { only } = options
+  const workspaceEdit = (edits: TextEdit[]): WorkspaceEdit =>
+    options.versioned && analysis.version !== null
+      ? { documentChanges: [{ textDocument: { uri, version: analysis.version }, edits }] }
+      : { changes: { [uri]: edits } }
+  const actions = allCodeActions(analysis, range, diagnostics, workspaceEdit)
   if (only && only.length > 0) return actions.filter((action) => only.some((kind) => action.kind === kind || action.kind?.startsWith(`${kind}.`)))
   // The source action duplicates the quick fix when both are offered (each carries every edit).
   const fixesAll = actions.some((action) => action.kind === CodeActionKind.QuickFix && action.title === REGENERATE_ALL)
@@ -33,7 +47,7 @@ export function codeActions(uri: string, analysis: DocumentAnalysis, range: Rang
 
 const REGENERATE_ALL = 'Regenerate every region of the document'
 
-function allCodeActions(uri: string, analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[]): CodeAction[] {
+function allCodeActions(analysis: DocumentAnalysis, range: Range, diagnostics: readonly Diagnostic[], workspaceEdit: (edits: TextEdit[]) => WorkspaceEdit): CodeAction[] {
   const result = analysis.result
   if (!result) return []
   const { text } = analysis
@@ -51,11 +65,11 @@ function allCodeActions(uri: string, analysis: DocumentAnalysis, range: Range, d
       title: `Regenerate region ${report.region.id}${discards}`,
       kind: CodeActionKind.QuickFix,
       diagnostics: diagnostics.filter((d) => (d.data as RegionDiagnosticData | undefined)?.region === report.region.id),
-      edit: { changes: { [uri]: [edit(regionEdit.start, regionEdit.end, regionEdit.text)] } },
+      edit: workspaceEdit([edit(regionEdit.start, regionEdit.end, regionEdit.text)]),
     })
   }
   if (result.edits.length > 0) {
-    const all = { changes: { [uri]: result.edits.map((e) => edit(e.start, e.end, e.text)) } }
+    const all = workspaceEdit(result.edits.map((e) => edit(e.start, e.end, e.text)))
     if (touchesStale && result.edits.length > 1) actions.push({ title: REGENERATE_ALL, kind: CodeActionKind.QuickFix, edit: all })
     actions.push({ title: REGENERATE_ALL, kind: REGENERATE_ALL_KIND, edit: all })
   }
@@ -72,7 +86,7 @@ function allCodeActions(uri: string, analysis: DocumentAnalysis, range: Range, d
         kind: CodeActionKind.QuickFix,
         isPreferred: true,
         diagnostics: [diagnostic],
-        edit: { changes: { [uri]: [edit(at, at + wrong.length, right)] } },
+        edit: workspaceEdit([edit(at, at + wrong.length, right)]),
       })
     }
   }

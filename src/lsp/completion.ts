@@ -71,7 +71,7 @@ export function optionKeys(engine: InsituEngine, kind: string): string[] {
   return [...new Set([...(builtin ?? []), ...Object.keys(schemaProperties(engine, kind)), 'id'])]
 }
 
-/** The properties of a capability's declared options schema (`HostOptions.paramsSchema`). */
+/** The properties of a capability's declared options schema (`InsituHost.paramsSchema`). */
 function schemaProperties(engine: InsituEngine, kind: string): Record<string, Record<string, unknown>> {
   const properties = engine.host.paramsSchema('transform', kind)?.properties
   return properties !== null && typeof properties === 'object' ? (properties as Record<string, Record<string, unknown>>) : {}

@@ -2,7 +2,8 @@
  * One open document as the language server sees it: rendered from the editor's text (saved or
  * not) by the engine, each region's state, and the diagnostics that follow.
  *
- * Contract: `analyzeDocument(engine, file, text, bodySince)` renders `text` as the managed document `file`
+ * Contract: `analyzeDocument(engine, file, text, version, bodySince)` renders `text` (the editor's
+ * `version` of it, or null when read from disk) as the managed document `file`
  * (absolute) through the engine (its job memo and caches: an unchanged region runs nothing) and
  * returns the analysis:
  * - `diagnostics` of the document, each at the line its problem is at (a region's at its begin
@@ -13,7 +14,8 @@
  *   - a region edited by hand: warning `HAND_EDITED_MESSAGE`, code `insitu/hand-edited` (a body
  *     none of the region's generations made, typed after one was made: `bodySince` says when
  *     each body became what it is);
- *   - stale front-matter materializations: warning `front matter <id> is stale`, code `insitu/stale`;
+ *   - a stale front-matter materialization (its value would change the front matter, as `check`
+ *     finds it: sync-document.ts `staleJobs`): warning `front matter <id> is stale`, code `insitu/stale`;
  *   - every other diagnostic of the render (unknown option keys, stray ends, documents that
  *     cannot be read) at its line with its severity.
  *   Every diagnostic of a region carries `data: { region: <id> }` (code actions use it).
@@ -28,15 +30,16 @@ import { type Diagnostic, DiagnosticSeverity } from 'vscode-languageserver'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentResult, LocatedDiagnostic } from '../engine/render-document.js'
 import { type BodySince, describeRegionState, type RegionReport } from '../engine/region-states.js'
+import { staleJobs } from '../sync/sync-document.js'
 import { lineRange, pointRange } from './uris.js'
 
 export const SOURCE = 'insitu'
 
 export interface DocumentAnalysis {
-  /** Absolute path. */
-  file: string
   relPath: string
   text: string
+  /** The editor's version of `text` (null: read from disk). */
+  version: number | null
   result: DocumentResult | null
   reports: RegionReport[]
   diagnostics: Diagnostic[]
@@ -51,9 +54,9 @@ export interface RegionDiagnosticData {
 
 const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const
 
-export async function analyzeDocument(engine: InsituEngine, file: string, text: string, bodySince: BodySince): Promise<DocumentAnalysis> {
+export async function analyzeDocument(engine: InsituEngine, file: string, text: string, version: number | null, bodySince: BodySince): Promise<DocumentAnalysis> {
   const relPath = engine.relativePath(file) ?? file
-  const analysis: DocumentAnalysis = { file, relPath, text, result: null, reports: [], diagnostics: [], elsewhere: new Map() }
+  const analysis: DocumentAnalysis = { relPath, text, version, result: null, reports: [], diagnostics: [], elsewhere: new Map() }
   let result: DocumentResult
   try {
     result = await engine.renderDocument(file, text, '', { lastGood: false })
@@ -80,13 +83,9 @@ export async function analyzeDocument(engine: InsituEngine, file: string, text: 
     const code = state.kind === 'stale' ? 'insitu/stale' : 'insitu/hand-edited'
     analysis.diagnostics.push(diagnostic(lineRange(text, region.line), describeRegionState(region.id, state), DiagnosticSeverity.Warning, code, { region: region.id }))
   }
-  // Front matter: the materializations whose values the render changed.
-  const frontMatterEdited = result.edits.some((edit) => !analysis.reports.some((r) => r.region.bodyStart === edit.start))
-  if (frontMatterEdited) {
-    for (const job of result.jobs) {
-      if (job.target !== 'frontmatter' || job.error !== null) continue
-      analysis.diagnostics.push(diagnostic(lineRange(text, job.line), `front matter ${job.id} is stale`, DiagnosticSeverity.Warning, 'insitu/stale'))
-    }
+  // Front matter: each materialization whose value would change the front matter (sync-document.ts's rule).
+  for (const job of staleJobs(text, result)) {
+    if (job.target === 'frontmatter') analysis.diagnostics.push(diagnostic(lineRange(text, job.line), `front matter ${job.id} is stale`, DiagnosticSeverity.Warning, 'insitu/stale'))
   }
   return analysis
 }
@@ -100,7 +99,7 @@ function addElsewhere(engine: InsituEngine, analysis: DocumentAnalysis, at: NonN
   const file = path.resolve(engine.root, at.path)
   let text: string
   try {
-    text = fs.readFileSync(file, 'utf8')
+    text = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '') // editors count positions after a BOM
   } catch {
     return
   }

@@ -11,6 +11,7 @@
  */
 import type { Hover, Position } from 'vscode-languageserver'
 import type { InsituEngine } from '../engine/engine.js'
+import { regionJob } from '../engine/generations.js'
 import { dependencyName, describeRegionState } from '../engine/region-states.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
 import type { DocumentAnalysis } from './document-analysis.js'
@@ -44,7 +45,7 @@ export function hoverAt(engine: InsituEngine, analysis: DocumentAnalysis, positi
   if (generation) lines.push('', `Generated ${new Date(generation.at).toISOString()}`)
   else {
     // Its body is none the engine made (edited by hand, or another tool's): when it last made one.
-    const latest = engine.generations?.latest(analysis.relPath, `region:${region.id}`)
+    const latest = engine.generations?.latest(analysis.relPath, regionJob(region.id))
     if (latest) lines.push('', `Last generated ${new Date(latest.at).toISOString()} (not the body it has now)`)
   }
   return { contents: { kind: 'markdown', value: lines.join('\n') }, range: rangeOf(analysis.text, region.start, region.bodyStart) }

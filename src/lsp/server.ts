@@ -42,7 +42,9 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
   let stopping: Promise<void> | undefined
   const stop = () => (stopping ??= workspace?.stop() ?? Promise.resolve())
 
+  let versioned = false
   connection.onInitialize((params) => {
+    versioned = params.capabilities.workspace?.workspaceEdit?.documentChanges === true
     const folderUri = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? null
     const folder = (folderUri !== null ? pathOfUri(folderUri) : null) ?? params.rootPath ?? options.cwd ?? process.cwd()
     workspace = new LspWorkspace({
@@ -95,7 +97,7 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
 
   connection.onCodeAction(async ({ textDocument, range, context }) => {
     const analysis = await workspace?.analysis(textDocument.uri)
-    return analysis ? codeActions(textDocument.uri, analysis, range, context.diagnostics, context.only) : []
+    return analysis ? codeActions(textDocument.uri, analysis, range, context.diagnostics, { only: context.only, versioned }) : []
   })
   connection.onHover(async ({ textDocument, position }) => {
     const analysis = await workspace?.analysis(textDocument.uri)

@@ -31,7 +31,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Diagnostic } from 'vscode-languageserver'
-import { type InsituEngine, readProjectConfig } from '../engine/engine.js'
+import { type InsituEngine, ownerFile, readProjectConfig } from '../engine/engine.js'
 import { ConfigError } from '../host/config.js'
 import { fileStamp } from '../sync/restart-triggers.js'
 import { WatchSession } from '../sync/watch-session.js'
@@ -40,7 +40,11 @@ import { analyzeDocument, type DocumentAnalysis, SOURCE } from './document-analy
 import { lineRange, pathOfUri, pointRange, uriOfPath } from './uris.js'
 
 /** Quiet after a keystroke before the document is analyzed again. */
-export const CHANGE_DELAY_MS = 40
+export const CHANGE_DELAY_MS = 75
+
+/** What an analysis resolves to when a newer one replaced it before it ran, or its engine stopped. */
+const SUPERSEDED = Symbol('superseded')
+type AnalysisOutcome = DocumentAnalysis | undefined | typeof SUPERSEDED
 /** Documents analyzed for one open model or template at most. */
 export const MAX_READERS = 50
 
@@ -79,7 +83,7 @@ interface OpenDocument {
   version: number
   timer: NodeJS.Timeout | undefined
   /** The analysis in flight or done, and the text and version it is of. */
-  analysis: { text: string; version: number; done: Promise<DocumentAnalysis | undefined> } | undefined
+  analysis: { text: string; version: number; done: Promise<AnalysisOutcome> } | undefined
   /** The files outside it its last analysis published diagnostics for. */
   elsewhere: Map<string, Diagnostic[]>
   /** Its inputs changed since its last analysis began. */
@@ -102,7 +106,7 @@ export class LspWorkspace {
    * Documents not open but analyzed from disk because an open SQL model or template is theirs
    * (by absolute path): their diagnostics for other files, and the open files they are for.
    */
-  private readonly readers = new Map<string, { elsewhere: Map<string, Diagnostic[]>; for: Set<string> }>()
+  private readonly readers = new Map<string, { elsewhere: Map<string, Diagnostic[]>; for: Set<string>; run: number }>()
   private retryWatch: { file: string; listener: () => void } | undefined
   private stopped = false
   private engineReady: { promise: Promise<void>; resolve: () => void }
@@ -135,9 +139,9 @@ export class LspWorkspace {
         engineStarted: (engine) => this.engineStarted(engine),
         affected: (engine, affected) => {
           if (engine !== this.current) return
-          const files = new Set(affected.owners.map((owner) => path.resolve(engine.root, owner.split('?')[0]!)))
+          const files = new Set(affected.owners.map((owner) => path.resolve(engine.root, ownerFile(owner))))
           for (const document of this.documents.values()) if (document.file !== null && files.has(document.file)) this.schedule(document, 0, true)
-          for (const file of this.readers.keys()) if (files.has(file) && !this.isOpen(file)) void this.analyzeReader(engine, file)
+          for (const file of this.readers.keys()) if (files.has(file)) this.analyzeReader(engine, file)
         },
         engineStopped: (engine) => {
           if (engine === this.current) {
@@ -196,13 +200,21 @@ export class LspWorkspace {
   /** The analysis of the document's current text (see the contract). */
   async analysis(uri: string): Promise<DocumentAnalysis | undefined> {
     const document = this.documents.get(uri)
-    if (!document || !this.current) return undefined
-    if (document.analysis?.text !== document.text || document.inputsChanged) {
-      clearTimeout(document.timer)
-      document.timer = undefined
-      this.analyze(document)
+    const engine = this.current
+    if (!document || !engine || document.file === null || !engine.isDocument(document.file)) return undefined
+    // An analysis that a newer one replaced, or whose engine stopped, gives way to the newest.
+    for (let tries = 0; tries < 4; tries++) {
+      if (document.analysis?.text !== document.text || document.inputsChanged) {
+        clearTimeout(document.timer)
+        document.timer = undefined
+        this.analyze(document)
+      }
+      const pending = document.analysis!
+      const outcome = await pending.done
+      if (outcome !== SUPERSEDED) return outcome
+      if (document.analysis === pending) document.inputsChanged = true // nothing newer yet: analyze again
     }
-    return document.analysis!.done
+    return undefined
   }
 
   /** The text the editor has for `uri` (open documents), else undefined. */
@@ -224,13 +236,14 @@ export class LspWorkspace {
     const { text, version } = document
     document.inputsChanged = false
     const previous = document.analysis?.done ?? Promise.resolve(undefined)
-    const done = previous
+    const done: Promise<AnalysisOutcome> = previous
       .catch(() => undefined)
-      .then(() => this.analyzeNow(document, text))
+      // One analysis at a time per document; one that a newer text replaced meanwhile never runs.
+      .then(() => (document.analysis?.done === done ? this.analyzeNow(document, text) : SUPERSEDED))
     document.analysis = { text, version, done }
     done.then(
       (analysis) => {
-        if (this.stopped || this.documents.get(document.uri) !== document || document.analysis?.done !== done) return
+        if (analysis === SUPERSEDED || this.stopped || this.documents.get(document.uri) !== document || document.analysis?.done !== done) return
         if (analysis === undefined) {
           // Not a managed document: what it has are other documents' diagnostics for it (a model's errors).
           if (document.file === null || !this.elsewherePublished.has(document.file)) this.options.output.publish(document.uri, [], version)
@@ -239,17 +252,18 @@ export class LspWorkspace {
         this.options.output.publish(document.uri, analysis.diagnostics, version)
         document.elsewhere = analysis.elsewhere
         this.publishElsewhere()
+        if (analysis.result) this.session?.watchDependencies(analysis.result.dependencies)
       },
       (error: unknown) => this.options.output.log(`insitu: analyzing ${document.uri} failed: ${error instanceof Error ? error.message : String(error)}`),
     )
   }
 
-  private async analyzeNow(document: OpenDocument, text: string): Promise<DocumentAnalysis | undefined> {
+  private async analyzeNow(document: OpenDocument, text: string): Promise<AnalysisOutcome> {
     if (document.file === null || this.stopped) return undefined
     const changedAt = document.changedAt
     await this.engineReady.promise
     const engine = this.current
-    if (!engine) return undefined
+    if (!engine) return SUPERSEDED
     if (!engine.isDocument(document.file)) {
       await this.findReaders(engine, document.uri, document.file)
       return undefined
@@ -262,7 +276,12 @@ export class LspWorkspace {
       document.bodies.set(region.id, { body, since: changedAt })
       return changedAt
     }
-    return analyzeDocument(engine, document.file, text, bodySince)
+    const analysis = await analyzeDocument(engine, document.file, text, document.version, bodySince)
+    // Rendered by an engine that stopped meanwhile (a restart): its failures say `restarting`.
+    if (engine !== this.current) return SUPERSEDED
+    const regions = new Set(analysis.reports.map((report) => report.region.id))
+    for (const id of document.bodies.keys()) if (!regions.has(id)) document.bodies.delete(id)
+    return analysis
   }
 
   /**
@@ -274,34 +293,36 @@ export class LspWorkspace {
     const name = referenceName(engine, file)
     if (name === null) return
     const rows = engine.index.query('select path from _documents where instr(body, :name) > 0 order by path limit :limit', { name, limit: MAX_READERS }) as { path: string }[]
-    await Promise.all(
-      rows.map(async ({ path: relPath }) => {
-        const reader = path.resolve(engine.root, relPath)
-        if (this.isOpen(reader)) return
-        const known = this.readers.get(reader)
-        if (known) known.for.add(uri)
-        else await this.analyzeReader(engine, reader, uri)
-      }),
-    )
+    for (const { path: relPath } of rows) {
+      const reader = path.resolve(engine.root, relPath)
+      const known = this.readers.get(reader)
+      if (known) known.for.add(uri)
+      else this.readers.set(reader, { elsewhere: new Map(), for: new Set([uri]), run: 0 })
+      if (!known) this.analyzeReader(engine, reader)
+    }
   }
 
-  private async analyzeReader(engine: InsituEngine, file: string, uri?: string): Promise<void> {
+  /** Analyze a document for the open models and templates it names (the newest run's result wins). */
+  private analyzeReader(engine: InsituEngine, file: string): void {
+    const reader = this.readers.get(file)
+    if (!reader || this.isOpen(file)) return // an open document is analyzed as such
+    const run = ++reader.run
+    const finish = (elsewhere: Map<string, Diagnostic[]>) => {
+      if (this.stopped || engine !== this.current || this.readers.get(file) !== reader || reader.run !== run) return
+      reader.elsewhere = elsewhere
+      this.publishElsewhere()
+    }
     let text: string
     try {
-      text = fs.readFileSync(file, 'utf8')
+      text = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '')
     } catch {
-      this.readers.delete(file)
-      this.publishElsewhere()
+      finish(new Map()) // gone: it names nothing any more
       return
     }
-    const analysis = await analyzeDocument(engine, file, text, () => Date.now())
-    if (this.stopped || engine !== this.current) return
-    const reader = this.readers.get(file) ?? { elsewhere: new Map(), for: new Set<string>() }
-    if (uri !== undefined) reader.for.add(uri)
-    if (reader.for.size === 0) return
-    reader.elsewhere = analysis.elsewhere
-    this.readers.set(file, reader)
-    this.publishElsewhere()
+    analyzeDocument(engine, file, text, null, () => Date.now()).then(
+      (analysis) => finish(analysis.elsewhere),
+      (error: unknown) => this.options.output.log(`insitu: analyzing ${file} failed: ${error instanceof Error ? error.message : String(error)}`),
+    )
   }
 
   private isOpen(file: string): boolean {
@@ -313,8 +334,9 @@ export class LspWorkspace {
     this.current = engine
     this.clearConfigProblems()
     this.engineReady.resolve()
-    // A new engine (a restart): every open document is analyzed again.
+    // A new engine (a restart): every open document is analyzed again, and the documents read for open models.
     for (const document of this.documents.values()) this.schedule(document, 0, true)
+    for (const file of this.readers.keys()) this.analyzeReader(engine, file)
   }
 
   private startFailed(error: unknown): void {
@@ -362,7 +384,8 @@ export class LspWorkspace {
 
   private publishElsewhere(): void {
     const union = new Map<string, Diagnostic[]>()
-    const sources = [...[...this.documents.values()].map((document) => document.elsewhere), ...[...this.readers.values()].map((reader) => reader.elsewhere)]
+    const readers = [...this.readers].filter(([file]) => !this.isOpen(file)).map(([, reader]) => reader.elsewhere)
+    const sources = [...[...this.documents.values()].map((document) => document.elsewhere), ...readers]
     for (const elsewhere of sources) {
       for (const [file, diagnostics] of elsewhere) union.set(file, [...(union.get(file) ?? []), ...diagnostics])
     }

@@ -415,7 +415,7 @@ const TRUNCATION_CHECK_MS = 10
  * When `file` is empty, wait until it is written again (the write that followed a truncation),
  * at most TRUNCATION_CHECKS times TRUNCATION_CHECK_MS. A file that stays empty costs that wait once.
  */
-async function untilWrittenAfterTruncation(file: string): Promise<void> {
+export async function untilWrittenAfterTruncation(file: string): Promise<void> {
   try {
     const first = fs.statSync(file) // see readState: no turn of the event loop for a file that is not empty
     if (first.size > 0) return

@@ -45,7 +45,7 @@ import { fileStamp, isRestartTrigger } from './restart-triggers.js'
 import type { Diagnostic } from '../protocol/schemas.js'
 import { fsPathOf } from '../resources/identifiers.js'
 import { type GitWatcher, watchEngineGit } from './git-watcher.js'
-import { LiveSync } from './live-sync.js'
+import { LiveSync, untilWrittenAfterTruncation } from './live-sync.js'
 import { type ProjectWatcher, type ProjectWatchEvent, watchProject } from './project-watcher.js'
 import type { DocumentSync } from './sync-document.js'
 import { describeDiagnostic } from './sync-project.js'
@@ -284,7 +284,11 @@ export class WatchSession {
         await running.live.changed(event.type, event.path)
         return
       }
+      // An editor's save may truncate first: the index reads the file once it is written (as write mode's live sync does).
+      if (event.type === 'update' && !event.directory && !running.live) await untilWrittenAfterTruncation(event.path)
       const affected = running.engine.affected([{ type: event.type, path: event.path, directory: event.directory }])
+      // A deleted document's results go (write mode's live sync does it as it handles the event).
+      if (event.type === 'delete' && !event.directory && !running.live) running.engine.forget(event.path)
       if (affected.owners.length > 0) await this.deliver(running, affected, null)
     } catch (error) {
       this.failed(running.engine, `the change of ${this.relative(event.path)}`, error)
@@ -360,7 +364,7 @@ export class WatchSession {
 
   /** Print a synced document's errors and warnings once per distinct set (write failures the live sync logs itself). */
   private documentSynced(watcher: ProjectWatcher, document: DocumentSync): void {
-    this.watchDependencies(watcher, document.dependencies)
+    this.watchDependencies(document.dependencies, watcher)
     const shown = document.diagnostics.filter((d) => d.severity !== 'info' && d.code !== 'insitu/write')
     const key = JSON.stringify(shown)
     if (shown.length === 0) {
@@ -372,8 +376,13 @@ export class WatchSession {
     this.printDiagnostics(document.path, shown)
   }
 
-  /** Files a document reads in an excluded folder are watched too (`fs:file:dist/version.txt`), existing or not. */
-  private watchDependencies(watcher: ProjectWatcher, dependencies: readonly string[]): void {
+  /**
+   * Files a document reads where the project watcher does not look (an excluded folder:
+   * `fs:file:dist/version.txt`) are watched too, existing or not (write mode does it for each
+   * synced document; an observer for what it renders).
+   */
+  watchDependencies(dependencies: readonly string[], watcher = this.watcher): void {
+    if (!watcher) return
     for (const dependency of dependencies) {
       const relPath = dependency.startsWith(FILE) ? fsPathOf(dependency.slice(FILE.length)) : null
       if (!relPath) continue

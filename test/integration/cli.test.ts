@@ -136,6 +136,29 @@ describe('vite-plugin-insitu command line', () => {
     expect(processesInside(root)).toEqual([])
   })
 
+  it('a body sync wrote is never called edited by hand: not after its options change, not after many checks of changing inputs', async () => {
+    const root = copyProject()
+    fs.rmSync(path.join(root, 'docs/broken.md'))
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    const staleLines = async () => (await cli(['check'], { cwd: root })).stdout.split('\n').filter((line) => / region /.test(line))
+    // The included file changes again and again; each check generates (and remembers) another body.
+    for (let i = 0; i < 20; i++) {
+      fs.appendFileSync(path.join(root, 'snippets/x.txt'), `line ${i}\n`)
+      expect(await staleLines()).toEqual(['docs/snippet.md:3 region x is stale'])
+    }
+    // A region without an id gets another one when its options change: its old body is still insitu's.
+    const doc = path.join(root, 'docs/plain.md')
+    fs.writeFileSync(doc, '# Plain\n\n<!-- insitu:begin include\npath = "../snippets/x.txt"\nend = 1\n-->\n<!-- insitu:end -->\n')
+    expect((await cli(['sync'], { cwd: root })).code).toBe(0)
+    fs.writeFileSync(doc, fs.readFileSync(doc, 'utf8').replace('end = 1', 'end = 2'))
+    for (let i = 0; i < 2; i++) {
+      const lines = (await staleLines()).filter((line) => line.startsWith('docs/plain.md'))
+      expect(lines).toEqual([expect.stringMatching(/^docs\/plain\.md:3 region include-\S+ is stale$/)])
+    }
+    const json = JSON.parse((await cli(['check', '--format', 'json'], { cwd: root })).stdout) as { stale: { path: string; why: string }[] }
+    expect(json.stale.find((job) => job.path === 'docs/plain.md')?.why).toMatch(/^region include-\S+ is stale: its options changed since it was generated$/)
+  })
+
   it('exits 1 when a job fails, listing it with file and line', async () => {
     const root = copyProject()
     const run = await cli(['sync'], { cwd: root })
