@@ -62,7 +62,8 @@ import {
   type TemplateLoader,
 } from '../jinja/engine.js'
 import { toPythonJson } from '../jinja/json.js'
-import { pyStr } from '../jinja/values.js'
+import { dictFind, dictKeys } from '../jinja/dict.js'
+import { DictBase, Markup, pyStr } from '../jinja/values.js'
 import { templateNames } from './template-names.js'
 import { realPathSync } from '../documents/real-path.js'
 
@@ -169,8 +170,11 @@ export function createJinjaRenderer(options: JinjaRendererOptions): {
         name,
         {
           rows: rowsOf(input.value),
-          params: input.params ?? {},
-          this: input.location,
+          // Copies: a template may change a dict it is given (`update`, `setdefault`; a key a
+          // plain object cannot hold makes it a template dict in place), and the job's location
+          // and options are the engine's own (memo keys, generations, other jobs of the document).
+          params: plainCopy(input.params ?? {}),
+          this: { ...input.location },
           value: input.value,
         },
         { deadline: bounds.deadline },
@@ -222,15 +226,15 @@ function buildEngine(loader: TemplateLoader, loaderRoot: string | undefined): Ji
   return createJinjaEngine({
     loader,
     filters: {
-      relative_to: (value, args, kwargs) => relativeTo(base, value, args[0] ?? kwargs.dir ?? kwargs.directory),
+      relative_to: (value, args, kwargs) => relativeTo(base, hostText(value), hostText(args[0] ?? kwargs.dir ?? kwargs.directory)),
       json: (value) => pythonJsonDumps(toPythonJson(value)),
-      insitu_keys: (row) => (isPlainObject(row) ? Object.keys(row) : []),
+      insitu_keys: (row) => (isPlainObject(row) ? Object.keys(row) : row instanceof DictBase ? dictKeys(row) : []),
       insitu_rule: (keys) => (keys as unknown[]).map(() => '---'),
       insitu_cells: (source, args) => {
         const keys = args[0] as unknown[] | undefined
         return keys === undefined
           ? (source as unknown[]).map(tableCell)
-          : keys.map((key) => tableCell(isPlainObject(source) ? source[String(key)] : undefined))
+          : keys.map((key) => tableCell(isPlainObject(source) ? source[String(key)] : source instanceof DictBase ? dictFind(source, key) : undefined))
       },
       insitu_item: (row) => listItem(row),
     },
@@ -273,13 +277,39 @@ function relativeOfNormalPaths(value: string, directory: string): string | undef
   return parts.length === 0 ? '.' : parts.join('/')
 }
 
+/** Arrays and plain objects copied all the way down; any other value as it is (PythonFloat, Date, bigint). */
+function plainCopy<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(plainCopy) as T
+  if (isPlainObject(value)) {
+    const copy: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) Object.defineProperty(copy, key, { value: plainCopy(value[key]), writable: true, enumerable: true, configurable: true })
+    return copy as T
+  }
+  return value
+}
+
 /** Text of one value in a table cell or list item: null empty, objects as JSON text. */
 function plainText(value: unknown): string {
   if (value === null || value === undefined) return ''
   if (typeof value === 'string') return value
   if (typeof value === 'boolean') return value ? 'true' : 'false'
-  if (typeof value === 'object' && (Array.isArray(value) || isPlainObject(value))) return pythonJsonText(value)
+  if (value instanceof Markup) return value.text
+  if (typeof value === 'object' && (Array.isArray(value) || isPlainObject(value) || value instanceof DictBase)) {
+    // A dict a template made (its keys need not be strings) is written as json.dumps writes it.
+    return pythonJsonText(holdsTemplateDict(value) ? toPythonJson(value, 0, { sortKeys: false }) : value)
+  }
   return pyStr(value)
+}
+
+function holdsTemplateDict(value: unknown): boolean {
+  if (value instanceof DictBase) return true
+  if (Array.isArray(value)) return value.some(holdsTemplateDict)
+  return isPlainObject(value) && Object.values(value).some(holdsTemplateDict)
+}
+
+/** A Markup's text (Markup methods give Markup); any other value as it is. */
+function hostText(value: unknown): unknown {
+  return value instanceof Markup ? value.text : value
 }
 
 function tableCell(value: unknown): string {
@@ -288,8 +318,8 @@ function tableCell(value: unknown): string {
 
 /** A `{value: x}` row shows x; any other row its JSON text. */
 function listItem(row: unknown): string {
-  const keys = isPlainObject(row) ? Object.keys(row) : []
-  const shown = isPlainObject(row) && keys.length === 1 && keys[0] === 'value' ? row.value : row
+  const keys = isPlainObject(row) ? Object.keys(row) : row instanceof DictBase ? dictKeys(row) : []
+  const shown = keys.length === 1 && keys[0] === 'value' ? (row instanceof DictBase ? dictFind(row, 'value') : (row as Record<string, unknown>).value) : row
   return plainText(shown).replace(/\r\n|\r|\n/g, ' ')
 }
 

@@ -291,7 +291,8 @@ export function dictSet(dict: Dict, key: unknown, value: unknown): void {
   if (dict instanceof DictBase) return dict.set(key, value)
   if (isString(key)) {
     const text = textOf(key)
-    if (Object.hasOwn(dict, text) || !isArrayIndex(text)) {
+    // `__proto__` is a key like any other (assigned, it would be the object's prototype).
+    if (Object.hasOwn(dict, text) || (!isArrayIndex(text) && text !== '__proto__')) {
       dict[text] = value
       return
     }
@@ -325,10 +326,11 @@ export function dictCopy(dict: Dict): PyDict {
 
 /** A dict given as `**kwargs`, into `out`: its keys must be strings. */
 export function dictKeywords(dict: Dict, out: Record<string, unknown>): Record<string, unknown> {
-  if (isPlainDict(dict)) return Object.assign(out, dict)
+  if (isPlainDict(dict) && !Object.hasOwn(dict, '__proto__')) return Object.assign(out, dict)
   for (const [key, value] of dictItems(dict)) {
     if (!isString(key)) throw typeError('keywords must be strings')
-    out[textOf(key)] = value
+    // Defined, not assigned: a `__proto__` keyword stays a keyword.
+    Object.defineProperty(out, textOf(key), { value, writable: true, enumerable: true, configurable: true })
   }
   return out
 }

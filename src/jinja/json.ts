@@ -4,7 +4,8 @@
  * Contract: `toPythonJson(value)` returns a value python-json.ts can write: Markup becomes
  * its text, tuples stay lists, plain objects and lists are copied only when something inside
  * them changes; a dict.ts `PyDict` becomes a `JsonObject` with its items sorted by key as
- * `json.dumps(sort_keys=True)` sorts them (both `json` and `tojson` sort) and its keys written
+ * `json.dumps(sort_keys=True)` sorts them (both `json` and `tojson` sort; `sortKeys: false`
+ * keeps its order, as the plugin's table and list cells write JSON) and its keys written
  * as Python writes them (`1` → "1", `True` → "true", `None` → "null", `2.0` → "2.0"; a TypeError
  * for keys of other types, or keys that do not compare);
  * an Undefined raises its error; ranges, views, iterators and callables raise Python's
@@ -20,16 +21,22 @@ import { PythonFloat, pythonFloatRepr } from './python-float.js'
 import { JsonObject } from './python-json.js'
 import { pyLess } from './protocols.js'
 
-export function toPythonJson(value: unknown, indentWidth = 0): unknown {
+export function toPythonJson(value: unknown, indentWidth = 0, options: { sortKeys?: boolean } = {}): unknown {
   const saved = jsonLeft
+  const savedSorts = jsonSortsKeys
   jsonLeft = MAX_STRING_LENGTH
   jsonTop = value
+  jsonSortsKeys = options.sortKeys ?? true
   try {
     return convert(value, indentWidth + 1)
   } finally {
     jsonLeft = saved
+    jsonSortsKeys = savedSorts
   }
 }
+
+/** Whether a PyDict's items are sorted (`sortKeys`). */
+let jsonSortsKeys = true
 
 /** How many more characters the JSON text of the value being converted may have, at least. */
 let jsonLeft = 0
@@ -69,7 +76,7 @@ function convert(value: unknown, perItem: number): unknown {
     // that do not compare), then writes each key as a string.
     const entries = value.entries()
     spend(2 + entries.length * (perItem + 3))
-    entries.sort((a, b) => (tick(), pyLess(a[0], b[0]) ? -1 : pyLess(b[0], a[0]) ? 1 : 0))
+    if (jsonSortsKeys) entries.sort((a, b) => (tick(), pyLess(a[0], b[0]) ? -1 : pyLess(b[0], a[0]) ? 1 : 0))
     return new JsonObject(
       entries.map(([key, item]) => {
         tick()

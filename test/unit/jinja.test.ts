@@ -288,6 +288,28 @@ describe('whitespace control (expected strings rendered by Jinja 3.1.6, trim/lst
     expect(createJinjaEnvironment(dir).render(name, context)).toBe(expected)
   })
 
+  it("a template that changes `this` or `params` changes only its own copies, never the job's location and options", () => {
+    // A key a plain object cannot hold in Python's order makes it a template dict in place.
+    const source = "{% set _ = this.update({'2024': 1}) %}{% set _ = params.setdefault(0, 'x') %}{% set _ = params.nested.update({'__proto__': 1}) %}{{ this.path }} {{ params|length }}"
+    fs.writeFileSync(path.join(dir, 'mutates.j2'), source)
+    const renderer = createJinjaRenderer({ templatesDir: dir, root: dir })
+    const own = { ...location }
+    const params = { limit: 3, nested: { a: 1 } }
+    expect(renderer.render({ template: 'mutates.j2', value: [], params, location: own }).content).toBe('docs/guide/a.md 3')
+    expect(own).toEqual(location)
+    expect(Object.getPrototypeOf(own)).toBe(Object.prototype)
+    expect(params).toEqual({ limit: 3, nested: { a: 1 } })
+    expect(Object.getPrototypeOf(params.nested)).toBe(Object.prototype)
+    expect(JSON.stringify(own)).toBe(JSON.stringify(location))
+  })
+
+  it('the plugin filters take dicts and Markup a template made', () => {
+    const source = "{{ [{1: 'a', 'b': none}]|insitu_item }}|{{ {'value': 'only'}|insitu_item }}|{{ {'k': 1, 2: 'x'}|insitu_keys|list }}|{{ {'k': 'v|w'}|insitu_cells(['k', 'z'])|join(',') }}|{{ ('docs/a.md '|safe).strip()|relative_to('docs') }}"
+    fs.writeFileSync(path.join(dir, 'filters.j2'), source)
+    const renderer = createJinjaRenderer({ templatesDir: dir, root: dir })
+    expect(renderer.render({ template: 'filters.j2', value: [], location }).content).toBe(`[{"1": "a", "b": null}]|only|['k', 2]|v\\|w,|a.md`)
+  })
+
   it('keeps line numbers after comments and raw blocks', () => {
     const source = '{# a\nb #}\n{% raw %}\nx\n{% endraw %}\n{{ missing }}\n'
     fs.writeFileSync(path.join(dir, 'lines.j2'), source)
