@@ -187,7 +187,12 @@ export function contains(container: unknown, item: unknown): boolean {
   }
   if (container instanceof PyRange) return rangeIndex(container, item) !== -1
   if (container instanceof Undefined) return container.strict ? fail(container) : false
-  if (container instanceof PyIterator) return contains(container.drain(), item)
+  if (container instanceof PyIterator) {
+    // Python's `in` consumes an iterator up to the first equal item, and no further.
+    const done = {}
+    for (let next = container.next(done); next !== done; next = container.next(done)) if (pyEq(next, item)) return true
+    return false
+  }
   if (container instanceof Namespace) return container.attrs.has(String(item))
   throw typeError(`argument of type '${typeName(container)}' is not iterable`)
 }
