@@ -38,7 +38,7 @@ import { callValue, type Run } from './expression-compiler.js'
 import { FrameCompiler, captureOutput, contextView, setLocals } from './frame-compiler.js'
 import { renderBlock, renderTemplate } from './inheritance.js'
 import type { Expr, MacroSignature, Stmt, TemplateAst } from './nodes.js'
-import { LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
+import { LazyItems, LoopContext, Macro, TemplateModule, type MacroDefinition, type Scope } from './runtime.js'
 import { FrameLocal, PyIterator, PyRange, Undefined, fail, pyStr, toOutput, typeName } from './values.js'
 import { assignedLoop, macroSpecials } from './frame-symbols.js'
 import { escapeConstant, escapeOutput } from './autoescape.js'
@@ -637,6 +637,9 @@ class Compiler extends FrameCompiler {
     const freshScopes = symbols.storesLocals
     const elseScope = elseSymbols.storesLocals
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
+      // A generator (a lazy filter's result) is taken one item at a time, as Jinja's loop takes it:
+      // what the body takes from it meanwhile (`x in g`) is not the loop's.
+      if (!filter && iterable instanceof PyIterator && iterable.lazy) return runLazy(new LazyItems(iterable), depth0, scope, render)
       // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
       const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
       let items: unknown[] | PyRange
@@ -669,12 +672,7 @@ class Compiler extends FrameCompiler {
         }
       }
       const count = Number(items.length)
-      if (count === 0) {
-        const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
-        if (elseEntry !== null) elseEntry.enter(elseFrame)
-        otherwise(elseFrame, render)
-        return
-      }
+      if (count === 0) return runElse(scope, render)
       const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
@@ -706,6 +704,29 @@ class Compiler extends FrameCompiler {
           assign(inner, items.at(i))
           body(inner, render)
         }
+      }
+    }
+    const runElse = (scope: Scope, render: RenderState): void => {
+      const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
+      if (elseEntry !== null) elseEntry.enter(elseFrame)
+      otherwise(elseFrame, render)
+    }
+    const runLazy = (items: LazyItems, depth0: number, scope: Scope, render: RenderState): void => {
+      if (!items.has(0)) return runElse(scope, render)
+      const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
+      const loop = new LoopContext(items, depth0, recurse)
+      let inner = Object.create(scope) as Scope
+      inner.loop = loop
+      const locals = entry !== null ? entry.locals(scope) : null
+      for (let i = 0; items.has(i); i++) {
+        loop.index0 = i
+        if (freshScopes && i > 0) {
+          inner = Object.create(scope) as Scope
+          inner.loop = loop
+        }
+        if (locals !== null) setLocals(inner, locals)
+        assign(inner, items.at(i))
+        body(inner, render)
       }
     }
     if (!recursive) return (scope, render) => run(iter(scope, render), 0, scope, render)

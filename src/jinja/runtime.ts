@@ -20,7 +20,7 @@
 import { closeBuffer, openBuffer, restoreBuffer, strayError, type ChunkBuffer, type StrayChunk } from './chunks.js'
 import { stampPosition, typeError } from './errors.js'
 import { autoescapeNow } from './eval-context.js'
-import { Markup, PyCallable, Undefined, tuple, type HasAttributes } from './values.js'
+import { Markup, PyCallable, type PyIterator, Undefined, tuple, type HasAttributes } from './values.js'
 import { pyEq } from './protocols.js'
 import { MAX_LOOP_DEPTH, MAX_MACRO_DEPTH, loopTooDeep, macroTooDeep } from './limits.js'
 import { tick } from './render-budget.js'
@@ -39,15 +39,22 @@ export class LoopContext extends PyCallable implements HasAttributes {
   index0 = 0
   private lastChanged: unknown[] | undefined
 
-  private readonly length: number
+  /** The number of items; -1 while a generator's items are still being taken (`LazyItems`). */
+  private known: number
 
   constructor(
-    private readonly items: unknown[] | PyRange,
+    private readonly items: unknown[] | PyRange | LazyItems,
     readonly depth0: number,
     private readonly recurse: ((items: unknown, depth0: number) => string) | null,
   ) {
     super()
-    this.length = Number(items.length)
+    this.known = items instanceof LazyItems ? -1 : Number(items.length)
+  }
+
+  /** How many items: a generator's are all taken first (as Jinja's `loop.length` does). */
+  private get length(): number {
+    if (this.known < 0) this.known = (this.items as LazyItems).length
+    return this.known
   }
 
   private item(index: number): unknown {
@@ -55,23 +62,27 @@ export class LoopContext extends PyCallable implements HasAttributes {
     return Array.isArray(items) ? items[index] : items.at(index)
   }
 
+  /** Whether there is an item after the current one (a generator's next item is taken to know). */
+  private hasNext(): boolean {
+    return this.items instanceof LazyItems ? this.items.has(this.index0 + 1) : this.index0 < this.length - 1
+  }
+
   getAttribute(name: string): unknown {
-    const length = this.length
     switch (name) {
       case 'index':
         return this.index0 + 1
       case 'index0':
         return this.index0
       case 'revindex':
-        return length - this.index0
+        return this.length - this.index0
       case 'revindex0':
-        return length - this.index0 - 1
+        return this.length - this.index0 - 1
       case 'first':
         return this.index0 === 0
       case 'last':
-        return this.index0 === length - 1
+        return !this.hasNext()
       case 'length':
-        return length
+        return this.length
       case 'depth':
         return this.depth0 + 1
       case 'depth0':
@@ -79,7 +90,7 @@ export class LoopContext extends PyCallable implements HasAttributes {
       case 'previtem':
         return this.index0 > 0 ? this.item(this.index0 - 1) : new Undefined('there is no previous item')
       case 'nextitem':
-        return this.index0 < length - 1 ? this.item(this.index0 + 1) : new Undefined('there is no next item')
+        return this.hasNext() ? this.item(this.index0 + 1) : new Undefined('there is no next item')
       case 'cycle':
         return new BoundFunction('cycle', (args) => {
           if (args.length === 0) throw typeError('no items for cycling given')
@@ -106,6 +117,42 @@ export class LoopContext extends PyCallable implements HasAttributes {
     return `<LoopContext ${this.index0 + 1}/${this.length}>`
   }
 }
+
+/**
+ * A generator's items as a for loop takes them (Jinja's LoopContext): one at a time, the next
+ * only when the loop moves on or asks (`loop.last`, `loop.nextitem`), all of them only for
+ * `loop.length` and `loop.revindex`. What the template takes from the same generator meanwhile
+ * (`x in g` in the body) is not the loop's.
+ */
+export class LazyItems {
+  private readonly taken: unknown[] = []
+  private done = false
+
+  constructor(private readonly source: PyIterator) {}
+
+  /** Whether item `index` exists (taking items up to it). */
+  has(index: number): boolean {
+    while (this.taken.length <= index && !this.done) {
+      tick()
+      const item = this.source.next(NO_ITEM)
+      if (item === NO_ITEM) this.done = true
+      else this.taken.push(item)
+    }
+    return index < this.taken.length
+  }
+
+  /** Item `index`, taken already (`has`). */
+  at(index: number): unknown {
+    return this.taken[index]
+  }
+
+  get length(): number {
+    while (!this.done) this.has(this.taken.length)
+    return this.taken.length
+  }
+}
+
+const NO_ITEM = Symbol('no item')
 
 class BoundFunction extends PyCallable {
   constructor(

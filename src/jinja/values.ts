@@ -149,6 +149,11 @@ export class PyIterator {
     readonly typeName = 'generator',
   ) {}
 
+  /** Its items are made one by one when asked for (a generator: Jinja's lazy filters), not a list or a range. */
+  get lazy(): boolean {
+    return !Array.isArray(this.items) && !(this.items instanceof PyRange)
+  }
+
   /** The items not used yet, as a list (a range longer than `MAX_LIST_LENGTH` is refused); uses them up. */
   drain(): unknown[] {
     const items = this.items

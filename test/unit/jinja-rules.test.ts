@@ -363,4 +363,11 @@ describe("filters as Jinja's Python runs them (issue #36)", () => {
     expect(render("{{ ['a', none]|map('length')|first }} {{ ([]|map('x'))|map('nope')|list }}")).toBe('1 []')
     expect(failure(() => render("{{ [1]|map('nope')|list }}")).message).toBe("No filter named 'nope'.")
   })
+
+  it('`in` and a for loop take a generator\'s items only as far as they need, as Python iterates', () => {
+    // Expected outputs by Jinja2 3.1.6 (corpus cases lazyfilter-080…).
+    expect(render("{% set g = [1, 2, 3]|map('int') %}{{ 2 in g }}{{ g|list }}")).toBe('True[3]')
+    expect(render("{% set g = [1, 2, 3]|map('int') %}{% for x in g %}{{ x }}{{ 3 in g }}{% endfor %}")).toBe('1True')
+    expect(render("{% set g = [1, 2, 3, 4]|map('int') %}{% for x in g %}{{ x }}{% if loop.last %}L{% endif %}{{ 3 in g }}{% endfor %}")).toBe('1True2False4LFalse')
+  })
 })
