@@ -639,11 +639,12 @@ class Compiler extends FrameCompiler {
     const run = (iterable: unknown, depth0: number, scope: Scope, render: RenderState): void => {
       // A generator (a lazy filter's result) is taken one item at a time, as Jinja's loop takes it:
       // what the body takes from it meanwhile (`x in g`) is not the loop's.
-      if (!filter && iterable instanceof PyIterator && iterable.lazy) return runLazy(new LazyItems(iterable), depth0, scope, render)
+      const lazy = !filter && iterable instanceof PyIterator && iterable.lazy ? new LazyItems(iterable) : null
       // A range (or an iterator over one) is walked without a list: `range(10**9)` costs no memory.
-      const range = iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
-      let items: unknown[] | PyRange
-      if (range && !filter) items = range
+      const range = lazy ? null : iterable instanceof PyRange ? iterable : iterable instanceof PyIterator ? iterable.drainRange() : null
+      let items: unknown[] | PyRange | LazyItems
+      if (lazy) items = lazy
+      else if (range && !filter) items = range
       else if (range) {
         const kept: unknown[] = []
         const probe = Object.create(scope) as Scope
@@ -671,8 +672,14 @@ class Compiler extends FrameCompiler {
           items = items.slice()
         }
       }
-      const count = Number(items.length)
-      if (count === 0) return runElse(scope, render)
+      // A generator's length is known only once it is used up: the loop asks for each next item.
+      const count = items instanceof LazyItems ? -1 : Number(items.length)
+      if (count === 0 || (items instanceof LazyItems && !items.has(0))) {
+        const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
+        if (elseEntry !== null) elseEntry.enter(elseFrame)
+        otherwise(elseFrame, render)
+        return
+      }
       const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
       const loop = new LoopContext(items, depth0, recurse)
       let inner = Object.create(scope) as Scope
@@ -680,52 +687,17 @@ class Compiler extends FrameCompiler {
       // A body with missing locals (frame-symbols.ts) sets them again every iteration, in its
       // fresh scope; they are made once per run of the loop.
       const locals = entry !== null ? entry.locals(scope) : null
-      if (Array.isArray(items)) {
-        for (let i = 0; i < count; i++) {
-          tick()
-          loop.index0 = i
-          if (freshScopes && i > 0) {
-            inner = Object.create(scope) as Scope
-            inner.loop = loop
-          }
-          if (locals !== null) setLocals(inner, locals)
-          assign(inner, items[i])
-          body(inner, render)
-        }
-      } else {
-        for (let i = 0; i < count; i++) {
-          tick()
-          loop.index0 = i
-          if (freshScopes && i > 0) {
-            inner = Object.create(scope) as Scope
-            inner.loop = loop
-          }
-          if (locals !== null) setLocals(inner, locals)
-          assign(inner, items.at(i))
-          body(inner, render)
-        }
-      }
-    }
-    const runElse = (scope: Scope, render: RenderState): void => {
-      const elseFrame = elseScope ? (Object.create(scope) as Scope) : scope
-      if (elseEntry !== null) elseEntry.enter(elseFrame)
-      otherwise(elseFrame, render)
-    }
-    const runLazy = (items: LazyItems, depth0: number, scope: Scope, render: RenderState): void => {
-      if (!items.has(0)) return runElse(scope, render)
-      const recurse = recursive ? (children: unknown, depth: number): string => joined(children, depth, scope, render) : null
-      const loop = new LoopContext(items, depth0, recurse)
-      let inner = Object.create(scope) as Scope
-      inner.loop = loop
-      const locals = entry !== null ? entry.locals(scope) : null
-      for (let i = 0; items.has(i); i++) {
+      const arrayItems = Array.isArray(items) ? items : null
+      const lazyItems = items instanceof LazyItems ? items : null
+      for (let i = 0; lazyItems ? lazyItems.has(i) : i < count; i++) {
+        tick()
         loop.index0 = i
         if (freshScopes && i > 0) {
           inner = Object.create(scope) as Scope
           inner.loop = loop
         }
         if (locals !== null) setLocals(inner, locals)
-        assign(inner, items.at(i))
+        assign(inner, arrayItems ? arrayItems[i] : (items as PyRange | LazyItems).at(i))
         body(inner, render)
       }
     }
