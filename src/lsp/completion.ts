@@ -21,8 +21,9 @@ import { loadSqlModels } from '../documents/sql-models.js'
 import { BUILTIN_OPTION_KEYS } from '../builtins/option-keys.js'
 import type { InsituEngine } from '../engine/engine.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
-import { kindOf, offsetOf } from './navigation.js'
+import { kindOf } from './navigation.js'
 import { headerEntries, openHeaderAt } from './region-header.js'
+import { offsetOf } from './uris.js'
 
 /** Template files listed at most (a templates folder is small; a runaway one is cut). */
 const MAX_LISTED = 500

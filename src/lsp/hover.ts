@@ -15,8 +15,7 @@ import { regionJob } from '../engine/generations.js'
 import { dependencyName, describeRegionState } from '../engine/region-states.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
 import type { DocumentAnalysis } from './document-analysis.js'
-import { offsetOf } from './navigation.js'
-import { rangeOf } from './uris.js'
+import { offsetOf, rangeOf } from './uris.js'
 
 /** Paths of rows a hover lists before `and <n> more`. */
 const LISTED_ROWS = 10

@@ -15,7 +15,7 @@ import type { DocumentLink, Location, Position } from 'vscode-languageserver'
 import type { InsituEngine } from '../engine/engine.js'
 import type { DocumentAnalysis } from './document-analysis.js'
 import { entryAt, headerEntries, type HeaderEntry, type HeaderSpan, openHeaderAt } from './region-header.js'
-import { rangeOf, uriOfPath } from './uris.js'
+import { offsetOf, rangeOf, uriOfPath } from './uris.js'
 
 const START = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }
 
@@ -71,14 +71,4 @@ export function entryTarget(engine: InsituEngine, document: string, kind: string
 export function manifestOf(engine: InsituEngine, kind: string): string | null {
   const owner = engine.host.ownerOf('transform', kind) ?? engine.host.ownerOf('resource', kind)
   return engine.host.extensions.find((e) => e.manifest.name === owner)?.manifest.file ?? null
-}
-
-export function offsetOf(text: string, position: Position): number {
-  let offset = 0
-  for (let line = 0; line < position.line; line++) {
-    const next = text.indexOf('\n', offset)
-    if (next < 0) return text.length
-    offset = next + 1
-  }
-  return Math.min(offset + position.character, text.length)
 }

@@ -59,6 +59,17 @@ export function positionOf(text: string, offset: number): { line: number; charac
   return { line, character: offset - start }
 }
 
+/** The offset of a 0-based position (a line past the end: the text's end; a character past its line: clamped to the text). */
+export function offsetOf(text: string, position: { line: number; character: number }): number {
+  let offset = 0
+  for (let line = 0; line < position.line; line++) {
+    const next = text.indexOf('\n', offset)
+    if (next < 0) return text.length
+    offset = next + 1
+  }
+  return Math.min(offset + position.character, text.length)
+}
+
 export function rangeOf(text: string, start: number, end: number): Range {
   return { start: positionOf(text, start), end: positionOf(text, end) }
 }
