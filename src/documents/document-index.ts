@@ -46,8 +46,9 @@
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
  *   or an edit inside a generated region body (bodies are blanked) update
  *   `content_hash`/`mtime_ns`/`size` but report false. `changedColumns`: which columns of
- *   `documents` changed, when every changed row kept its path (see the interface), and
- *   `changedPaths` the paths of those rows.
+ *   `documents` changed, when every changed row kept its path (see the interface),
+ *   `changedPaths` the paths of those rows, and `changedRows` what each held before the
+ *   refresh and after each of its changes (changed-rows.ts).
  * - `runQuery(sql, params)`: the project's own queries (SQL models), as `query` but in the
  *   sandbox's processes (`sandbox`: src/sandbox/process-pool.ts; each keeps a copy that replays
  *   this index's writes, query-sandbox.ts), bounded by `queryTimeoutMs`; `prepareQueries(stage)`
@@ -76,6 +77,7 @@ import {
   sameProjection,
 } from './document-record.js'
 import { addChangedColumns } from './changed-columns.js'
+import { ChangedRows, type RowState } from './changed-rows.js'
 import { errorCode, isMissing } from './fs-errors.js'
 import {
   ensureSchema,
@@ -151,6 +153,8 @@ export interface ProjectionChange {
   changedColumns: ReadonlySet<string> | undefined
   /** With `changedColumns`: the paths of the rows that changed. */
   changedPaths?: ReadonlySet<string>
+  /** With `changedColumns`: what those rows held before and after (changed-rows.ts). */
+  changedRows?: ChangedRows
 }
 
 interface Changes {
@@ -234,6 +238,8 @@ export class DocumentIndex {
   private changedColumns: Set<string> | null = new Set()
   /** Since the current refresh began: the documents whose projection changed (see `changedColumns`). */
   private changedPaths = new Set<string>()
+  /** With `changedColumns`: each changed row's state before the refresh and after each of its changes. */
+  private changedStates = new Map<string, RowState[]>()
   /** The root's real path, resolved once per reconcile (`readFileState` confines reads to it). */
   private realRoot: string | undefined
 
@@ -285,6 +291,7 @@ export class DocumentIndex {
     this.assertOpen()
     this.changedColumns = new Set()
     this.changedPaths = new Set()
+    this.changedStates = new Map()
     // A path leaving the root (`..`) is not the index's business.
     const paths = [...new Set(events.map((event) => normalizeRelPath(event.path)))].filter(
       (p) => !p.split('/').includes('..'),
@@ -305,7 +312,8 @@ export class DocumentIndex {
     })())
     const changedColumns = documentsChanged && this.changedColumns !== null ? this.changedColumns : undefined
     const changedPaths = changedColumns && this.changedPaths
-    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, changedColumns, changedPaths }
+    const changedRows = changedColumns && new ChangedRows(this.changedStates, this.viewKeys)
+    return { projectionChanged: entriesChanged || documentsChanged, documentsChanged, entriesChanged, changedColumns, changedPaths, changedRows }
   }
 
   /** Project-relative paths of every indexed document, sorted. */
@@ -741,6 +749,11 @@ export class DocumentIndex {
       this.changedPaths.add(relPath)
       const columns = this.changedColumns
       if (!stored || (columns !== null && !addChangedColumns(this.db, stored, record, columns))) this.changedColumns = null
+      if (stored && this.changedColumns !== null) {
+        const states = this.changedStates.get(relPath) ?? [{ title: stored.title, frontmatter: stored.frontmatter }]
+        states.push({ title: record.title, frontmatter: record.frontmatter })
+        this.changedStates.set(relPath, states)
+      }
     }
     return changed
   }

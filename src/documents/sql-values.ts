@@ -127,6 +127,7 @@ function boundedRows(rows: IterableIterator<unknown[]>, maxBytes: number): unkno
   return out
 }
 
-function foldAsciiCase(name: string): string {
+/** Lower case for ASCII letters only, as SQLite compares names. */
+export function foldAsciiCase(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
 }

@@ -20,6 +20,7 @@
  */
 import { globBase, globMatcher } from '../resources/fs.js'
 import { fsPathOf } from '../resources/identifiers.js'
+import type { ChangedRows } from '../documents/changed-rows.js'
 
 export type FileEventType = 'create' | 'update' | 'delete'
 
@@ -46,6 +47,8 @@ export interface ProjectionChanges {
   columns?: ReadonlySet<string>
   /** With `columns`: the paths of the rows that changed. @default undefined (any row may have) */
   paths?: ReadonlySet<string>
+  /** With `paths`: what those rows held (their values decide some WHERE clauses). @default undefined (unknown) */
+  rows?: ChangedRows
 }
 
 interface GlobEntry {

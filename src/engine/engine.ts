@@ -80,7 +80,7 @@ import { DependencyGraph, type FileEvent, type ProjectionChanges } from './depen
 import { type DocumentResult, describeFailure, isTimeout, locationOf, providerOf, renderDocument } from './render-document.js'
 import { createJobMemo, recordQueries, recordReads } from './job-memo-setup.js'
 import { hashText, pluginVersion } from './dependency-fingerprints.js'
-import { type JobMemo, type JobStats, outsideJobs } from './job-memo.js'
+import { type JobMemo, type JobStats, outsideJobs, type RowChange } from './job-memo.js'
 import type { Generations } from './generations.js'
 import { type BodySince, type RegionReport, regionStates } from './region-states.js'
 import { documentRun, moduleRun, RunRecords } from './run-records.js'
@@ -605,7 +605,7 @@ export class InsituEngine {
   private select(
     projectEvents: FileEvent[],
     gitChanged: boolean,
-    { projectionChanged, documentsChanged, entriesChanged, changedColumns, changedPaths }: ProjectionChange,
+    { projectionChanged, documentsChanged, entriesChanged, changedColumns, changedPaths, changedRows }: ProjectionChange,
     except?: (owner: string) => boolean,
   ): AffectedResult {
     for (const log of this.inFlight) {
@@ -615,9 +615,9 @@ export class InsituEngine {
       log.git ||= gitChanged
     }
     const changes = { documents: documentsChanged, entries: entriesChanged, git: gitChanged }
-    this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns, paths: changedPaths })
+    this.memo.noteChanges(projectEvents, { ...changes, columns: changedColumns, paths: changedPaths, rows: changedRows })
     const owners = this.graph.affected(projectEvents, changes)
-    if (documentsChanged && !entriesChanged && changedColumns && changedPaths) this.dropUnreadChanges(owners, projectEvents, changes, changedColumns, changedPaths)
+    if (documentsChanged && !entriesChanged && changedColumns && changedPaths) this.dropUnreadChanges(owners, projectEvents, changes, { columns: changedColumns, paths: changedPaths, rows: changedRows })
     if (except) for (const owner of owners) if (except(owner)) owners.delete(owner)
     for (const owner of owners) this.invalidate(owner)
     this.runRecords.selected(owners, projectEvents, gitChanged, (some, git) => this.graph.affected(some, { documents: false, git }))
@@ -645,14 +645,13 @@ export class InsituEngine {
     owners: Set<string>,
     events: readonly FileEvent[],
     changes: ProjectionChanges,
-    columns: ReadonlySet<string>,
-    changedPaths: ReadonlySet<string>,
+    change: RowChange,
   ): void {
     const byTheirFiles = this.graph.affected(events, { ...changes, documents: false })
     for (const owner of owners) {
-      if (byTheirFiles.has(owner) || changedPaths.has(ownerFile(owner))) continue
+      if (byTheirFiles.has(owner) || change.paths.has(ownerFile(owner))) continue
       const jobs = this.documentJobs.get(owner)
-      if (jobs !== undefined && !this.memo.jobsMayReadChange(jobs.keys, columns, changedPaths)) owners.delete(owner)
+      if (jobs !== undefined && !this.memo.jobsMayReadChange(jobs.keys, change)) owners.delete(owner)
     }
   }
 

@@ -59,6 +59,7 @@ import path from 'node:path'
 import type { Diagnostic, Location } from '../protocol/schemas.js'
 import type { ResolveResource } from '../resources/resolver.js'
 import { fsPathOf } from '../resources/identifiers.js'
+import { ChangedRows } from '../documents/changed-rows.js'
 import { DependencyGraph, type FileEvent, type ProjectionChanges } from './dependency-graph.js'
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import { bodyHash, changedRows, type Generation, type Generations, regionJob, summarizeRows } from './generations.js'
@@ -176,10 +177,11 @@ interface Recorder {
 const CONFLICT = 'conflict'
 const RESOURCE = 'resource'
 const QUERIES = 'queries'
-/** What changed in the index's rows: columns of rows that kept their paths, and those paths. */
-interface RowChange {
+/** What changed in the index's rows: columns of rows that kept their paths, those paths, and what the rows held (when known). */
+export interface RowChange {
   columns: ReadonlySet<string>
   paths: ReadonlySet<string>
+  rows?: ChangedRows
 }
 
 const NO_ROW_CHANGE: RowChange = { columns: new Set(), paths: new Set() }
@@ -313,7 +315,10 @@ export class JobMemo {
     this.currentRows.clear()
     this.checkedRows.clear()
     if (changes.documents || changes.entries) {
-      const change = changes.documents && !changes.entries && changes.columns && changes.paths ? { columns: new Set(changes.columns), paths: new Set(changes.paths) } : null
+      const change =
+        changes.documents && !changes.entries && changes.columns && changes.paths
+          ? { columns: new Set(changes.columns), paths: new Set(changes.paths), rows: changes.rows }
+          : null
       this.indexChanges.push({ at: ++this.indexGeneration, change })
       if (this.indexChanges.length > MAX_INDEX_CHANGES) this.indexChanges.shift()
     }
@@ -327,7 +332,7 @@ export class JobMemo {
     // can read one of those columns of one of those rows are suspect. Unknown, so suspect: a job
     // with no recorded query, and one that names a `sql:model:` dependency (its query may be
     // recorded at another location, or none).
-    const rowChange = changes.documents && changes.columns && changes.paths ? { columns: changes.columns, paths: changes.paths } : undefined
+    const rowChange = changes.documents && changes.columns && changes.paths ? { columns: changes.columns, paths: changes.paths, rows: changes.rows } : undefined
     const keys = this.graph.affected(events, rowChange ? { ...changes, documents: false } : changes)
     if (rowChange) {
       for (const key of this.graph.affected([], { documents: true, git: false })) {
@@ -350,11 +355,11 @@ export class JobMemo {
    * view and recorded no query or a query that can read one of `columns` of one of `paths`. A
    * job that does not read the view is not affected by its rows.
    */
-  jobsMayReadChange(keys: Iterable<string>, columns: ReadonlySet<string>, paths: ReadonlySet<string>): boolean {
+  jobsMayReadChange(keys: Iterable<string>, change: RowChange): boolean {
     for (const key of keys) {
       const entry = this.entries.get(key)
       if (!entry || entry.suspect) return true
-      if (this.graph.readsDocuments(key) && mayReadChange(entry, { columns, paths }, this.evaluateSql)) return true
+      if (this.graph.readsDocuments(key) && mayReadChange(entry, change, this.evaluateSql)) return true
     }
     return false
   }
@@ -601,8 +606,8 @@ export class JobMemo {
   }
 
   /**
-   * The `documents` columns the index's changes after generation `seen` changed and the paths
-   * of the rows they changed, or null when any may have (rows appeared or went, `entries`
+   * The `documents` columns the index's changes after generation `seen` changed, the paths
+   * of the rows they changed and those rows' states (`ChangedRows`), or null when any may have (rows appeared or went, `entries`
    * changed, `seen` unknown or too long ago).
    */
   private rowsChangedSince(seen: number): RowChange | null {
@@ -611,13 +616,15 @@ export class JobMemo {
     if (seen < 0 || oldest === undefined || oldest.at > seen + 1) return null
     const columns = new Set<string>()
     const paths = new Set<string>()
+    const rows: (ChangedRows | undefined)[] = []
     for (const { at, change } of this.indexChanges) {
       if (at <= seen) continue
       if (change === null) return null
       for (const column of change.columns) columns.add(column)
       for (const changed of change.paths) paths.add(changed)
+      rows.push(change.rows)
     }
-    return { columns, paths }
+    return { columns, paths, rows: ChangedRows.merge(rows) }
   }
 
   /** The dependency's fingerprint in the current state (taken once between changes). */
@@ -679,7 +686,7 @@ function mayReadChange(entry: MemoEntry, change: RowChange, evaluate: EvaluateSq
 
 /** A recorded query can see the change: it can read one of the columns, and its WHERE keeps one of the rows. */
 function queryMayReadChange(query: RecordedQuery, change: RowChange, evaluate: EvaluateSql): boolean {
-  return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths, evaluate)
+  return queryMayReadColumns(query.sql, change.columns) && queryMayReadRows(query.sql, query.params, change.paths, evaluate, change.rows)
 }
 
 /** The job whose `invoke` runs in the current async context (see `recordQuery`). */

@@ -27,6 +27,9 @@
  * Each text is prepared once (folded; for the star test, its `count(*)` and wrapper removed) and
  * kept while recent.
  */
+import { foldAsciiCase } from '../documents/sql-values.js'
+
+export { foldAsciiCase }
 
 interface PreparedText {
   folded: string
@@ -83,7 +86,3 @@ function namesColumn(folded: string, column: string): boolean {
   return false
 }
 
-/** Lower case for ASCII letters only, as SQLite compares names. */
-export function foldAsciiCase(text: string): string {
-  return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
-}

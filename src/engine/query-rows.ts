@@ -37,11 +37,14 @@
  * A path is filtered out when some conjunct fails for its `pathColumns`. Each text's conjuncts
  * are found once and kept while recent.
  */
+import type { ChangedRows, ComparedValue } from '../documents/changed-rows.js'
 import { pathColumns } from '../documents/document-record.js'
 import { foldAsciiCase, queryIsVolatile, VOLATILE_FUNCTIONS, VOLATILE_NAMES } from './query-columns.js'
 
 /** The TEXT columns of `documents` that are functions of `path` alone. */
-type RowColumn = 'path' | 'parent' | 'name' | 'stem'
+type PathColumn = 'path' | 'parent' | 'name' | 'stem'
+/** A path column, or another column named in a WHERE clause (folded), whose values `ChangedRows` tells. */
+type RowColumn = { path: PathColumn } | { value: string }
 
 /** A literal, or the name of a bound parameter. */
 type Operand = { literal: string } | { param: string }
@@ -70,29 +73,61 @@ interface Token {
 const MAX_PREPARED = 1000
 const prepared = new Map<string, readonly RowFilter[] | null>()
 
-export function queryMayReadRows(sql: string, params: Record<string, unknown>, paths: Iterable<string>, evaluate?: EvaluateSql): boolean {
+export function queryMayReadRows(
+  sql: string,
+  params: Record<string, unknown>,
+  paths: Iterable<string>,
+  evaluate?: EvaluateSql,
+  rows?: ChangedRows,
+): boolean {
   const filters = rowFiltersOf(sql)
   if (filters === null) return true
-  const bound: BoundFilter[] = []
+  const onPath: BoundFilter<PathColumn>[] = []
+  const onValue: BoundFilter<string>[] = []
   for (const filter of filters) {
     const value = operandValue(filter.value, params)
     const escape = filter.escape === undefined ? null : operandValue(filter.escape, params)
     // A value that is no string may compare otherwise (affinity): the conjunct is not used.
-    if (value !== undefined && escape !== undefined) bound.push({ column: filter.column, operator: filter.operator, value, escape })
+    if (value === undefined || escape === undefined) continue
+    const { column, operator } = filter
+    if ('path' in column) onPath.push({ column: column.path, operator, value, escape })
+    else if (rows) onValue.push({ column: column.value, operator, value, escape })
   }
-  if (bound.length === 0) return true
+  if (onPath.length === 0 && onValue.length === 0) return true
   for (const changed of paths) {
     const columns = pathColumns(changed)
-    if (bound.every((filter) => mayHold(filter, columns[filter.column], evaluate))) return true
+    if (!onPath.every((filter) => mayHold(filter, columns[filter.column], evaluate))) continue
+    if (onValue.length === 0 || someStateMayHold(onValue, changed, rows!)) return true
   }
   return false
 }
 
-interface BoundFilter {
-  column: RowColumn
+interface BoundFilter<Column> {
+  column: Column
   operator: RowFilter['operator']
   value: string
   escape: string | null
+}
+
+/**
+ * Whether the row at `path` may pass every conjunct on other columns in one of its states (the
+ * path columns passed already). A conjunct whose values are unknown may hold.
+ */
+function someStateMayHold(filters: readonly BoundFilter<string>[], path: string, rows: ChangedRows): boolean {
+  const perFilter = filters.map((filter) => rows.valuesOf(path, filter.column))
+  const states = perFilter.find((values) => values !== undefined)?.length
+  if (states === undefined) return true
+  for (let state = 0; state < states; state++) {
+    if (filters.every((filter, i) => valueMayHold(filter, perFilter[i]?.[state]))) return true
+  }
+  return false
+}
+
+/** `=` and `!=` against a value SQLite compares as TEXT (BINARY collation); NULL passes neither; unknown may pass. */
+function valueMayHold(filter: BoundFilter<string>, value: ComparedValue): boolean {
+  if (value === undefined) return true
+  if (value === null) return false
+  return filter.operator === '=' ? value === filter.value : value !== filter.value
 }
 
 function operandValue(operand: Operand, params: Record<string, unknown>): string | undefined {
@@ -101,7 +136,7 @@ function operandValue(operand: Operand, params: Record<string, unknown>): string
 }
 
 /** Whether the conjunct may hold for a row whose column is `text` (TEXT, BINARY collation: `=` is string equality). */
-function mayHold(filter: BoundFilter, text: string, evaluate: EvaluateSql | undefined): boolean {
+function mayHold(filter: BoundFilter<PathColumn>, text: string, evaluate: EvaluateSql | undefined): boolean {
   if (filter.operator === '=') return text === filter.value
   if (filter.operator === '!=') return text !== filter.value
   if (!evaluate) return true
@@ -202,6 +237,8 @@ function filterOf(conjunct: Token[], qualifiers: readonly string[]): RowFilter |
     const operator = operatorOf(tokens[leading.end])
     const value = operandOf(tokens[leading.end + 1])
     if (operator === null || value === null) return null
+    // LIKE and GLOB are read on the path columns only.
+    if ('value' in leading.column && operator !== '=' && operator !== '!=') return null
     const rest = tokens.length - (leading.end + 2)
     if (rest === 0) return { column: leading.column, operator, value }
     const escape = operandOf(tokens[leading.end + 3])
@@ -232,7 +269,7 @@ function operandOf(token: Token | undefined): Operand | null {
   return null
 }
 
-/** A path column at `at` (bare, quoted, or `<qualifier>.<name>`), and the index after it. */
+/** A column at `at` (bare, quoted, or `<qualifier>.<name>`), and the index after it. */
 function columnAt(tokens: readonly Token[], at: number, qualifiers: readonly string[]): { column: RowColumn; end: number } | null {
   let name: Token | undefined
   let end = at + 1
@@ -246,10 +283,10 @@ function columnAt(tokens: readonly Token[], at: number, qualifiers: readonly str
   }
   if (!isIdentifier(name)) return null
   const folded = foldAsciiCase(name.value)
-  return ROW_COLUMNS.has(folded) ? { column: folded as RowColumn, end } : null
+  return { column: PATH_COLUMNS.has(folded) ? { path: folded as PathColumn } : { value: folded }, end }
 }
 
-const ROW_COLUMNS = new Set(['path', 'parent', 'name', 'stem'])
+const PATH_COLUMNS = new Set(['path', 'parent', 'name', 'stem'])
 
 function depthZeroIndex(tokens: readonly Token[], from: number, test: (token: Token) => boolean): number {
   let depth = 0

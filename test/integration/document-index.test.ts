@@ -273,13 +273,19 @@ describe('refresh', () => {
     expect(change('create', 'assets/logo.svg')).toEqual({ projectionChanged: true, documentsChanged: false, entriesChanged: true, changedColumns: undefined })
     write('tasks/alpha.md', '---\ntitle: Alpha\nstatus: doing\n---\n# Alpha\n')
     const statusChange = new Set(['status', 'frontmatter', 'content_hash'])
-    expect(change('update', 'tasks/alpha.md')).toEqual({
+    const edited = change('update', 'tasks/alpha.md')
+    expect({ ...edited, changedRows: undefined }).toEqual({
       projectionChanged: true,
       documentsChanged: true,
       entriesChanged: false,
       changedColumns: statusChange,
       changedPaths: new Set(['tasks/alpha.md']),
+      changedRows: undefined,
     })
+    // What the row held before and after: its `status` in each state (changed-rows.ts).
+    expect(edited.changedRows?.valuesOf('tasks/alpha.md', 'status')).toEqual(['backlog', 'doing'])
+    expect(edited.changedRows?.valuesOf('tasks/alpha.md', 'TITLE')).toEqual(['Alpha', 'Alpha'])
+    expect(edited.changedRows?.valuesOf('tasks/alpha.md', 'body')).toBeUndefined()
     write('tasks/gamma.md', '# Gamma\n')
     expect(change('create', 'tasks/gamma.md')).toEqual({ projectionChanged: true, documentsChanged: true, entriesChanged: true, changedColumns: undefined })
     fs.rmSync(path.join(root, 'assets'), { recursive: true })

@@ -2,8 +2,12 @@
  * query-rows.ts: which recorded queries cannot see a change of some rows. Every "cannot" is
  * checked against SQLite itself: the query's rows before and after the change are the same.
  */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import Database from 'better-sqlite3'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DocumentIndex } from '../../src/documents/document-index.js'
 import { type EvaluateSql, queryMayReadRows } from '../../src/engine/query-rows.js'
 
 const FOLDER = "select title, path from documents where parent = :insitu_dir and name != 'index.md' order by path"
@@ -196,3 +200,120 @@ describe('queryMayReadRows against SQLite', () => {
     expect(rows).toEqual([{ parent: 'tasks/b/index.md' }, { parent: 'tasks/b/one.md' }, { parent: 'tasks/b/two.md' }])
   })
 })
+
+describe('queryMayReadRows with the changed rows\' values, against the real index', () => {
+  // Every "cannot see" of a conjunct on a front-matter or title column is checked on the real
+  // `documents` view: the query's rows are the same before and after the edit (issue #38).
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-query-rows-'))
+  const write = (rel: string, frontMatter: string) => {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), `---\n${frontMatter}---\n# ${rel}\n\nText.\n`)
+  }
+  // Values of every kind the view holds: strings, numbers, booleans, null, lists, mappings, a
+  // missing key, keys that differ in case only, and a title key.
+  const fronts = [
+    "title: One\nstatus: open\nkind: task\nPRIORITY: high\n",
+    "title: Two\nstatus: blocked\nkind: note\npriority: 2\n",
+    "title: Three\nstatus: done\nkind: '2'\n",
+    'title: Four\nstatus: null\nkind: 2\n',
+    'title: Five\nstatus: [open]\nkind: true\n',
+    'status: {a: open}\n',
+    "title: Seven\nkind: task\n",
+    "title: open\nstatus: 'open'\nkind: 'null'\n",
+  ]
+  const files = fronts.map((_front, i) => `tasks/t${i}.md`)
+  fronts.forEach((front, i) => write(files[i]!, front))
+  const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false })
+  index.rebuild({ persist: false })
+  const queries = [
+    "select title, path from documents where status = 'open' order by path",
+    "select title, path from documents where status != 'open' order by path",
+    "select title from documents where status <> 'blocked' and kind = 'task'",
+    "select count(*) as n from documents where kind = '2'",
+    "select title from documents where 'open' = status",
+    "select title from documents where title = 'open'",
+    "select title from documents where Title = 'Two'",
+    // `priority` names the first column of that name ignoring case: the key `PRIORITY`.
+    "select title from documents where priority = 'high'",
+    "select title from documents where \"priority\" = '2'",
+    'select title from documents where status = :s',
+    "select path from documents d where d.status = 'done' and d.kind != 'note' order by path",
+    "select path from documents where kind = 'null'",
+    "select path, status as s from documents where s = 'open'",
+    "select path from documents where nosuchkey = 'x'",
+    "select title, status from documents where status = 'open' and path like 'tasks/%' order by path",
+  ]
+  const edits = [
+    (text: string) => text.replace(/^title: (.*)$/m, 'title: $1 edited'),
+    (text: string) => text.replace(/^status: .*$/m, 'status: open'),
+    (text: string) => text.replace(/^status: .*$/m, 'status: done'),
+    (text: string) => text.replace(/^kind: .*$/m, 'kind: task'),
+    (text: string) => text.replace(/^kind: .*$/m, 'kind: 2'),
+    (text: string) => text.replace(/^PRIORITY: .*$/m, 'PRIORITY: low'),
+    (text: string) => text.replace(/^priority: .*$/m, 'priority: high'),
+  ]
+
+  it('is never wrong when it says a change cannot be seen', () => {
+    let unseen = 0
+    let seen = 0
+    for (const file of files) {
+      for (const edit of edits) {
+        const before = fs.readFileSync(path.join(root, file), 'utf8')
+        const after = edit(before)
+        if (after === before) continue
+        const results = queries.map((sql) => JSON.stringify(runOn(index, sql)))
+        fs.writeFileSync(path.join(root, file), after)
+        const change = index.refresh([{ type: 'update', path: file }])
+        try {
+          // The same front matter written otherwise (`'open'` for `open`): no row changed.
+          if (!change.documentsChanged) continue
+          expect(change.changedColumns).toBeDefined()
+          queries.forEach((sql, i) => {
+            if (queryMayReadRows(sql, { s: 'open' }, change.changedPaths!, undefined, change.changedRows)) {
+              seen++
+            } else {
+              unseen++
+              expect({ sql, file, after: JSON.stringify(runOn(index, sql)) }).toEqual({ sql, file, after: results[i] })
+            }
+          })
+        } finally {
+          fs.writeFileSync(path.join(root, file), before)
+          index.refresh([{ type: 'update', path: file }])
+        }
+      }
+    }
+    expect(unseen).toBeGreaterThan(150)
+    expect(seen).toBeGreaterThan(50)
+  })
+
+  it('keeps a row of another value out, and sees one whose value it keeps', () => {
+    const file = 'tasks/t0.md' // status: open
+    const before = fs.readFileSync(path.join(root, file), 'utf8')
+    fs.writeFileSync(path.join(root, file), before.replace('title: One', 'title: One again'))
+    try {
+      const change = index.refresh([{ type: 'update', path: file }])
+      const may = (sql: string) => queryMayReadRows(sql, {}, change.changedPaths!, undefined, change.changedRows)
+      expect(may("select title from documents where status = 'blocked'")).toBe(false)
+      expect(may("select title from documents where status = 'open'")).toBe(true)
+      expect(may("select title from documents where status != 'open'")).toBe(false)
+      // Without the rows' values, as before.
+      expect(queryMayReadRows("select title from documents where status = 'blocked'", {}, change.changedPaths!)).toBe(true)
+    } finally {
+      fs.writeFileSync(path.join(root, file), before)
+      index.refresh([{ type: 'update', path: file }])
+    }
+  })
+
+  afterAll(() => {
+    index.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+})
+
+function runOn(index: DocumentIndex, sql: string): unknown {
+  try {
+    return index.query(sql, sql.includes(':s') ? { s: 'open' } : {})
+  } catch (error) {
+    return `error: ${(error as Error).message}`
+  }
+}
