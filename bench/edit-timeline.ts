@@ -7,8 +7,9 @@
  *
  * Contract:
  * - Per layout and size: `prepareProjects`, the two dev servers and pages of bench/hmr.ts
- *   (bench/hmr-edits.ts), and its first three edit kinds (each against Vite's own edit of the
- *   same file); one unmeasured round, then `--runs` (default 9), the side going first alternating.
+ *   (bench/hmr-edits.ts), and its edit kinds, each against Vite's own edit of the same file (the
+ *   floor's "same file" half; the quiet wait of bench/quiet.ts before each edit); one unmeasured
+ *   round, then `--runs` (default 9), the side going first alternating.
  * - Marks, in wall-clock milliseconds after the write, taken by probes outside the plugin: Vite's
  *   watcher reporting the file (a listener beside Vite's own); the first `hotUpdate` hook
  *   ordered `post` (a probe plugin placed before insitu, whose hook is ordered `post` too) and the
@@ -114,22 +115,22 @@ async function measure(layout: ProjectLayout, documents: number, runs: number, k
     for (const side of ['plugin', 'plain'] as const) {
       servers.push(await serve(side, side === 'plugin' ? projects.plugin : projects.plain, browser, probes(() => watching[side])))
     }
-    const kinds = editKinds(projects).slice(0, 3)
-    // The file each kind writes, and the module (file) its page shows it in, per side.
-    const targets = [projects.generated.readme, projects.openTask, projects.generated.snippet]
+    const kinds = editKinds(projects)
     const marks = kinds.map(() => ({ plugin: [] as Watching['marks'][], plain: [] as Watching['marks'][] }))
     let edits = 0
     for (let run = -1; run < runs; run++) {
       for (const [k, kind] of kinds.entries()) {
         const edit = (served: Served) => async () => {
           const root = served.root
+          // The plugin's edit, or Vite's edit of the same file; the module its page shows it in.
+          const edited = served.side === 'plugin' ? kind.plugin : kind.sameFile
           const current: Watching = {
-            file: path.join(root, targets[k]!),
-            shownModule: path.join(root, served.side === 'plugin' ? projects.generated.readme : targets[k]!).split(path.sep).join('/'),
+            file: path.join(root, edited.file),
+            shownModule: path.join(root, served.side === 'plugin' ? projects.generated.readme : edited.file).split(path.sep).join('/'),
             writtenAt: 0,
             marks: {},
           }
-          const total = await measureEdit(served, kind, `line${++edits}x`, (at) => {
+          const { ms: total } = await measureEdit(served, edited, `line${++edits}x`, (at) => {
             current.writtenAt = at
             watching[served.side] = current
           })
@@ -143,7 +144,7 @@ async function measure(layout: ProjectLayout, documents: number, runs: number, k
     console.log(`\n### ${formatSize(documents)} documents, ${layout} layout: milliseconds after the write\n`)
     console.log(`Machine: ${machineLine()}. Median of ${runs} edits (min–max) per kind and side.\n`)
     for (const [k, kind] of kinds.entries()) {
-      console.log(`${kind.label}; Vite alone: ${kind.baseline}\n`)
+      console.log(`${kind.label}; Vite alone: ${kind.sameFile.label}\n`)
       console.log('| moment | with the plugin | Vite alone |')
       console.log('| --- | --- | --- |')
       for (const [name, label] of MARKS) {

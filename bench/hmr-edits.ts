@@ -4,34 +4,40 @@
  * edit.
  *
  * Contract:
- * - `editKinds(projects)`: prose (README.md, both sides), front matter (the first open task's
- *   title: with the plugin the page shows the README's sql region, Vite alone shows the task),
- *   include (snippets/example.ts: the README's include region, or the snippet itself), then the
- *   last two against Vite editing the regenerated README instead. Each kind remembers the text
- *   it last wrote, per side.
+ * - `editKinds(projects)`: one kind per row of bench/hmr.ts, each with the plugin's edit and
+ *   Vite's two edits that make its floor (issue #38):
+ *   - prose: the last prose line of README.md (no region reads it). The plugin's README; Vite
+ *     alone gets the same edit of the regenerated README, which is both the same file and the
+ *     page showing the change (`page` is absent: measured once);
+ *   - front matter: the `title` of the first open task. With the plugin the page shows the
+ *     README's sql table row; Vite alone gets (same file) the same edit of that task, shown by
+ *     the page as itself, and (page) the task's row of the sql table in the regenerated README;
+ *   - include: the line of snippets/example.ts holding `hello, ` (inside the lines the README
+ *     includes). With the plugin the README's include region changes; Vite alone gets (same
+ *     file) the same edit of the snippet, shown as itself, and (page) that line of the include
+ *     region in the regenerated README.
+ *   Each edit edits one file of one side and remembers the text it last wrote there.
  * - `serve(side, root, browser, probes)`: a dev server on `root` (the plugin's side runs
- *   `insitu()` between `probes.before` and `probes.after`), a page of it in its own browser
- *   context, resolved once page.js is ready.
- * - `measureEdit(served, kind, marker)`: after SETTLE_MS of quiet, the milliseconds from just
- *   before the write to the page's MutationObserver first seeing `marker` (Node's and
- *   Chromium's `performance.timeOrigin + now()`); `onWrite` is told the write's wall-clock time.
+ *   `insitu()` between `probes.before` and `probes.after`; Vite's cache folder beside `root`, not
+ *   in it), a page of it in its own browser context, resolved once page.js is ready.
+ * - `measureEdit(served, edit, marker, onWrite)`: after `waitForQuiet()` (bench/quiet.ts: at
+ *   least SETTLE_MS, then until this process is quiet), the milliseconds from just before the
+ *   write to the page's MutationObserver first seeing `marker` (Node's and Chromium's
+ *   `performance.timeOrigin + now()`), and how long the quiet wait took; `onWrite` is told the
+ *   write's wall-clock time.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { setTimeout } from 'node:timers/promises'
 import { type Browser, type Page } from 'playwright-core'
 import { createServer, type Plugin, type ViteDevServer } from 'vite'
 import insitu from '../src/index.js'
 import { type BenchProjects } from './bench-projects.js'
 import { wallClockMs } from './measurements.js'
+import { type QuietWait, waitForQuiet } from './quiet.js'
+
+export { SETTLE_MS } from './quiet.js'
 
 export const UPDATE_TIMEOUT = 60_000
-/**
- * Quiet time before each edit. Vite's watcher drops a change that follows the previous event
- * on the same file within a few tens of milliseconds (seen with Vite 8 on Linux: a second
- * write 20 ms after an update never reaches the page), on both servers alike.
- */
-export const SETTLE_MS = 200
 
 export type Side = 'plugin' | 'plain'
 /** The `<pre>` of page.js showing README.md, the task or the snippet. */
@@ -53,16 +59,35 @@ export interface Served {
   page: Page
 }
 
-/** One edit kind: how to put a marker into each project, and where the page shows it. */
+/** One edit of one file of one side's project, and where that side's page shows it. */
+export interface Edit {
+  /** What is edited, as a table cell names it. */
+  label: string
+  side: Side
+  /** The project-relative file written. */
+  file: string
+  /** The `<pre>` (page.js) whose text shows the marker. */
+  shownIn: Shown
+  /** Writes the edit carrying `marker`. */
+  apply(marker: string): void
+}
+
+/** One row of bench/hmr.ts: the plugin's edit and Vite's two edits that make its floor. */
 export interface EditKind {
   label: string
-  /** What Vite alone is given instead (the row's baseline). */
-  baseline: string
-  /** Writes the edit carrying `marker` into the project of `side`. */
-  apply(side: Side, marker: string): void
-  /** The `<pre>` (page.js) whose text shows the marker. */
-  shownIn: Record<Side, Shown>
+  plugin: Edit
+  /** Vite alone, the same edit of the same file, shown by the page as itself. */
+  sameFile: Edit
+  /** Vite alone, the regenerated README edited the same way; absent when that is `sameFile` (prose). */
+  page?: Edit
 }
+
+export interface EditTiming {
+  /** Milliseconds from the write to the marker in the page's DOM. */
+  ms: number
+  quiet: QuietWait
+}
+
 
 function replaceOnce(file: string, from: string, to: string): void {
   const text = fs.readFileSync(file, 'utf8')
@@ -72,79 +97,81 @@ function replaceOnce(file: string, from: string, to: string): void {
   fs.writeFileSync(file, text.slice(0, at) + to + text.slice(at + from.length))
 }
 
-/** Edit kinds over the generated project; each remembers the text it last wrote, per side. */
+/**
+ * An edit that replaces `original` in `file` of `side` by `next(marker)`, then that text by
+ * the next edit's, and so on.
+ */
+function textEdit(
+  projects: BenchProjects,
+  side: Side,
+  file: string,
+  shownIn: Shown,
+  label: string,
+  original: string,
+  next: (marker: string) => string,
+): Edit {
+  let current = original
+  const absolute = path.join(side === 'plugin' ? projects.plugin : projects.plain, file)
+  return {
+    label,
+    side,
+    file,
+    shownIn,
+    apply(marker) {
+      const text = next(marker)
+      replaceOnce(absolute, current, text)
+      current = text
+    },
+  }
+}
+
+/** The rows of bench/hmr.ts over the generated project. */
 export function editKinds(projects: BenchProjects): EditKind[] {
-  const root = (side: Side) => (side === 'plugin' ? projects.plugin : projects.plain)
-  const readme = (side: Side) => path.join(root(side), projects.generated.readme)
+  const readme = projects.generated.readme
 
-  const proseLine = { plugin: 'That is all for now.', plain: 'That is all for now.' }
-  const prose: EditKind = {
-    label: 'prose edit of README.md',
-    baseline: 'the same edit of the regenerated README',
-    shownIn: { plugin: 'out', plain: 'out' },
-    apply(side, marker) {
-      const next = `That is all for now (${marker}).`
-      replaceOnce(readme(side), proseLine[side], next)
-      proseLine[side] = next
-    },
-  }
+  const proseLine = 'That is all for now.'
+  const prose = (side: Side, label: string) =>
+    textEdit(projects, side, readme, 'out', label, proseLine, (marker) => `That is all for now (${marker}).`)
 
-  // The first open task: listed by the sql region, and shown by the page as itself.
+  // The first open task: a row of the README's sql table, and shown by the page as itself.
   const task = projects.openTask
-  const taskFile = (side: Side) => path.join(root(side), task)
-  const originalTitle = /^title: (.*)$/m.exec(fs.readFileSync(taskFile('plugin'), 'utf8'))![1]!
-  // The title in each side's task file, and in the plain README's row.
-  const title = { plugin: originalTitle, plain: originalTitle, plainReadme: originalTitle }
-  const editTask = (side: Side, marker: string) => {
-    const next = `${originalTitle} ${marker}`
-    replaceOnce(taskFile(side), `title: ${title[side]}\n`, `title: ${next}\n`)
-    title[side] = next
-  }
-  const frontMatter: EditKind = {
-    label: `front-matter edit of ${task} (its row in the sql region)`,
-    baseline: `the same edit of ${task}, shown by the page as itself`,
-    shownIn: { plugin: 'out', plain: 'task' },
-    apply: editTask,
-  }
-  const frontMatterVsReadme: EditKind = {
-    label: `front-matter edit of ${task} (its row in the sql region)`,
-    baseline: 'the same row edited in the regenerated README',
-    shownIn: { plugin: 'out', plain: 'out' },
-    apply(side, marker) {
-      if (side === 'plugin') return editTask(side, marker)
-      const next = `${originalTitle} ${marker}`
-      replaceOnce(readme(side), `[${title.plainReadme}](${task})`, `[${next}](${task})`)
-      title.plainReadme = next
-    },
-  }
+  const originalTitle = /^title: (.*)$/m.exec(fs.readFileSync(path.join(projects.plugin, task), 'utf8'))![1]!
+  const retitled = (marker: string) => `${originalTitle} ${marker}`
+  const taskEdit = (side: Side, shownIn: Shown, label: string) =>
+    textEdit(projects, side, task, shownIn, label, `title: ${originalTitle}\n`, (marker) => `title: ${retitled(marker)}\n`)
 
   const snippet = projects.generated.snippet
-  const snippetFile = (side: Side) => path.join(root(side), snippet)
-  // The greeting in each side's snippet file, and in the plain README's include region.
-  const greeting = { plugin: 'hello, ', plain: 'hello, ', plainReadme: 'hello, ' }
-  const editSnippet = (side: Side, marker: string) => {
-    const next = `hello ${marker}, `
-    replaceOnce(snippetFile(side), greeting[side], next)
-    greeting[side] = next
-  }
-  const include: EditKind = {
-    label: `included-file edit (${snippet})`,
-    baseline: `the same edit of ${snippet}, shown by the page as itself`,
-    shownIn: { plugin: 'out', plain: 'snippet' },
-    apply: editSnippet,
-  }
-  const includeVsReadme: EditKind = {
-    label: `included-file edit (${snippet})`,
-    baseline: 'the same line edited in the regenerated README',
-    shownIn: { plugin: 'out', plain: 'out' },
-    apply(side, marker) {
-      if (side === 'plugin') return editSnippet(side, marker)
-      const next = `hello ${marker}, `
-      replaceOnce(readme(side), greeting.plainReadme, next)
-      greeting.plainReadme = next
+  const greeting = 'hello, '
+  const greet = (marker: string) => `hello ${marker}, `
+  const snippetEdit = (side: Side, shownIn: Shown, label: string) => textEdit(projects, side, snippet, shownIn, label, greeting, greet)
+
+  return [
+    {
+      label: 'prose line of README.md (no region reads it)',
+      plugin: prose('plugin', 'README.md'),
+      sameFile: prose('plain', 'the regenerated README.md (also the page showing the change)'),
     },
-  }
-  return [prose, frontMatter, include, frontMatterVsReadme, includeVsReadme]
+    {
+      label: `front-matter \`title\` of ${task} (its row in the README's sql table)`,
+      plugin: taskEdit('plugin', 'out', task),
+      sameFile: taskEdit('plain', 'task', `${task}, shown by the page as itself`),
+      page: textEdit(
+        projects,
+        'plain',
+        readme,
+        'out',
+        "the task's row in the regenerated README",
+        `[${originalTitle}](${task})`,
+        (marker) => `[${retitled(marker)}](${task})`,
+      ),
+    },
+    {
+      label: `a line of the included ${snippet} (the README's include region)`,
+      plugin: snippetEdit('plugin', 'out', snippet),
+      sameFile: snippetEdit('plain', 'snippet', `${snippet}, shown by the page as itself`),
+      page: textEdit(projects, 'plain', readme, 'out', 'that line in the regenerated README', greeting, greet),
+    },
+  ]
 }
 
 export async function serve(side: Side, root: string, browser: Browser, probes: { before?: Plugin[]; after?: Plugin[] } = {}): Promise<Served> {
@@ -152,6 +179,9 @@ export async function serve(side: Side, root: string, browser: Browser, probes: 
     root,
     configFile: false,
     logLevel: 'silent',
+    // Beside the project, not in it: Vite's default (`.vite/` in a folder without package.json)
+    // would appear in the plugin's tree region, after the plain copy was regenerated.
+    cacheDir: path.join(path.dirname(root), `vite-cache-${side}`),
     plugins: [...(probes.before ?? []), ...(side === 'plugin' ? [insitu()] : []), ...(probes.after ?? [])],
     server: { port: 0, strictPort: false },
   })
@@ -165,9 +195,10 @@ export async function serve(side: Side, root: string, browser: Browser, probes: 
   return { side, root, server, page }
 }
 
-/** Milliseconds from the write to the marker in the page's DOM. */
-export async function measureEdit(served: Served, kind: EditKind, marker: string, onWrite?: (at: number) => void): Promise<number> {
-  await setTimeout(SETTLE_MS)
+/** After a quiet wait, the milliseconds from the write of `edit` to its marker in `served`'s DOM. */
+export async function measureEdit(served: Served, edit: Edit, marker: string, onWrite?: (at: number) => void): Promise<EditTiming> {
+  if (edit.side !== served.side) throw new Error(`the edit of ${edit.file} is for the ${edit.side} side, not ${served.side}`)
+  const quiet = await waitForQuiet()
   await served.page.evaluate(
     ([expected, shownIn]) => {
       const w = globalThis as unknown as PageGlobals
@@ -175,23 +206,27 @@ export async function measureEdit(served: Served, kind: EditKind, marker: string
       w.__expectIn = shownIn
       w.__seenAt = null
     },
-    [marker, kind.shownIn[served.side]] as const,
+    [marker, edit.shownIn] as const,
   )
   const writtenAt = wallClockMs()
   onWrite?.(writtenAt)
-  kind.apply(served.side, marker)
+  edit.apply(marker)
   const handle = await served.page
     .waitForFunction(() => (globalThis as unknown as PageGlobals).__seenAt, undefined, {
       timeout: UPDATE_TIMEOUT,
       polling: 5,
     })
     .catch(async (error: unknown) => {
-      const shownIn = kind.shownIn[served.side]
-      const shown = await served.page.evaluate((id) => (globalThis as unknown as PageGlobals).document.getElementById(id)?.textContent ?? '', shownIn)
-      throw new Error(`the ${served.side} page did not show ${marker} in #${shownIn} (${kind.label}): it shows ${JSON.stringify(shown.slice(0, 200))}…`,
-        { cause: error },
-      )
+      const shown = await pageText(served, edit.shownIn)
+      throw new Error(`the ${served.side} page did not show ${marker} in #${edit.shownIn} (edit of ${edit.file}): it shows ${JSON.stringify(shown.slice(0, 200))}…`, {
+        cause: error,
+      })
     })
   const seenAt = (await handle.jsonValue()) as number
-  return seenAt - writtenAt
+  return { ms: seenAt - writtenAt, quiet }
+}
+
+/** The text the page shows in one of its `<pre>`. */
+export async function pageText(served: Served, shown: Shown): Promise<string> {
+  return served.page.evaluate((id) => (globalThis as unknown as PageGlobals).document.getElementById(id)?.textContent ?? '', shown)
 }

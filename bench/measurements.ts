@@ -3,8 +3,8 @@
  * row (median with min–max), number formatting, the machine line, and the cache-option probe.
  *
  * Contract:
- * - `benchArgs(argv)` reads `--sizes=1000,10000` (task documents; default both),
- *   `--layouts=flat,nested` (project layouts, bench/project-generator.ts; default both; the
+ * - `benchArgs(argv)` reads `--sizes=1000,10000` (generated documents; default both),
+ *   `--layouts=flat,nested,readme` (project layouts, bench/project-generator.ts; default all; the
  *   benchmarks that have one layout only ignore it), `--runs=N` (measured repetitions per cell;
  *   default per benchmark), `--keep` (leave the generated temp folders), and rejects anything
  *   else with a message naming the flag.
@@ -46,7 +46,7 @@ export function benchArgs(argv: readonly string[], defaultRuns: number): BenchAr
     } else if (flag === '--keep' && value === undefined) {
       args.keep = true
     } else {
-      throw new Error(`unknown flag ${arg} (expected --sizes=1000,10000, --layouts=flat,nested, --runs=N, --keep)`)
+      throw new Error(`unknown flag ${arg} (expected --sizes=1000,10000, --layouts=${LAYOUTS.join(',')}, --runs=N, --keep)`)
     }
   }
   return args

@@ -19,6 +19,7 @@ import { setTimeout } from 'node:timers/promises'
 import { createServer } from 'vite'
 import insitu from '../src/index.js'
 import { prepareProjects, type ProjectLayout } from './bench-projects.js'
+import { LAYOUTS } from './project-generator.js'
 import { launchChromium } from '../test/e2e/chromium.js'
 import { type CpuProfile as Profile, inclusiveTimes } from './cpu-profile.js'
 
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   const edits = Number(flag('edits', '10'))
   if (!KINDS.includes(kind)) throw new Error(`--kind: one of ${KINDS.join(', ')} (got ${kind})`)
   const layout = flag('layout', 'flat') as ProjectLayout
-  if (layout !== 'flat' && layout !== 'nested') throw new Error(`--layout: flat or nested (got ${layout})`)
+  if (!LAYOUTS.includes(layout)) throw new Error(`--layout: one of ${LAYOUTS.join(', ')} (got ${layout})`)
   const projects = await prepareProjects(documents, layout)
   const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', plugins: [insitu()], server: { port: 0 } })
   const browser = await launchChromium()

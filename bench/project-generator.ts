@@ -39,9 +39,9 @@ export interface GeneratedProject {
   tasks: string[]
 }
 
-export type ProjectLayout = 'flat' | 'nested'
+export type ProjectLayout = 'flat' | 'nested' | 'readme'
 
-export const LAYOUTS: readonly ProjectLayout[] = ['flat', 'nested']
+export const LAYOUTS: readonly ProjectLayout[] = ['flat', 'nested', 'readme']
 
 export interface GenerateOptions {
   /** Number of task documents. */
@@ -283,6 +283,7 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
     fs.utimesSync(file, GENERATED_MTIME, GENERATED_MTIME)
   }
   const layout = options.layout ?? 'flat'
+  if (layout === 'readme') return generateReadmeProject(root, options.documents, write)
   write('insitu.toml', 'version = 1\n')
   for (const [name, sql] of Object.entries(layout === 'flat' ? MODELS : NESTED_MODELS)) write(`insitu/models/${name}`, sql)
   for (const [name, text] of Object.entries(layout === 'flat' ? { 'open.md.j2': TEMPLATE } : NESTED_TEMPLATES)) {
@@ -303,5 +304,167 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
     write(rel, taskDocument(i))
     tasks.push(rel)
   }
+  return { root, readme: 'README.md', snippet: 'snippets/example.ts', tasks }
+}
+
+// The `readme` layout (issue #38): one README with six regions of different kinds.
+
+/** The default `[sources] exclude` (docs/reference/project-file.md) plus the archive. */
+export const MANY_REGIONS_TOML = `version = 1
+
+[sources]
+exclude = [
+  ".git/**",
+  ".insitu/**",
+  ".venv/**",
+  ".pytest_cache/**",
+  ".ruff_cache/**",
+  ".pyrefly/**",
+  "**/__pycache__/**",
+  "dist/**",
+  "site/**",
+  "node_modules/**",
+  "archive/",
+]
+`
+
+export const MANY_REGIONS_README = `---
+title: Project overview
+insitu:
+  materializations:
+    counts:
+      model: counts
+      target: frontmatter:/generated/counts
+---
+# Project overview
+
+This project keeps its tasks under \`tasks/\` and its notes under \`notes/\`. Finished work
+moves to \`archive/\`, which is not indexed. The sections below are generated.
+
+## Open tasks
+
+<!-- insitu:begin sql
+id = "open"
+model = "open_tasks"
+template = "task_table.md.j2"
+-->
+<!-- insitu:end -->
+
+## Notes
+
+<!-- insitu:begin sql
+id = "notes"
+model = "notes"
+template = "note_table.md.j2"
+-->
+<!-- insitu:end -->
+
+## Status mix
+
+<!-- insitu:begin materialize
+id = "mix"
+source = "sql"
+model = "status_mix"
+template = "mix.md.j2"
+-->
+<!-- insitu:end -->
+
+## Layout
+
+<!-- insitu:begin tree
+id = "layout"
+depth = 2
+exclude = ["tasks/*.md", "notes/*.md"]
+-->
+<!-- insitu:end -->
+
+## Example
+
+<!-- insitu:begin include
+id = "snippet"
+path = "snippets/example.ts"
+start = 2
+end = 4
+-->
+<!-- insitu:end -->
+
+That is all for now.
+`
+
+const MANY_REGIONS_MODELS: Record<string, string> = {
+  'open_tasks.sql': "select title, priority, path from documents where parent = 'tasks' and status = 'open' order by path\n",
+  'notes.sql': "select title, (select group_concat(value, ', ') from json_each(documents.tags)) as tags, path from documents where parent = 'notes' order by path\n",
+  'status_mix.sql': "select status, count(*) as tasks from documents where parent = 'tasks' group by status order by status\n",
+  'counts.sql':
+    "select count(*) as total, sum(case when status = 'open' then 1 else 0 end) as open from documents where parent = 'tasks'\n",
+}
+
+const MANY_REGIONS_TEMPLATES: Record<string, string> = {
+  'task_table.md.j2': `| task | priority |
+| --- | --- |
+{% for row in rows %}
+| [{{ row.title }}]({{ row.path | relative_to(this.directory) }}) | {{ row.priority }} |
+{% endfor %}
+`,
+  'note_table.md.j2': `| note | tags |
+| --- | --- |
+{% for row in rows %}
+| [{{ row.title }}]({{ row.path | relative_to(this.directory) }}) | {{ row.tags }} |
+{% endfor %}
+`,
+  'mix.md.j2': `{% for row in rows %}
+- {{ row.status }}: {{ row.tasks }}
+{% endfor %}
+`,
+}
+
+/** The included file of the `readme` layout: the README includes its lines 2–4 (line 3 holds `hello, `). */
+const MANY_REGIONS_SNIPPET = `// An example for the README, which includes lines 2 to 4.
+export function greet(name: string): string {
+  return \`hello, \${name}\`
+}
+`
+
+/** How many of `documents` are notes in the `readme` layout (the rest are tasks). */
+export function readmeNotes(documents: number): number {
+  return Math.floor(documents / 5)
+}
+
+/** The text of note document number `i` (1-based). */
+export function noteDocument(i: number): string {
+  const tags = i % 2 === 0 ? [TAGS[i % 7]!, TAGS[(i + 2) % 7]!] : [TAGS[i % 7]!]
+  return [
+    '---',
+    `title: Note ${i}`,
+    'tags:',
+    ...tags.map((tag) => `  - ${tag}`),
+    '---',
+    '',
+    `# Note ${i}`,
+    '',
+    `A note on topic number ${i}: what was decided, what was tried and what is left, in a few`,
+    'sentences, as a person keeps notes beside a task list.',
+    '',
+  ].join('\n')
+}
+
+function generateReadmeProject(root: string, documents: number, write: (rel: string, text: string) => void): GeneratedProject {
+  write('insitu.toml', MANY_REGIONS_TOML)
+  for (const [name, sql] of Object.entries(MANY_REGIONS_MODELS)) write(`insitu/models/${name}`, sql)
+  for (const [name, text] of Object.entries(MANY_REGIONS_TEMPLATES)) write(`insitu/templates/${name}`, text)
+  write('snippets/example.ts', MANY_REGIONS_SNIPPET)
+  write('README.md', MANY_REGIONS_README)
+  const notes = readmeNotes(documents)
+  const taskCount = documents - notes
+  const width = Math.max(4, String(documents).length)
+  const number = (i: number) => String(i).padStart(width, '0')
+  const tasks: string[] = []
+  for (let i = 1; i <= taskCount; i++) {
+    const rel = `tasks/t${number(i)}.md`
+    write(rel, taskDocument(i))
+    tasks.push(rel)
+  }
+  for (let i = 1; i <= notes; i++) write(`notes/n${number(i)}.md`, noteDocument(i))
+  for (let i = 1; i <= Math.max(1, Math.round(documents / 10)); i++) write(`archive/a${number(i)}.md`, taskDocument(i))
   return { root, readme: 'README.md', snippet: 'snippets/example.ts', tasks }
 }

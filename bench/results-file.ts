@@ -7,12 +7,13 @@
  * when the markers are missing, appends the section at the end of the file. Everything outside
  * the markers (headings, explanations written by hand) is kept byte for byte. `runSizes(name,
  * defaultRuns, benchSize, layouts)` is a benchmark's command line: one section per `--sizes` and
- * `--layouts` entry (`<name>@<size>` for the flat layout, `<name>-nested@<size>` for the nested one).
+ * `--layouts` entry (`<name>@<size>` for the flat layout, `<name>-<layout>@<size>` for the others:
+ * `-nested`, `-readme`).
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './measurements.js'
-import type { ProjectLayout } from './project-generator.js'
+import { LAYOUTS, type ProjectLayout } from './project-generator.js'
 
 export const RESULTS_FILE = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 
@@ -32,14 +33,14 @@ export function writeSection(id: string, markdown: string, file = RESULTS_FILE):
 
 /**
  * A project benchmark's command line: for each `--layouts` entry the benchmark supports
- * (`supported`, default both) and each `--sizes` entry, run `benchSize` (with `--runs`, default
+ * (`supported`, default every one of `LAYOUTS`) and each `--sizes` entry, run `benchSize` (with `--runs`, default
  * `defaultRuns`, and `--keep`), write its section and print it.
  */
 export async function runSizes(
   name: string,
   defaultRuns: number,
   benchSize: (documents: number, runs: number, keep: boolean, layout: ProjectLayout) => Promise<string>,
-  supported: readonly ProjectLayout[] = ['flat', 'nested'],
+  supported: readonly ProjectLayout[] = LAYOUTS,
 ): Promise<void> {
   const args = benchArgs(process.argv.slice(2), defaultRuns)
   for (const layout of args.layouts.filter((l) => supported.includes(l))) {

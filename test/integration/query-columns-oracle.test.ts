@@ -25,7 +25,7 @@ import { keyOfStoredColumn } from '../../src/documents/index-schema.js'
 import { loadSqlModels } from '../../src/documents/sql-models.js'
 import { loadProjectConfig } from '../../src/host/config.js'
 import { queryMayReadColumns } from '../../src/engine/query-columns.js'
-import { generateProject } from '../../bench/project-generator.js'
+import { generateProject, LAYOUTS } from '../../bench/project-generator.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
@@ -120,7 +120,7 @@ afterAll(removeTempDirs)
 describe('the column rule against the bytecode SQLite runs', () => {
   let generated: string[] = []
   beforeAll(() => {
-    generated = (['flat', 'nested'] as const).map((layout) => {
+    generated = LAYOUTS.map((layout) => {
       const root = path.join(tempDir(), 'project')
       generateProject(root, { documents: 40, layout })
       return root
