@@ -8,10 +8,11 @@
  * - `plain/`: a copy of `plugin/` in which every document with regions holds its regenerated
  *   text (rendered once here with `InsituEngine`, no persistent state), so that both serve the
  *   same text;
- * - in both, `index.html` + `page.js` (imports `./README.md?raw`, the first open task's `?raw`
- *   and the included snippet's `?raw`, shows them as the text of `<pre id="out">`,
- *   `<pre id="task">` and `<pre id="snippet">`, accepts their hot updates, and records in `window.__seenAt` the wall-clock time at which a MutationObserver
- *   first sees `window.__expect` in the element `window.__expectIn` (`out`, `task` or `snippet`)), and
+ * - in both, three pages (`PAGES`), each showing one module as text and accepting its hot
+ *   updates: `index.html` README.md in `<pre id="out">`, `task.html` the first open task in
+ *   `<pre id="task">`, `snippet.html` the included snippet in `<pre id="snippet">` (scripts
+ *   `page-<id>.js`); each records in `window.__seenAt` the wall-clock time at which a
+ *   MutationObserver first sees `window.__expect` in its `<pre>`; and
  *   `all-documents.js` (imports every `*.md?raw` with an eager `import.meta.glob`: the build entry).
  * `regionDocuments` lists the documents with regions; `remove()` deletes the temp folder.
  * `removePluginState(root)` deletes what the plugin persisted there (the next build is cold).
@@ -38,46 +39,46 @@ export interface BenchProjects {
   remove(): void
 }
 
-const INDEX_HTML = `<!doctype html>
+/** The pages, one per module shown: which `<pre>` id shows it, and its script. */
+export const PAGES = { out: 'index.html', task: 'task.html', snippet: 'snippet.html' } as const
+
+function pageHtml(id: keyof typeof PAGES): string {
+  return `<!doctype html>
 <html>
   <body>
-    <pre id="out"></pre>
-    <pre id="task"></pre>
-    <pre id="snippet"></pre>
-    <script type="module" src="./page.js"></script>
+    <pre id="${id}"></pre>
+    <script type="module" src="./page-${id}.js"></script>
   </body>
 </html>
 `
+}
 
-/** The page script: README.md, one task document and the included snippet as text, each in its own `<pre>`. */
-function pageScript(task: string, snippet: string): string {
-  return `// Benchmark page: README.md, ${task} and ${snippet} as text; hot updates replace them.
-import readme from './README.md?raw'
-import task from './${task}?raw'
-import snippet from './${snippet}?raw'
+/**
+ * A page script: one module as text in `<pre id>`; its hot updates replace it. One module per
+ * page, as a site's page shows its own document only: an update of several modules is applied
+ * once all of them are fetched, so a page importing the task and the snippet too would wait for
+ * Vite's update of those beside the README's.
+ */
+function pageScript(module: string, id: keyof typeof PAGES): string {
+  return `// Benchmark page: ${module} as text; hot updates replace it.
+import text from './${module}?raw'
 
-const out = document.getElementById('out')
-const taskOut = document.getElementById('task')
-const snippetOut = document.getElementById('snippet')
+const shown = document.getElementById('${id}')
 window.__expect = null
-window.__expectIn = 'out'
+window.__expectIn = '${id}'
 window.__seenAt = null
 new MutationObserver(() => {
   if (window.__expect === null || window.__seenAt !== null) return
-  if (document.getElementById(window.__expectIn).textContent.includes(window.__expect)) {
+  if (shown.textContent.includes(window.__expect)) {
     window.__seenAt = performance.timeOrigin + performance.now()
   }
 }).observe(document.body, { childList: true, characterData: true, subtree: true })
-out.textContent = readme
-taskOut.textContent = task
-snippetOut.textContent = snippet
+shown.textContent = text
 window.__ready = true
 
 if (import.meta.hot) {
-  import.meta.hot.accept(['./README.md?raw', './${task}?raw', './${snippet}?raw'], ([nextReadme, nextTask, nextSnippet]) => {
-    if (nextReadme) out.textContent = nextReadme.default
-    if (nextTask) taskOut.textContent = nextTask.default
-    if (nextSnippet) snippetOut.textContent = nextSnippet.default
+  import.meta.hot.accept('./${module}?raw', (next) => {
+    if (next) shown.textContent = next.default
   })
 }
 `
@@ -96,8 +97,12 @@ export async function prepareProjects(documents: number, layout: ProjectLayout =
   const generated = generateProject(plugin, { documents, layout })
   const openTask = firstOpenTask(plugin, generated.tasks)
   for (const [name, text] of [
-    ['index.html', INDEX_HTML],
-    ['page.js', pageScript(openTask, generated.snippet)],
+    [PAGES.out, pageHtml('out')],
+    [PAGES.task, pageHtml('task')],
+    [PAGES.snippet, pageHtml('snippet')],
+    ['page-out.js', pageScript(generated.readme, 'out')],
+    ['page-task.js', pageScript(openTask, 'task')],
+    ['page-snippet.js', pageScript(generated.snippet, 'snippet')],
     ['all-documents.js', ALL_DOCUMENTS_JS],
   ] as const) {
     fs.writeFileSync(path.join(plugin, name), text)

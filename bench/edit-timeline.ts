@@ -24,7 +24,7 @@ import type { Browser } from 'playwright-core'
 import type { Plugin } from 'vite'
 import { launchChromium } from '../test/e2e/chromium.js'
 import { type ProjectLayout, prepareProjects } from './bench-projects.js'
-import { editKinds, measureEdit, serve, type Served, type Side } from './hmr-edits.js'
+import { closePages, editKinds, measureEdit, serve, type Served, type Side } from './hmr-edits.js'
 import { benchArgs, cell, formatSize, inAlternateOrder, machineLine, wallClockMs } from './measurements.js'
 
 const MARKS = [
@@ -158,7 +158,7 @@ async function measure(layout: ProjectLayout, documents: number, runs: number, k
     }
   } finally {
     for (const served of servers) {
-      await served.page.context().close()
+      await closePages(served)
       await served.server.close()
     }
     await browser?.close()

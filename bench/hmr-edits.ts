@@ -17,9 +17,12 @@
  *     file) the same edit of the snippet, shown as itself, and (page) that line of the include
  *     region in the regenerated README.
  *   Each edit edits one file of one side and remembers the text it last wrote there.
- * - `serve(side, root, browser, probes)`: a dev server on `root` (the plugin's side runs
+ * - `serve(side, root, browser, probes, shows)`: a dev server on `root` (the plugin's side runs
  *   `insitu()` between `probes.before` and `probes.after`; Vite's cache folder beside `root`, not
- *   in it), a page of it in its own browser context, resolved once page.js is ready.
+ *   in it), and in one browser context a page per module shown (`shows`; the plugin's side
+ *   shows the README only, every edit's change appears there; Vite alone also the task and the
+ *   snippet, its same-file edits' pages), resolved once each page's script is ready.
+ *   `closePages(served)` closes them.
  * - `measureEdit(served, edit, marker, onWrite)`: after `waitForQuiet()` (bench/quiet.ts: at
  *   least SETTLE_MS, then until this process is quiet), the milliseconds from just before the
  *   write to the page's MutationObserver first seeing `marker` (Node's and Chromium's
@@ -31,7 +34,7 @@ import path from 'node:path'
 import { type Browser, type Page } from 'playwright-core'
 import { createServer, type Plugin, type ViteDevServer } from 'vite'
 import insitu from '../src/index.js'
-import { type BenchProjects } from './bench-projects.js'
+import { type BenchProjects, PAGES } from './bench-projects.js'
 import { wallClockMs } from './measurements.js'
 import { type QuietWait, waitForQuiet } from './quiet.js'
 
@@ -40,7 +43,7 @@ export { SETTLE_MS } from './quiet.js'
 export const UPDATE_TIMEOUT = 60_000
 
 export type Side = 'plugin' | 'plain'
-/** The `<pre>` of page.js showing README.md, the task or the snippet. */
+/** The `<pre>` id of the page showing README.md, the task or the snippet (bench-projects.ts `PAGES`). */
 export type Shown = 'out' | 'task' | 'snippet'
 
 /** What page.js (bench/bench-projects.ts) keeps on `window`, as seen from page functions. */
@@ -56,7 +59,8 @@ export interface Served {
   side: Side
   root: string
   server: ViteDevServer
-  page: Page
+  /** One page per module shown (bench-projects.ts `PAGES`), in one browser context. */
+  pages: Partial<Record<Shown, Page>>
 }
 
 /** One edit of one file of one side's project, and where that side's page shows it. */
@@ -66,7 +70,7 @@ export interface Edit {
   side: Side
   /** The project-relative file written. */
   file: string
-  /** The `<pre>` (page.js) whose text shows the marker. */
+  /** The page (by its `<pre>` id) whose text shows the marker. */
   shownIn: Shown
   /** Writes the edit carrying `marker`. */
   apply(marker: string): void
@@ -174,7 +178,13 @@ export function editKinds(projects: BenchProjects): EditKind[] {
   ]
 }
 
-export async function serve(side: Side, root: string, browser: Browser, probes: { before?: Plugin[]; after?: Plugin[] } = {}): Promise<Served> {
+export async function serve(
+  side: Side,
+  root: string,
+  browser: Browser,
+  probes: { before?: Plugin[]; after?: Plugin[] } = {},
+  shows: readonly Shown[] = side === 'plugin' ? ['out'] : ['out', 'task', 'snippet'],
+): Promise<Served> {
   const server = await createServer({
     root,
     configFile: false,
@@ -189,17 +199,34 @@ export async function serve(side: Side, root: string, browser: Browser, probes: 
   const url = server.resolvedUrls?.local[0]
   if (!url) throw new Error(`the ${side} dev server has no local URL`)
   const context = await browser.newContext()
-  const page = await context.newPage()
-  await page.goto(url)
-  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__ready === true, undefined, { timeout: UPDATE_TIMEOUT })
-  return { side, root, server, page }
+  const pages: Partial<Record<Shown, Page>> = {}
+  for (const shown of shows) {
+    const page = await context.newPage()
+    await page.goto(new URL(PAGES[shown], url).href)
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__ready === true, undefined, { timeout: UPDATE_TIMEOUT })
+    pages[shown] = page
+  }
+  return { side, root, server, pages }
+}
+
+/** The page of `served` showing `shown`. */
+function pageOf(served: Served, shown: Shown): Page {
+  const page = served.pages[shown]
+  if (!page) throw new Error(`the ${served.side} server has no page showing #${shown}`)
+  return page
+}
+
+/** Closes the pages' browser context. */
+export async function closePages(served: Served): Promise<void> {
+  await Object.values(served.pages)[0]?.context().close()
 }
 
 /** After a quiet wait, the milliseconds from the write of `edit` to its marker in `served`'s DOM. */
 export async function measureEdit(served: Served, edit: Edit, marker: string, onWrite?: (at: number) => void): Promise<EditTiming> {
   if (edit.side !== served.side) throw new Error(`the edit of ${edit.file} is for the ${edit.side} side, not ${served.side}`)
+  const page = pageOf(served, edit.shownIn)
   const quiet = await waitForQuiet()
-  await served.page.evaluate(
+  await page.evaluate(
     ([expected, shownIn]) => {
       const w = globalThis as unknown as PageGlobals
       w.__expect = expected
@@ -211,7 +238,7 @@ export async function measureEdit(served: Served, edit: Edit, marker: string, on
   const writtenAt = wallClockMs()
   onWrite?.(writtenAt)
   edit.apply(marker)
-  const handle = await served.page
+  const handle = await page
     .waitForFunction(() => (globalThis as unknown as PageGlobals).__seenAt, undefined, {
       timeout: UPDATE_TIMEOUT,
       polling: 5,
@@ -228,5 +255,5 @@ export async function measureEdit(served: Served, edit: Edit, marker: string, on
 
 /** The text the page shows in one of its `<pre>`. */
 export async function pageText(served: Served, shown: Shown): Promise<string> {
-  return served.page.evaluate((id) => (globalThis as unknown as PageGlobals).document.getElementById(id)?.textContent ?? '', shown)
+  return pageOf(served, shown).evaluate((id) => (globalThis as unknown as PageGlobals).document.getElementById(id)?.textContent ?? '', shown)
 }

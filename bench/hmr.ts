@@ -32,7 +32,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { type Browser } from 'playwright-core'
 import { type ProjectLayout, prepareProjects } from './bench-projects.js'
-import { type Edit, type EditKind, editKinds, measureEdit, pageText, serve, type Served } from './hmr-edits.js'
+import { closePages, type Edit, type EditKind, editKinds, measureEdit, pageText, serve, type Served } from './hmr-edits.js'
 import { cell, formatNumber, formatSize, inAlternateOrder, machineLine, median } from './measurements.js'
 import { runSizes } from './results-file.js'
 import { launchChromium } from '../test/e2e/chromium.js'
@@ -127,7 +127,7 @@ async function benchSize(documents: number, runs: number, keep: boolean, layout:
     return lines.join('\n')
   } finally {
     for (const served of servers) {
-      await served.page.context().close()
+      await closePages(served)
       await served.server.close()
     }
     await browser?.close()

@@ -39,7 +39,8 @@ async function main(): Promise<void> {
   const layout = flag('layout', 'flat') as ProjectLayout
   if (!LAYOUTS.includes(layout)) throw new Error(`--layout: one of ${LAYOUTS.join(', ')} (got ${layout})`)
   const projects = await prepareProjects(documents, layout)
-  const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', plugins: [insitu()], server: { port: 0 } })
+  // Vite's cache beside the project, not in it (it would appear in the tree region), as bench/hmr-edits.ts does.
+  const server = await createServer({ root: projects.plugin, configFile: false, logLevel: 'silent', cacheDir: path.join(projects.tmp, 'vite-cache-plugin'), plugins: [insitu()], server: { port: 0 } })
   const browser = await launchChromium()
   const session = new Session()
   try {
