@@ -227,7 +227,7 @@ export class InsituEngine {
     return this.memo.generations
   }
 
-  /** Jobs run and reused since the engine started (regions, materializations, module transforms). */
+  /** Jobs run and reused since the engine started (regions, materializations, module transforms), and query checks patched by path. */
   get stats(): Readonly<JobStats> {
     return this.memo.stats
   }

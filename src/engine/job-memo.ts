@@ -51,7 +51,11 @@
  * body's generation (generations.ts), whether or not its entry is stored: its fingerprints,
  * queries (their rows kept to be summarized later) and time; `changedSince(generation)` says
  * what differs now.
- * `stats` counts jobs run (invoked) and reused (served without invoking) since construction.
+ * `stats` counts jobs run (invoked) and reused (served without invoking) since construction,
+ * and the query checks patched by path (below).
+ * 8. A check of a query whose rows are one `documents` row each, in path order
+ *    (`pathRestrictedQuery`), whose rows an earlier check kept, runs restricted to the rows
+ *    changed since (the index says which) and patches those rows in (query-patches.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
@@ -65,7 +69,8 @@ import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey
 import { bodyHash, changedRows, type Generation, type Generations, regionJob, summarizeRows } from './generations.js'
 import type { JobStore } from './job-store.js'
 import { queryMayReadColumns } from './query-columns.js'
-import { type EvaluateSql, queryMayReadRows } from './query-rows.js'
+import { patchRows } from './query-patches.js'
+import { CHANGED_PATHS_PARAM, type EvaluateSql, pathRestrictedQuery, queryMayReadRows } from './query-rows.js'
 
 export interface JobSpec {
   target: 'region' | 'frontmatter' | 'module'
@@ -123,6 +128,8 @@ export interface InputChanges {
 export interface JobStats {
   jobsRun: number
   jobsReused: number
+  /** Checks of a query that ran it restricted to the changed rows and patched its rows (query-patches.ts). */
+  queriesPatched: number
 }
 
 interface RecordedQuery {
@@ -187,11 +194,14 @@ export interface RowChange {
 const NO_ROW_CHANGE: RowChange = { columns: new Set(), paths: new Set() }
 /** How many recent index changes say which columns they changed (an entry checked before those is checked in full). */
 const MAX_INDEX_CHANGES = 256
+/** Rows of at most this many queries kept for patching; at most this many changed paths patched (more: the query runs in full). */
+const MAX_KEPT_ROWS = 32
+const MAX_PATCHED_PATHS = 64
 /** A file modified this close to (or after) a job's start may differ from what the job read. */
 const UNSETTLED_MS = 20
 
 export class JobMemo {
-  readonly stats: JobStats = { jobsRun: 0, jobsReused: 0 }
+  readonly stats: JobStats = { jobsRun: 0, jobsReused: 0, queriesPatched: 0 }
   private readonly graph = new DependencyGraph()
   private readonly entries = new Map<string, MemoEntry>()
   private readonly running = new Set<Recorder>()
@@ -210,6 +220,11 @@ export class JobMemo {
    * query): handed once to the first job that runs it before the next change (`takeCheckedRows`).
    */
   private readonly checkedRows = new Map<string, { rows: unknown[]; hash: string }>()
+  /**
+   * Rows of the queries checks ran that can be patched by path (`checkRows`), with the index
+   * generation they were taken at, least recently run first. Never handed to a job.
+   */
+  private readonly lastRows = new Map<string, { rows: readonly Record<string, unknown>[]; generation: number }>()
   /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
   private generation = 0
   /** Counts changes of the index's rows; `indexChanges` says which columns of which rows the recent ones changed (null: any). */
@@ -657,7 +672,7 @@ export class JobMemo {
     const key = `query\u0000${rowsKey}`
     let hash = this.current.get(key)
     if (!hash) {
-      hash = this.context.query(query.sql, query.params).then(
+      hash = this.checkRows(rowsKey, query).then(
         (rows) => {
           const now = fingerprintValue(rows)
           if (now !== query.hash) this.checkedRows.set(rowsKey, { rows, hash: now })
@@ -668,6 +683,35 @@ export class JobMemo {
       this.current.set(key, hash)
     }
     return hash
+  }
+
+  /**
+   * A check's run of a query: its rows now. A query whose rows can be patched by path
+   * (`pathRestrictedQuery`) and whose rows an earlier check kept (`lastRows`) runs restricted
+   * to the rows changed since (query-patches.ts), when the index says which; else in full.
+   * The rows returned are the caller's (a job may get them); those kept are a copy of each row.
+   */
+  private async checkRows(rowsKey: string, query: { sql: string; params: Record<string, unknown> }): Promise<unknown[]> {
+    const restricted = pathRestrictedQuery(query.sql)
+    if (restricted === null) return this.context.query(query.sql, query.params)
+    const generation = this.indexGeneration
+    const last = this.lastRows.get(rowsKey)
+    const change = last && this.rowsChangedSince(last.generation)
+    let rows: Record<string, unknown>[] | null = null
+    if (last && change && change.paths.size <= MAX_PATCHED_PATHS) {
+      try {
+        const fresh = (await this.context.query(restricted, { ...query.params, [CHANGED_PATHS_PARAM]: JSON.stringify([...change.paths]) })) as Record<string, unknown>[]
+        rows = patchRows(last.rows, change.paths, fresh)
+        if (rows) this.stats.queriesPatched++
+      } catch {
+        rows = null // the full query says what is wrong, if anything
+      }
+    }
+    rows ??= (await this.context.query(query.sql, query.params)) as Record<string, unknown>[]
+    this.lastRows.delete(rowsKey)
+    this.lastRows.set(rowsKey, { rows: rows.map((row) => ({ ...row })), generation })
+    if (this.lastRows.size > MAX_KEPT_ROWS) this.lastRows.delete(this.lastRows.keys().next().value!)
+    return rows
   }
 
 }

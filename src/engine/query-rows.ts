@@ -68,6 +68,8 @@ interface Token {
   kind: 'word' | 'name' | 'string' | 'param' | 'other'
   /** Words folded to lower case; quoted names and strings unquoted; parameters without their prefix. */
   value: string
+  /** Where the token starts in the text (absent on the tokens the readers add themselves). */
+  at?: number
 }
 
 const MAX_PREPARED = 1000
@@ -218,6 +220,80 @@ function analyze(sql: string): RowFilter[] | null {
   return depth === 0 ? filters : null
 }
 
+/** The parameter `pathRestrictedQuery` binds the changed paths to (a JSON array of strings). */
+export const CHANGED_PATHS_PARAM = '__insitu_changed_paths'
+
+/**
+ * The text of the query `sql` restricted to the rows whose path is one of the JSON array bound
+ * to `CHANGED_PATHS_PARAM`, or null when its rows cannot be patched that way. It can when each
+ * of its rows is one `documents` row its WHERE keeps, shown by plain columns and ordered by
+ * path: the text is of the shape `queryMayReadRows` reads (its conjuncts aside), with result
+ * columns that are bare names (or `<qualifier>.<name>`), distinct ignoring ASCII case, one of
+ * them `path`, no `distinct`, and after the WHERE clause exactly `order by [<qualifier>.]path
+ * [asc]`. Then the rows of the other paths are what they were, and the restricted text gives
+ * the changed paths' rows (query-patches.ts merges them).
+ */
+export function pathRestrictedQuery(sql: string): string | null {
+  let restricted = restrictedTexts.get(sql)
+  if (restricted === undefined) {
+    restricted = rowFiltersOf(sql) === null ? null : restrict(sql)
+    if (restrictedTexts.size >= MAX_PREPARED) restrictedTexts.clear()
+    restrictedTexts.set(sql, restricted)
+  }
+  return restricted
+}
+
+const restrictedTexts = new Map<string, string | null>()
+
+function restrict(sql: string): string | null {
+  const tokens = tokenize(sql)
+  if (tokens === null) return null
+  while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
+  if (tokens.some((t) => isOther(t, ';') || isWord(t, 'window'))) return null
+  if (isWord(tokens[1], 'distinct') || isWord(tokens[1], 'all')) return null
+  const from = depthZeroIndex(tokens, 1, (t) => isWord(t, 'from'))
+  const qualifiers = ['documents']
+  const alias = tokens[from + 2]
+  const aliasAt = isWord(alias, 'as') ? from + 3 : from + 2
+  if (!isWord(tokens[aliasAt], 'where')) qualifiers.push(foldAsciiCase((tokens[aliasAt] as Token).value))
+  // Result columns: plain names, distinct, `path` among them.
+  const names = new Set<string>()
+  let column: Token[] = []
+  for (const token of [...tokens.slice(1, from), { kind: 'other', value: ',' } as Token]) {
+    if (!isOther(token, ',')) {
+      column.push(token)
+      continue
+    }
+    const name = plainColumnName(column, qualifiers)
+    if (name === null || names.has(name)) return null
+    names.add(name)
+    column = []
+  }
+  if (!names.has('path')) return null
+  // After the WHERE clause: `order by [q.]path [asc]` and nothing else.
+  const where = tokens.findIndex((t, i) => i > from && isWord(t, 'where'))
+  const order = depthZeroIndex(tokens, where + 1, (t) => t.kind === 'word' && CLAUSE_AFTER_WHERE.has(t.value))
+  if (order === -1 || !isWord(tokens[order], 'order') || !isWord(tokens[order + 1], 'by')) return null
+  let tail = tokens.slice(order + 2)
+  if (isWord(tail[tail.length - 1], 'asc')) tail = tail.slice(0, -1)
+  if (plainColumnName(tail, qualifiers) !== 'path') return null
+  // The WHERE clause in parentheses, and the path condition after it (a text around the query
+  // would name qualified columns otherwise: `d.Path` is `path` in a query, `Path` through `select *`).
+  const clauseStart = tokens[where + 1]?.at
+  const orderAt = tokens[order]!.at
+  if (clauseStart === undefined || orderAt === undefined) return null
+  return `${sql.slice(0, clauseStart)}(${sql.slice(clauseStart, orderAt)}\n) and path in (select value from json_each(:${CHANGED_PATHS_PARAM})) ${sql.slice(orderAt)}`
+}
+
+/** A result column or ordering term that is a plain name (bare word, or `<qualifier>.<word>`), folded; else null. */
+function plainColumnName(tokens: readonly Token[], qualifiers: readonly string[]): string | null {
+  if (tokens.length === 1 && tokens[0]!.kind === 'word') return tokens[0]!.value
+  if (tokens.length === 3 && isIdentifier(tokens[0]) && qualifiers.includes(foldAsciiCase(tokens[0].value)) && isOther(tokens[1], '.') && tokens[2]!.kind === 'word') {
+    return tokens[2]!.value
+  }
+  return null
+}
+
 const VOLATILE_WORDS = new Set<string>(VOLATILE_NAMES)
 const VOLATILE_CALLS = new Set<string>(VOLATILE_FUNCTIONS)
 
@@ -346,37 +422,37 @@ function tokenize(sql: string): Token[] | null {
     } else if (c === "'" || c === '"' || c === '`') {
       const quoted = readQuoted(sql, i, c)
       if (quoted === null) return null
-      tokens.push({ kind: c === "'" ? 'string' : 'name', value: quoted.value })
+      tokens.push({ kind: c === "'" ? 'string' : 'name', value: quoted.value, at: i })
       i = quoted.end
     } else if (c === '[') {
       const close = sql.indexOf(']', i + 1)
       if (close === -1) return null
-      tokens.push({ kind: 'name', value: sql.slice(i + 1, close) })
+      tokens.push({ kind: 'name', value: sql.slice(i + 1, close), at: i })
       i = close + 1
     } else if (c === '?') {
       // `?NNN` (digits only) binds by position: no name to look up (an empty value).
       let j = i + 1
       while (j < sql.length && /[0-9]/.test(sql[j] as string)) j++
-      tokens.push({ kind: 'param', value: '' })
+      tokens.push({ kind: 'param', value: '', at: i })
       i = j
     } else if (c === ':' || c === '@' || c === '$' || c === '#') {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       // SQLite's Tcl forms (`$a::b`, `$a(x)`), where a build has them: not read here.
       if (sql[j] === '(' || sql[j] === ':' || !ASCII_ONLY.test(sql.slice(i, j))) return null
-      tokens.push({ kind: 'param', value: sql.slice(i + 1, j) })
+      tokens.push({ kind: 'param', value: sql.slice(i + 1, j), at: i })
       i = j
     } else if (IDENTIFIER.test(c)) {
       let j = i + 1
       while (j < sql.length && IDENTIFIER.test(sql[j] as string)) j++
       const word = sql.slice(i, j)
       if (!ASCII_ONLY.test(word)) return null
-      tokens.push({ kind: /^[0-9]/.test(word) ? 'other' : 'word', value: foldAsciiCase(word) })
+      tokens.push({ kind: /^[0-9]/.test(word) ? 'other' : 'word', value: foldAsciiCase(word), at: i })
       i = j
     } else {
       if (c < ' ' || c > '~') return null
       const operator = OPERATORS.find((op) => sql.startsWith(op, i)) ?? c
-      tokens.push({ kind: 'other', value: operator })
+      tokens.push({ kind: 'other', value: operator, at: i })
       i += operator.length
     }
   }

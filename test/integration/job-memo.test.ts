@@ -109,13 +109,13 @@ describe('job memo', () => {
     const root = settledProject()
     const engine = await start(root)
     await renderAll(engine)
-    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
     editFile(root, 'docs/tasks.md', '# Tasks', '# Tasks of the week')
     engine.affected([update(root, 'docs/tasks.md')])
     const result = await render(engine, 'docs/tasks.md')
     expect(result.text).toBe(TASKS_DOC('open', 'done').replace('# Tasks', '# Tasks of the week'))
     expect(result.jobs.map((j) => [j.id, j.reused])).toEqual([['all', true]])
-    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 1 })
+    expect(engine.stats).toEqual({ jobsRun: 4, jobsReused: 1, queriesPatched: 0 })
   })
 
   it('gives the very same result object when a re-render reuses every job on the same text', async () => {
@@ -130,7 +130,7 @@ describe('job memo', () => {
     const second = await render(engine, 'docs/tasks.md')
     expect(second).toBe(first)
     expect(second.outputHash).toMatch(/^[0-9a-f]{40}$/)
-    expect(engine.stats).toEqual({ jobsRun: 1, jobsReused: 1 })
+    expect(engine.stats).toEqual({ jobsRun: 1, jobsReused: 1, queriesPatched: 0 })
   })
 
   it('re-runs only the job that read an edited file; a touched but identical file re-runs nothing', async () => {
@@ -382,7 +382,7 @@ describe('persistent job store', () => {
 
     const second = await start(root)
     expect(await renderAll(second)).toEqual(cold)
-    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4, queriesPatched: 0 })
     expect(cold['docs/tasks.md']).toBe(TASKS_DOC('open', 'done'))
   })
 
@@ -415,7 +415,7 @@ describe('persistent job store', () => {
     await close(first)
     const second = await start(root)
     expect((await second.transformModule(main, 'one', rule)).code).toBe(code)
-    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 1 })
+    expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 1, queriesPatched: 0 })
     expect(await jobsRunBy(second, () => second.transformModule(main, 'three', rule))).toBe(1)
   })
 
@@ -428,7 +428,7 @@ describe('persistent job store', () => {
     fs.cpSync(root, copy, { recursive: true, preserveTimestamps: true })
     const moved = await start(copy)
     expect(await renderAll(moved)).toEqual(texts)
-    expect(moved.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+    expect(moved.stats).toEqual({ jobsRun: 0, jobsReused: 4, queriesPatched: 0 })
   })
 
   it('validates stored results against the files before serving them', async () => {
@@ -442,7 +442,7 @@ describe('persistent job store', () => {
     expect(texts['docs/snippet.md']).toBe(SNIPPET_DOC(['included line 1, edited offline', 'included line two']))
     expect(texts['docs/tasks.md']).toBe(TASKS_DOC('open', 'started'))
     expect(texts['docs/notes.md']).toBe(NOTES_DOC(['notes/one.md', 'notes/three.md', 'notes/two.md']))
-    expect(second.stats).toEqual({ jobsRun: 3, jobsReused: 1 })
+    expect(second.stats).toEqual({ jobsRun: 3, jobsReused: 1, queriesPatched: 0 })
   })
 
   it('re-runs a stored git reader after a commit made while no engine ran', async () => {
@@ -454,7 +454,7 @@ describe('persistent job store', () => {
     const second = await start(root)
     const texts = await renderAll(second)
     expect(texts['docs/git.md']).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
-    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3 })
+    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3, queriesPatched: 0 })
   })
 
   it("reuses nothing of an extension whose program or manifest changed", async () => {
@@ -462,7 +462,7 @@ describe('persistent job store', () => {
     await close(await startAndRender(root))
     fs.appendFileSync(path.join(root, 'tools/notes/extension.py'), '# a new release\n')
     const second = await startAndRender(root)
-    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3 })
+    expect(second.stats).toEqual({ jobsRun: 1, jobsReused: 3, queriesPatched: 0 })
     await close(second)
 
     editFile(root, 'tools/notes/insitu-extension.toml', 'for the plugin fixture', 'for the plugin fixture, edited')
@@ -476,7 +476,7 @@ describe('persistent job store', () => {
     await close(await startAndRender(root))
     fs.appendFileSync(path.join(root, 'insitu.toml'), '\n# a comment is a change too\n')
     const second = await startAndRender(root)
-    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
   })
 
   it('keeps entries under the header they were computed with when two configs share the store', async () => {
@@ -487,13 +487,13 @@ describe('persistent job store', () => {
     const b = await startAndRender(root) // another config: the store is rewritten under it
     await close(b)
     await renderAll(a)
-    expect(a.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(a.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
     await close(a) // written last: its config's header, its entries only
     const c = await startAndRender(root)
-    expect(c.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(c.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
     await close(c)
     const d = await startAndRender(root)
-    expect(d.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+    expect(d.stats).toEqual({ jobsRun: 0, jobsReused: 4, queriesPatched: 0 })
   })
 
   it('reuses nothing of a store written by another plugin version', async () => {
@@ -506,10 +506,10 @@ describe('persistent job store', () => {
     db.prepare("update meta set value = '0.0.0-other' where key = 'plugin'").run()
     db.close()
     const second = await startAndRender(root)
-    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
     await close(second)
     const third = await startAndRender(root)
-    expect(third.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+    expect(third.stats).toEqual({ jobsRun: 0, jobsReused: 4, queriesPatched: 0 })
   })
 
   it('ignores a corrupt or foreign store with one logged line, and rebuilds it', async () => {
@@ -527,10 +527,10 @@ describe('persistent job store', () => {
       const logger = { info() {}, warn: (m: string) => void warnings.push(m), error() {} }
       const first = await startAndRender(root, { logger })
       expect(warnings).toEqual([`insitu: ignoring the job cache ${file} (${content === null ? 'not an insitu job cache' : 'file is not a database'}); rebuilding it`])
-      expect(first.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+      expect(first.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
       await close(first)
       const second = await startAndRender(root, { logger })
-      expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4 })
+      expect(second.stats).toEqual({ jobsRun: 0, jobsReused: 4, queriesPatched: 0 })
       expect(warnings).toHaveLength(1)
     }
   })
@@ -541,7 +541,7 @@ describe('persistent job store', () => {
     await close(engine)
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
     const second = await startAndRender(root, { cache: false })
-    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0 })
+    expect(second.stats).toEqual({ jobsRun: 4, jobsReused: 0, queriesPatched: 0 })
   })
 })
 

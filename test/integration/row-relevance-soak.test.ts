@@ -29,6 +29,11 @@ const MODELS: Record<string, string> = {
   ranged: 'select title from documents where priority between 1 and 2 and parent = :insitu_dir order by path',
   counted: "select status, count(*) as n from documents where parent = :insitu_dir and (select count(*) from documents where status = 'done') >= 0 group by status order by status",
   starred: "select * from documents where parent = 'tasks/b' order by path",
+  // Conjuncts on front-matter values, and shapes whose rows a check patches by path (issue #38).
+  valued: "select title, path from documents where status = 'open' and parent = :insitu_dir order by path",
+  unfinished: "select path, title, status from documents where status != 'done' and name != 'index.md' order by path",
+  aliased: "select d.Path, d.title from documents d where d.status = 'blocked' order by d.path asc",
+  keyed: "select path, owner0 from documents where owner0 = 'someone' order by path",
 }
 
 const DOCUMENT_MODELS: Record<string, string[]> = {
@@ -36,6 +41,7 @@ const DOCUMENT_MODELS: Record<string, string[]> = {
   'sections.md': ['section', 'escaped', 'globbed'],
   'mixed.md': ['either', 'ranged', 'counted', 'starred'],
   'sneaky.md': ['sneaky'],
+  'values.md': ['valued', 'unfinished', 'aliased', 'keyed'],
 }
 
 function write(rel: string, text: string): void {
@@ -112,7 +118,7 @@ test.each([1, 2, 3])('served documents equal a fresh render after every random e
     else if (kind === 'status') edited = text.replace(/^status: .*$/m, `status: ${pick(['open', 'done', 'blocked'])}`)
     else if (kind === 'priority') edited = text.replace(/^priority: .*$/m, `priority: ${1 + Math.floor(next() * 3)}`)
     else if (kind === 'body') edited = text.replace(/^Body of .*$/m, `Body of ${rel}, step ${step}.`)
-    else if (kind === 'key') edited = text.replace(/^---\n/, `---\nowner${step % 3}: someone\n`)
+    else if (kind === 'key') edited = text.replace(/^---\n/, `---\nowner${step % 3}: ${pick(['someone', 'nobody'])}\n`)
     else {
       // An index's own prose: its row changes (body), every other index's queries cannot see it.
       target = pick(documents)
@@ -132,6 +138,7 @@ test.each([1, 2, 3])('served documents equal a fresh render after every random e
       await fresh.close()
     }
   }
-  // The rule did leave documents out (the check is not vacuous).
+  // The rule did leave documents out, and checks did patch rows (the check is not vacuous).
   expect(skipped).toBeGreaterThan(200)
+  expect(engine.stats.queriesPatched).toBeGreaterThan(20)
 })
