@@ -100,7 +100,7 @@ export interface JobMemoContext {
   resolve: ResolveResource
   /** Run one of the project's queries on the document index without recording it (in the query sandbox). */
   query(sql: string, params: Record<string, unknown>): Promise<unknown[]>
-  /** Ask the document index's SQLite a question of the engine's own (the row rule's LIKE and GLOB: bounded, in this process). */
+  /** Ask the document index's SQLite a question of the engine's own (the row rule's LIKE and GLOB, a cheap query restricted to changed paths: bounded, in this process). */
   evaluate(sql: string, params: Record<string, unknown>): unknown[]
   /** The document index's `stateId`: equal ids, equal rows (across processes too). */
   indexState(): string
@@ -688,7 +688,8 @@ export class JobMemo {
   /**
    * A check's run of a query: its rows now. A query whose rows can be patched by path
    * (`pathRestrictedQuery`) and whose rows an earlier check kept (`lastRows`) runs restricted
-   * to the rows changed since (query-patches.ts), when the index says which; else in full.
+   * to the rows changed since (query-patches.ts), when the index says which (a cheap one on
+   * the index itself, synchronously, the others in the query sandbox); else in full.
    * The rows returned are the caller's (a job may get them); those kept are a copy of each row.
    */
   private async checkRows(rowsKey: string, query: { sql: string; params: Record<string, unknown> }): Promise<unknown[]> {
@@ -700,7 +701,10 @@ export class JobMemo {
     let rows: Record<string, unknown>[] | null = null
     if (last && change && change.paths.size <= MAX_PATCHED_PATHS) {
       try {
-        const fresh = (await this.context.query(restricted, { ...query.params, [CHANGED_PATHS_PARAM]: JSON.stringify([...change.paths]) })) as Record<string, unknown>[]
+        const params = { ...query.params, [CHANGED_PATHS_PARAM]: JSON.stringify([...change.paths]) }
+        // A cheap one runs here, at once: no turn of the event loop, so the change's plan is not
+        // held behind Vite's watcher re-reading a large folder meanwhile (bench/RESULTS.md).
+        const fresh = (restricted.cheap ? this.context.evaluate(restricted.sql, params) : await this.context.query(restricted.sql, params)) as Record<string, unknown>[]
         rows = patchRows(last.rows, change.paths, fresh)
         if (rows) this.stats.queriesPatched++
       } catch {

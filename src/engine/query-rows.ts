@@ -73,7 +73,13 @@ interface Token {
 }
 
 const MAX_PREPARED = 1000
-const prepared = new Map<string, readonly RowFilter[] | null>()
+/** A text's conjuncts read as filters, and whether every conjunct of its WHERE clause was one. */
+interface ReadClause {
+  filters: readonly RowFilter[]
+  everyConjunct: boolean
+}
+
+const prepared = new Map<string, ReadClause | null>()
 
 export function queryMayReadRows(
   sql: string,
@@ -82,8 +88,8 @@ export function queryMayReadRows(
   evaluate?: EvaluateSql,
   rows?: ChangedRows,
 ): boolean {
-  const filters = rowFiltersOf(sql)
-  if (filters === null) return true
+  const filters = rowFiltersOf(sql)?.filters
+  if (filters === undefined) return true
   const onPath: BoundFilter<PathColumn>[] = []
   const onValue: BoundFilter<string>[] = []
   for (const filter of filters) {
@@ -165,8 +171,8 @@ function mayHold(filter: BoundFilter<PathColumn>, text: string, evaluate: Evalua
 const MAX_MATCHED = 10_000
 const matched = new Map<string, boolean>()
 
-/** The text's conjuncts on path columns (`filterOf`), or null when it is not of the recognized shape. */
-function rowFiltersOf(sql: string): readonly RowFilter[] | null {
+/** The text's conjuncts read as filters (`filterOf`), or null when it is not of the recognized shape. */
+function rowFiltersOf(sql: string): ReadClause | null {
   let filters = prepared.get(sql)
   if (filters === undefined) {
     filters = queryIsVolatile(sql) ? null : analyze(sql)
@@ -176,7 +182,7 @@ function rowFiltersOf(sql: string): readonly RowFilter[] | null {
   return filters
 }
 
-function analyze(sql: string): RowFilter[] | null {
+function analyze(sql: string): ReadClause | null {
   const tokens = tokenize(sql)
   if (tokens === null) return null
   while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
@@ -204,12 +210,14 @@ function analyze(sql: string): RowFilter[] | null {
   const clause = tokens.slice(start, end)
   if (depthZeroIndex(clause, 0, (t) => t.kind === 'word' && (t.value === 'or' || t.value === 'between' || t.value === 'case')) !== -1) return null
   const filters: RowFilter[] = []
+  let everyConjunct = true
   let conjunct: Token[] = []
   let depth = 0
   for (const token of [...clause, { kind: 'word', value: 'and' } as Token]) {
     if (depth === 0 && isWord(token, 'and')) {
       const filter = filterOf(conjunct, qualifiers)
       if (filter) filters.push(filter)
+      else everyConjunct = false
       conjunct = []
       continue
     }
@@ -217,33 +225,39 @@ function analyze(sql: string): RowFilter[] | null {
     else if (isOther(token, ')') && --depth < 0) return null
     conjunct.push(token)
   }
-  return depth === 0 ? filters : null
+  return depth === 0 ? { filters, everyConjunct } : null
 }
 
 /** The parameter `pathRestrictedQuery` binds the changed paths to (a JSON array of strings). */
 export const CHANGED_PATHS_PARAM = '__insitu_changed_paths'
 
 /**
- * The text of the query `sql` restricted to the rows whose path is one of the JSON array bound
- * to `CHANGED_PATHS_PARAM`, or null when its rows cannot be patched that way. It can when each
- * of its rows is one `documents` row its WHERE keeps, shown by plain columns and ordered by
- * path: the text is of the shape `queryMayReadRows` reads (its conjuncts aside), with result
- * columns that are bare names (or `<qualifier>.<name>`), distinct ignoring ASCII case, one of
- * them `path`, no `distinct`, and after the WHERE clause exactly `order by [<qualifier>.]path
- * [asc]`. Then the rows of the other paths are what they were, and the restricted text gives
- * the changed paths' rows (query-patches.ts merges them).
+ * The query `sql` restricted to the rows whose path is one of the JSON array bound to
+ * `CHANGED_PATHS_PARAM`, or null when its rows cannot be patched that way. It can when each of
+ * its rows is one `documents` row its WHERE keeps, shown by plain columns and ordered by path:
+ * the text is of the shape `queryMayReadRows` reads (its conjuncts aside), with result columns
+ * that are bare names (or `<qualifier>.<name>`), distinct ignoring ASCII case, one of them
+ * `path`, no `distinct`, and after the WHERE clause exactly `order by [<qualifier>.]path [asc]`.
+ * Then the rows of the other paths are what they were, and the restricted text (the WHERE
+ * clause in parentheses, `and path in (…)` after it) gives the changed paths' rows
+ * (query-patches.ts merges them). `cheap`: every conjunct of the WHERE clause is one
+ * `queryMayReadRows` reads (a column compared with a string or parameter), so the restricted
+ * query looks at most as many rows as paths are bound, each at the cost of a few comparisons:
+ * it can run in the process that serves pages, with no sandbox to bound it.
  */
-export function pathRestrictedQuery(sql: string): string | null {
+export function pathRestrictedQuery(sql: string): { sql: string; cheap: boolean } | null {
   let restricted = restrictedTexts.get(sql)
   if (restricted === undefined) {
-    restricted = rowFiltersOf(sql) === null ? null : restrict(sql)
+    const clause = rowFiltersOf(sql)
+    const text = clause === null ? null : restrict(sql)
+    restricted = text === null ? null : { sql: text, cheap: clause!.everyConjunct }
     if (restrictedTexts.size >= MAX_PREPARED) restrictedTexts.clear()
     restrictedTexts.set(sql, restricted)
   }
   return restricted
 }
 
-const restrictedTexts = new Map<string, string | null>()
+const restrictedTexts = new Map<string, { sql: string; cheap: boolean } | null>()
 
 function restrict(sql: string): string | null {
   const tokens = tokenize(sql)

@@ -8,7 +8,8 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DocumentIndex } from '../../src/documents/document-index.js'
-import { type EvaluateSql, queryMayReadRows } from '../../src/engine/query-rows.js'
+import { CHANGED_PATHS_PARAM, type EvaluateSql, pathRestrictedQuery, queryMayReadRows } from '../../src/engine/query-rows.js'
+import { patchRows } from '../../src/engine/query-patches.js'
 
 const FOLDER = "select title, path from documents where parent = :insitu_dir and name != 'index.md' order by path"
 
@@ -317,3 +318,71 @@ function runOn(index: DocumentIndex, sql: string): unknown {
     return `error: ${(error as Error).message}`
   }
 }
+
+describe('pathRestrictedQuery and patchRows, against the real index', () => {
+  // The restricted text patched into the old rows gives what the whole query gives now (issue #38).
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'insitu-query-patch-'))
+  const rel = (i: number) => `tasks/${i % 3 === 0 ? 'b' : 'a'}/t${String(i).padStart(2, '0')}.md`
+  const text = (i: number, status: string, title = `Task ${i}`) => `---\ntitle: ${title}\nstatus: ${status}\npriority: ${i % 3}\n---\n# T\n`
+  for (let i = 0; i < 30; i++) {
+    fs.mkdirSync(path.dirname(path.join(root, rel(i))), { recursive: true })
+    fs.writeFileSync(path.join(root, rel(i)), text(i, i % 2 ? 'open' : 'done'))
+  }
+  const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false })
+  index.rebuild({ persist: false })
+  afterAll(() => {
+    index.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it.each([
+    ["select title, path from documents where status = 'open' order by path", true],
+    ["select title, Path from documents d where d.parent = 'tasks/a' and status != 'done' order by d.path asc;", true],
+    ["select path, priority from documents where path like 'tasks/%' order by path -- the end", true],
+    ["select title, path from documents where status = 'open' and priority + 0 = 1 order by path", false],
+    ["select title, path from documents where status = 'open' and title like 'Task%' order by path", false],
+  ])('patches %s (cheap: %s)', (sql, cheap) => {
+    const restricted = pathRestrictedQuery(sql)
+    expect(restricted?.cheap).toBe(cheap)
+    const old = index.query(sql)
+    const changed = new Set([rel(1), rel(2), rel(9), rel(28)])
+    const before = new Map([...changed].map((p) => [p, fs.readFileSync(path.join(root, p), 'utf8')]))
+    // A row leaving the WHERE, one entering it, one changing title only, one unchanged.
+    fs.writeFileSync(path.join(root, rel(1)), text(1, 'done'))
+    fs.writeFileSync(path.join(root, rel(2)), text(2, 'open'))
+    fs.writeFileSync(path.join(root, rel(9)), text(9, 'open', 'Task nine'))
+    index.refresh([...changed].map((p) => ({ type: 'update' as const, path: p })))
+    try {
+      const fresh = index.query(restricted!.sql, { [CHANGED_PATHS_PARAM]: JSON.stringify([...changed]) })
+      expect(patchRows(old, changed, fresh)).toEqual(index.query(sql))
+    } finally {
+      for (const [p, t] of before) fs.writeFileSync(path.join(root, p), t)
+      index.refresh([...changed].map((p) => ({ type: 'update' as const, path: p })))
+    }
+  })
+
+  it.each([
+    "select title from documents where status = 'open' order by path",
+    "select title, path as p from documents where status = 'open' order by path",
+    "select distinct title, path from documents where status = 'open' order by path",
+    "select title, path, title from documents where status = 'open' order by path",
+    "select title, path from documents where status = 'open' order by path desc",
+    "select title, path from documents where status = 'open' order by title",
+    "select title, path from documents where status = 'open'",
+    "select title, path from documents where status = 'open' order by path limit 3",
+    "select status, path from documents where status = 'open' group by status order by path",
+    "select upper(title), path from documents where status = 'open' order by path",
+    "select * from documents where status = 'open' order by path",
+    "select title, path from documents where status = 'open' or priority = 1 order by path",
+  ])('does not patch %s', (sql) => {
+    expect(pathRestrictedQuery(sql)).toBeNull()
+  })
+
+  it('refuses rows it cannot merge', () => {
+    const rows = [{ path: 'a.md' }, { path: 'c.md' }]
+    expect(patchRows(rows, new Set(['b.md']), [{ path: 'b.md' }])).toEqual([{ path: 'a.md' }, { path: 'b.md' }, { path: 'c.md' }])
+    expect(patchRows([...rows].reverse(), new Set(['b.md']), [])).toBeNull()
+    expect(patchRows(rows, new Set(['b.md']), [{ path: 'z.md' }])).toBeNull()
+    expect(patchRows([{ title: 'x' }], new Set(['b.md']), [])).toBeNull()
+  })
+})
