@@ -11,7 +11,9 @@
  * and comments are never mistaken for keywords):
  *   `select <result columns> from documents [[as] <alias>] where <conjunct> and ... [group by
  *   | having | order by | limit ...]`
- * - one `select` in the whole text (no subquery, no compound, no CTE: a text starting with
+ * - one `select` in the whole text but subqueries over the row's own JSON (`(select … from
+ *   json_each(<expr>) [[as] <alias>] [where | group by | order by | limit …])`, `json_tree`
+ *   alike: they read no other row; no other subquery, no compound, no CTE: a text starting with
  *   `with`, such as a model with refs, is always a yes), no `in` followed by anything but `(`
  *   (`x in documents` is a subquery too), and not volatile (query-columns.ts, and by the
  *   tokens: a volatile function's name, bare or quoted, before a `(`, or `now`/`current_*`
@@ -188,7 +190,9 @@ function analyze(sql: string): ReadClause | null {
   while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
   // Volatile by its tokens too (a comment or quotes between a name and its call hide it from text).
   if (tokens.some((t, i) => isIdentifier(t) && (VOLATILE_WORDS.has(foldAsciiCase(t.value)) || (VOLATILE_CALLS.has(foldAsciiCase(t.value)) && isOther(tokens[i + 1], '('))))) return null
-  if (!isWord(tokens[0], 'select') || tokens.filter((t) => isWord(t, 'select')).length !== 1) return null
+  if (!isWord(tokens[0], 'select')) return null
+  // Any other `select` is a subquery over the row's own JSON (below): it reads no other row.
+  if (tokens.some((t, i) => i > 0 && isWord(t, 'select') && !isRowLocalSubquery(tokens, i))) return null
   // `x in <table>` is a subquery without `select`, anywhere in the text.
   if (tokens.some((t, i) => isWord(t, 'in') && !isOther(tokens[i + 1], '('))) return null
   const from = depthZeroIndex(tokens, 1, (t) => isWord(t, 'from'))
@@ -306,6 +310,40 @@ function plainColumnName(tokens: readonly Token[], qualifiers: readonly string[]
     return tokens[2]!.value
   }
   return null
+}
+
+/**
+ * Whether the `select` at `at` opens a subquery that reads only the outer row: it follows `(`,
+ * and its FROM clause is exactly one call of `json_each` or `json_tree` (with an optional
+ * alias), followed by the subquery's end or its WHERE, GROUP BY, ORDER BY or LIMIT. Its own
+ * subqueries are each checked too (the caller checks every `select`).
+ */
+function isRowLocalSubquery(tokens: readonly Token[], at: number): boolean {
+  if (!isOther(tokens[at - 1], '(')) return false
+  const end = closingParenthesis(tokens, at - 1)
+  if (end === -1) return false
+  const body = tokens.slice(at, end)
+  const from = depthZeroIndex(body, 1, (t) => isWord(t, 'from'))
+  if (from === -1) return false
+  const call = body[from + 1]
+  if (!(isWord(call, 'json_each') || isWord(call, 'json_tree')) || !isOther(body[from + 2], '(')) return false
+  let next = closingParenthesis(body, from + 2) + 1
+  if (next === 0) return false
+  if (isWord(body[next], 'as')) next++
+  if (body[next]?.kind === 'word' && !SUBQUERY_CLAUSES.has(body[next]!.value)) next++
+  return next === body.length || (body[next]?.kind === 'word' && SUBQUERY_CLAUSES.has(body[next]!.value))
+}
+
+const SUBQUERY_CLAUSES = new Set(['where', 'group', 'order', 'limit'])
+
+/** The index of the `)` closing the `(` at `open`, or -1. */
+function closingParenthesis(tokens: readonly Token[], open: number): number {
+  let depth = 0
+  for (let i = open; i < tokens.length; i++) {
+    if (isOther(tokens[i], '(')) depth++
+    else if (isOther(tokens[i], ')') && --depth === 0) return i
+  }
+  return -1
 }
 
 const VOLATILE_WORDS = new Set<string>(VOLATILE_NAMES)

@@ -34,6 +34,8 @@ const MODELS: Record<string, string> = {
   unfinished: "select path, title, status from documents where status != 'done' and name != 'index.md' order by path",
   aliased: "select d.Path, d.title from documents d where d.status = 'blocked' order by d.path asc",
   keyed: "select path, owner0 from documents where owner0 = 'someone' order by path",
+  // A subquery over the row's own JSON reads no other row.
+  ownkeys: "select title, (select group_concat(key, ',') from json_each(documents.frontmatter)) as keys from documents where parent = :insitu_dir order by path",
 }
 
 const DOCUMENT_MODELS: Record<string, string[]> = {
@@ -41,7 +43,7 @@ const DOCUMENT_MODELS: Record<string, string[]> = {
   'sections.md': ['section', 'escaped', 'globbed'],
   'mixed.md': ['either', 'ranged', 'counted', 'starred'],
   'sneaky.md': ['sneaky'],
-  'values.md': ['valued', 'unfinished', 'aliased', 'keyed'],
+  'values.md': ['valued', 'unfinished', 'aliased', 'keyed', 'ownkeys'],
 }
 
 function write(rel: string, text: string): void {

@@ -41,6 +41,8 @@ describe('queryMayReadRows', () => {
     ['a GLOB prefix', "select title from documents where path glob 'tasks/b/*'"],
     ['the name', "select title from documents where name = 'two.md'"],
     ['the stem, reversed', "select title from documents where 'two' = stem"],
+    ['a subquery over the row\'s own JSON', "select title, (select group_concat(value, ', ') from json_each(documents.tags)) as tags from documents where parent = :p"],
+    ['json_tree with an alias and a where', "select title, (select count(*) from json_tree(frontmatter) as j where j.type = 'text') as n from documents d where d.parent = :p"],
   ])('cannot see a row of another folder: %s', (_name, sql) => {
     expect(queryMayReadRows(sql, at, other, evaluate)).toBe(false)
   })
@@ -113,6 +115,9 @@ describe('queryMayReadRows', () => {
     ['a volatile call past a comment', 'select title, total_changes/**/() as n from documents where parent = :p'],
     ['a volatile call by a quoted name', 'select title, "total_changes"() as n from documents where parent = :p'],
     ['a name starting with a no-break space', "select title, 'tasks/b' as \"\u00a0parent\" from documents where \u00a0parent = 'tasks/b'"],
+    ['json_each over a subquery of other rows', "select title, (select count(*) from json_each((select json_group_array(path) from documents))) as n from documents where parent = :p"],
+    ['json_each joined with a table', 'select title, (select count(*) from json_each(tags) j, documents d2) as n from documents where parent = :p'],
+    ['a subquery with no from', 'select title, (select 1) as n from documents where parent = :p'],
   ])('may see any row: %s', (_name, sql) => {
     expect(queryMayReadRows(sql, at, other, evaluate)).toBe(true)
   })
@@ -243,6 +248,7 @@ describe('queryMayReadRows with the changed rows\' values, against the real inde
     "select path, status as s from documents where s = 'open'",
     "select path from documents where nosuchkey = 'x'",
     "select title, status from documents where status = 'open' and path like 'tasks/%' order by path",
+    "select title, (select group_concat(key, ',') from json_each(documents.frontmatter)) as keys, path from documents where status = 'open' order by path",
   ]
   const edits = [
     (text: string) => text.replace(/^title: (.*)$/m, 'title: $1 edited'),
