@@ -22,6 +22,8 @@
  *   cold build, as in CI). Each build is a fresh process (`node <bin> build`), timed from spawn
  *   to exit; sides alternate which goes first; one unmeasured round first, after which the
  *   home page's HTML of both sides must be identical (a sanity check; otherwise it throws).
+ * - CPU time (user + system of the whole tree) when `/usr/bin/time` exists: steadier than wall
+ *   time on a shared machine.
  * - Memory: the peak of the summed RSS of the build's process group, sampled from /proc every
  *   20 ms (bench/process-tree-run.ts), with the part insitu's sandbox processes held at that
  *   moment, and, when `/usr/bin/time` exists, its `%M` (exact peak of the largest single process).
@@ -186,7 +188,8 @@ async function benchTool(tool: DocsTool, setup: ToolSetup, pages: number, runs: 
         const measured = await runMeasured(process.execPath, [bin(site), 'build'], { cwd: site, env: buildEnv() })
         console.error(
           `  ${run < 0 ? 'warm-up' : `run ${run + 1}`} ${side}: ${Math.round(measured.wallMs)} ms, tree ${Math.round(mib(measured.treePeakKiB))} MiB (sandbox ${Math.round(mib(measured.sandboxAtPeakKiB))})` +
-            (measured.largestPeakKiB === null ? '' : `, largest ${Math.round(mib(measured.largestPeakKiB))} MiB`),
+            (measured.largestPeakKiB === null ? '' : `, largest ${Math.round(mib(measured.largestPeakKiB))} MiB`) +
+            (measured.cpuMs === null ? '' : `, CPU ${Math.round(measured.cpuMs)} ms`),
         )
         if (run >= 0) results[side].push(measured)
       }
@@ -203,8 +206,10 @@ async function benchTool(tool: DocsTool, setup: ToolSetup, pages: number, runs: 
   const largest = (side: MeasuredRun[]) => side.map((r) => mib(r.largestPeakKiB ?? Number.NaN))
   const within = (ours: number[], theirs: number[]) => (median(ours) / median(theirs) <= 1.05 ? 'met' : 'not met')
   const { plugin, plain } = results
+  const cpu = (side: MeasuredRun[]) => side.map((r) => r.cpuMs ?? Number.NaN)
   const rows = [
     `| wall time (spawn → exit) | ${cell(wall(plugin), 'ms')} | ${cell(wall(plain), 'ms')} | ${ratioCell(wall(plugin), wall(plain))} |`,
+    ...(hasGnuTime() ? [`| CPU time, user + system of the tree (\`/usr/bin/time\`) | ${cell(cpu(plugin), 'ms')} | ${cell(cpu(plain), 'ms')} | ${ratioCell(cpu(plugin), cpu(plain))} |`] : []),
     `| peak RSS, whole process tree (sampled) | ${cell(tree(plugin), 'MiB')} | ${cell(tree(plain), 'MiB')} | ${ratioCell(tree(plugin), tree(plain))} |`,
   ]
   const sandbox = (side: MeasuredRun[]) => side.map((r) => mib(r.sandboxAtPeakKiB))

@@ -12,7 +12,9 @@
  *   command line naming `sandbox-child.js`);
  * - `largestPeakKiB`: when `/usr/bin/time` exists (it then wraps the command, and its own
  *   process is left out of the sum), its `%M`: the kernel's exact peak RSS of the largest single
- *   process of the tree (not a sum); otherwise null;
+ *   process of the tree (not a sum); otherwise null; `cpuMs`: its `%U` + `%S`, the CPU time
+ *   (user + system) of the command and every descendant it waited for (steadier than wall
+ *   time on a busy machine); otherwise null;
  * - `output`: the command's stdout and stderr.
  * A non-zero exit rejects with the output.
  */
@@ -30,6 +32,7 @@ export interface MeasuredRun {
   treePeakKiB: number
   sandboxAtPeakKiB: number
   largestPeakKiB: number | null
+  cpuMs: number | null
   output: string
 }
 
@@ -77,7 +80,7 @@ function groupRssKiB(group: number, skip: number | undefined, seen: Map<number, 
 export function runMeasured(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<MeasuredRun> {
   const timeFile = path.join(os.tmpdir(), `insitu-bench-time-${process.pid}-${Date.now()}.txt`)
   const wrapped = hasGnuTime()
-  const [file, argv] = wrapped ? [TIME, ['-f', '%M', '-o', timeFile, command, ...args]] : [command, [...args]]
+  const [file, argv] = wrapped ? [TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]] : [command, [...args]]
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(file, argv, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -104,16 +107,19 @@ export function runMeasured(command: string, args: readonly string[], options: {
       const wallMs = performance.now() - started
       clearInterval(timer)
       let largestPeakKiB: number | null = null
+      let cpuMs: number | null = null
       if (wrapped) {
         try {
-          largestPeakKiB = Number(fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1))
+          const [kib, user, system] = (fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1) ?? '').split(' ').map(Number)
+          if (Number.isFinite(kib)) largestPeakKiB = kib!
+          if (Number.isFinite(user) && Number.isFinite(system)) cpuMs = (user! + system!) * 1000
         } catch {
-          largestPeakKiB = null
+          // no report
         }
         fs.rmSync(timeFile, { force: true })
       }
       if (code !== 0) reject(new Error(`${command} ${args.join(' ')} failed in ${options.cwd} (${code ?? signal}):\n${output}`))
-      else resolve({ wallMs, treePeakKiB, sandboxAtPeakKiB, largestPeakKiB, output })
+      else resolve({ wallMs, treePeakKiB, sandboxAtPeakKiB, largestPeakKiB, cpuMs, output })
     })
   })
 }
