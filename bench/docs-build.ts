@@ -16,7 +16,8 @@
  *   `insitu()`, for Astro `insitu({ write: true })`, as Astro renders pages from disk) and
  *   `plain/` (the same site after `vite-plugin-insitu sync`, its state folder removed, no
  *   plugin in its config). Each site's `node_modules` holds symlinks to the fixture's packages
- *   and `vite-plugin-insitu` → this checkout. Before every build: its output and caches removed
+ *   and `vite-plugin-insitu` as npm installs it (this checkout's package.json and `dist/`, its
+ *   dependencies nested). Before every build: its output and caches removed
  *   (`.vitepress/dist` and `.vitepress/cache`; `dist`, `.astro`, `node_modules/.vite`), and on
  *   `plugin/` the state folder `.insitu/` too and the documents with regions rewritten stale (a
  *   cold build, as in CI). Each build is a fresh process (`node <bin> build`), timed from spawn
@@ -104,7 +105,13 @@ function versionOf(modules: string, name: string): string | undefined {
   }
 }
 
-/** `site/node_modules`: a symlink to each package of the fixture, and `vite-plugin-insitu` → this checkout. */
+/**
+ * `site/node_modules`: a symlink to each package of the fixture, and `vite-plugin-insitu` as npm
+ * installs it: a folder holding this checkout's package.json and `dist/`, its dependencies in its
+ * own `node_modules` (symlinks to this checkout's; the fixture may hold other versions, Astro's
+ * zod 3). Not a symlink to the checkout: Vite bundles or transforms a linked package whose real
+ * path is outside `node_modules` (configs, SSR), which a user's install never sees.
+ */
 function linkModules(site: string, modules: string): void {
   const target = path.join(site, 'node_modules')
   fs.mkdirSync(target)
@@ -112,7 +119,16 @@ function linkModules(site: string, modules: string): void {
     if (name === 'vite-plugin-insitu' || name === '.vite' || name === '.astro' || name === '.cache') continue
     fs.symlinkSync(path.join(modules, name), path.join(target, name))
   }
-  fs.symlinkSync(REPO, path.join(target, 'vite-plugin-insitu'), 'dir')
+  const plugin = path.join(target, 'vite-plugin-insitu')
+  fs.mkdirSync(path.join(plugin, 'node_modules'), { recursive: true })
+  fs.copyFileSync(path.join(REPO, 'package.json'), path.join(plugin, 'package.json'))
+  fs.cpSync(path.join(REPO, 'dist'), path.join(plugin, 'dist'), { recursive: true })
+  const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  for (const name of Object.keys(manifest.dependencies)) {
+    const link = path.join(plugin, 'node_modules', name)
+    fs.mkdirSync(path.dirname(link), { recursive: true })
+    fs.symlinkSync(fs.realpathSync(path.join(REPO, 'node_modules', name)), link, 'dir')
+  }
 }
 
 interface Sides {
