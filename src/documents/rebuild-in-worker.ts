@@ -11,7 +11,10 @@
  *   the thread failing to start or ending early, anything thrown there (an unreadable folder,
  *   SQLite's native part not loading). The caller then does the work itself, in this thread,
  *   and meets the same error, reported as it always was.
- * - Not with `onDocumentRead` (a function cannot cross to the thread): null at once.
+ * - Not with `onDocumentRead` (a function cannot cross to the thread), nor for a project whose
+ *   scan costs less than starting a thread (`worthAThread`: a snapshot under `SNAPSHOT_BYTES`,
+ *   or, without one, fewer than `SCAN_ENTRIES` entries in a look at its first folders): null at
+ *   once.
  * - Aborting `signal` ends the thread and rejects with the signal's reason.
  * - The program: `dist/index-worker.js` from the published bundle; from source (tests,
  *   benchmarks) a bundle of src/index-worker.ts (sandbox/source-child.ts).
@@ -23,9 +26,23 @@ import { Worker } from 'node:worker_threads'
 import { sourceChild } from '../sandbox/source-child.js'
 import type { IndexWorkerData, IndexWorkerReply } from '../index-worker.js'
 import { DocumentIndex, type DocumentIndexOptions } from './document-index.js'
+import { createPathMatcher } from './project-files.js'
 
-export async function rebuildInWorker(options: DocumentIndexOptions, run: { persist: boolean; signal?: AbortSignal }): Promise<DocumentIndex | null> {
-  if (options.onDocumentRead) return null
+/**
+ * A snapshot this large (about 4,000 documents) is worth a thread: the scan that reconciles it
+ * costs about 20 µs a document here, a thread about 80 ms to start and load its program.
+ */
+export const SNAPSHOT_BYTES = 3 * 1024 * 1024
+/** Without a snapshot (about 45 µs a document to read and parse), this many entries are. */
+export const SCAN_ENTRIES = 2000
+/** The most folders `worthAThread` lists (the rest are estimated from their average). */
+const LOOK_FOLDERS = 64
+
+export async function rebuildInWorker(
+  options: DocumentIndexOptions,
+  run: { persist: boolean; signal?: AbortSignal; /** Whatever the project's size (tests). */ always?: boolean },
+): Promise<DocumentIndex | null> {
+  if (options.onDocumentRead || !(run.always || worthAThread(options))) return null
   run.signal?.throwIfAborted()
   const program = workerProgram()
   if (program === null) return null
@@ -73,4 +90,41 @@ function workerProgram(): string | null {
     if (fs.existsSync(file)) return file
     if (path.dirname(folder) === folder) return null
   }
+}
+
+/**
+ * Whether the first scan is worth a thread: a snapshot of `SNAPSHOT_BYTES` or more, or, without
+ * one, a project of about `SCAN_ENTRIES` entries or more (folders listed breadth first, excluded
+ * paths and symlinks left out, at most `LOOK_FOLDERS` of them: the folders left are counted at
+ * the average of those listed). A look that fails says no (the scan here meets the error).
+ */
+export function worthAThread(options: DocumentIndexOptions): boolean {
+  if (options.statePath !== undefined) {
+    try {
+      return fs.statSync(options.statePath).size >= SNAPSHOT_BYTES
+    } catch {
+      // no snapshot: look at the project
+    }
+  }
+  const excluded = createPathMatcher(options.exclude)
+  const pending = ['']
+  let entries = 0
+  let listed = 0
+  try {
+    while (pending.length > 0 && listed < LOOK_FOLDERS) {
+      const folder = pending.shift() as string
+      listed += 1
+      for (const dirent of fs.readdirSync(path.join(options.root, folder), { withFileTypes: true })) {
+        const relPath = folder === '' ? dirent.name : `${folder}/${dirent.name}`
+        const isFolder = dirent.isDirectory()
+        if (excluded(relPath, isFolder)) continue
+        entries += 1
+        if (isFolder) pending.push(relPath)
+      }
+      if (entries >= SCAN_ENTRIES) return true
+    }
+  } catch {
+    return false
+  }
+  return entries + pending.length * (entries / listed) >= SCAN_ENTRIES
 }

@@ -8,8 +8,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { DocumentIndex, type DocumentIndexOptions } from '../../src/documents/document-index.js'
-import { rebuildInWorker } from '../../src/documents/rebuild-in-worker.js'
+import { rebuildInWorker, SCAN_ENTRIES, worthAThread } from '../../src/documents/rebuild-in-worker.js'
+import { InsituEngine } from '../../src/engine/engine.js'
 import { DEFAULT_EXCLUDE } from '../../src/host/config.js'
+import { generateProject } from '../../bench/project-generator.js'
 
 let root: string
 const open: DocumentIndex[] = []
@@ -53,7 +55,7 @@ it('gives the rows, entries and warnings of a scan in this thread, and writes th
   open.push(local)
   local.rebuild()
   const there: string[] = []
-  const scanned = await rebuildInWorker(options(there), { persist: true })
+  const scanned = await rebuildInWorker(options(there), { persist: true, always: true })
   expect(scanned).not.toBeNull()
   open.push(scanned!)
   expect(scanned!.query(ROWS)).toEqual(local.query(ROWS))
@@ -75,27 +77,50 @@ it('starts from the snapshot as a scan here would, and keeps its state id when n
   first.rebuild()
   const stateId = first.stateId
   first.close()
-  const scanned = await rebuildInWorker(options([]), { persist: true })
+  const scanned = await rebuildInWorker(options([]), { persist: true, always: true })
   open.push(scanned!)
   expect(scanned!.stateId).toBe(stateId)
   write('tasks/gamma.md', '---\ntitle: Gamma\n---\n')
-  const changed = await rebuildInWorker(options([]), { persist: true })
+  const changed = await rebuildInWorker(options([]), { persist: true, always: true })
   open.push(changed!)
   expect(changed!.stateId).not.toBe(stateId)
   expect(changed!.query("select title from documents where path = 'tasks/gamma.md'")).toEqual([{ title: 'Gamma' }])
 })
 
 it('answers null when it cannot give the rows (the caller scans here), and never with onDocumentRead', async () => {
-  expect(await rebuildInWorker({ ...options([]), onDocumentRead: () => {} }, { persist: true })).toBeNull()
+  expect(await rebuildInWorker({ ...options([]), onDocumentRead: () => {} }, { persist: true, always: true })).toBeNull()
   // A root that is not a folder: the scan throws there; here it throws the same error.
   const file = path.join(root, 'tasks/alpha.md')
-  expect(await rebuildInWorker({ ...options([], 'memory'), root: file }, { persist: false })).toBeNull()
+  expect(await rebuildInWorker({ ...options([], 'memory'), root: file }, { persist: false, always: true })).toBeNull()
 })
 
 it('an aborted start ends the thread and rejects with the reason', async () => {
   const abort = new AbortController()
   const reason = new Error('closing')
-  const scanning = rebuildInWorker(options([]), { persist: true, signal: abort.signal })
+  const scanning = rebuildInWorker(options([]), { persist: true, signal: abort.signal, always: true })
   abort.abort(reason)
   await expect(scanning).rejects.toBe(reason)
 })
+
+it('an engine started with indexInWorker renders what one scanning here renders, its SQL through the sandbox', async () => {
+  // A small project scans here (a thread costs more); this one is worth a thread.
+  expect(worthAThread(options([]))).toBe(false)
+  const project = generateProject(path.join(root, 'project'), { documents: SCAN_ENTRIES + 100 })
+  expect(worthAThread({ ...options([], 'memory'), root: project.root })).toBe(true)
+  const readme = fs.readFileSync(project.readme, 'utf8')
+  const render = async (indexInWorker: boolean) => {
+    fs.rmSync(path.join(project.root, '.insitu'), { recursive: true, force: true })
+    const engine = await InsituEngine.create({ root: project.root, indexInWorker })
+    try {
+      const result = await engine.renderDocument(project.readme, readme)
+      return { text: result.text, diagnostics: result.diagnostics, documents: engine.index.documentPaths().length }
+    } finally {
+      await engine.close()
+    }
+  }
+  const here = await render(false)
+  const there = await render(true)
+  expect(there).toEqual(here)
+  expect(there.documents).toBeGreaterThan(SCAN_ENTRIES)
+  expect(there.diagnostics).toEqual([])
+}, 60_000)
