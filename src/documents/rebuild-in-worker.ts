@@ -95,8 +95,8 @@ function workerProgram(): string | null {
 /**
  * Whether the first scan is worth a thread: a snapshot of `SNAPSHOT_BYTES` or more, or, without
  * one, a project of about `SCAN_ENTRIES` entries or more (folders listed breadth first, excluded
- * paths and symlinks left out, at most `LOOK_FOLDERS` of them: the folders left are counted at
- * the average of those listed). A look that fails says no (the scan here meets the error).
+ * folders and symlinks not looked into, at most `LOOK_FOLDERS` of them: the folders left are
+ * counted at the average of those listed). A look that fails says no (the scan here meets the error).
  */
 export function worthAThread(options: DocumentIndexOptions): boolean {
   if (options.statePath !== undefined) {
@@ -115,13 +115,16 @@ export function worthAThread(options: DocumentIndexOptions): boolean {
       const folder = pending.shift() as string
       listed += 1
       for (const dirent of fs.readdirSync(path.join(options.root, folder), { withFileTypes: true })) {
-        const relPath = folder === '' ? dirent.name : `${folder}/${dirent.name}`
-        const isFolder = dirent.isDirectory()
-        if (excluded(relPath, isFolder)) continue
+        // Folders only are matched (an excluded one, node_modules say, is not looked into):
+        // matching each file would cost more than the look saves.
+        if (dirent.isDirectory()) {
+          const relPath = folder === '' ? dirent.name : `${folder}/${dirent.name}`
+          if (excluded(relPath, true)) continue
+          pending.push(relPath)
+        }
         entries += 1
-        if (isFolder) pending.push(relPath)
+        if (entries >= SCAN_ENTRIES) return true
       }
-      if (entries >= SCAN_ENTRIES) return true
     }
   } catch {
     return false

@@ -270,7 +270,9 @@ export class InsituEngine {
       queryTimeoutMs: options.renderTimeoutMs ?? options.timeoutMs ?? 30_000,
     }
     const persist = options.snapshotAtStart !== false
-    // A dev server: the first scan in a worker thread (null: scanned here below).
+    // A dev server: git's metadata is located while the index's first scan runs in a worker
+    // thread (null: scanned here below).
+    const gitPathsEarly = options.indexInWorker && options.gitMetadata !== false ? gitMetadataPaths(root).catch(() => null) : undefined
     const scanned = options.indexInWorker ? await scanInWorker(indexOptions, { persist, modelsDir: config.paths.models, signal: options.signal }) : null
     const index = scanned?.index ?? new DocumentIndex(indexOptions)
     try {
@@ -317,7 +319,7 @@ export class InsituEngine {
           onExtensionInvoke: (name) => memo?.recordExtension(name),
           signal: options.signal,
         }),
-        options.gitMetadata === false ? null : gitMetadataPaths(root).catch(() => null),
+        options.gitMetadata === false ? null : (gitPathsEarly ?? gitMetadataPaths(root).catch(() => null)),
       ])
       memo = createJobMemo({
         config: effective,
