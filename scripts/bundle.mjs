@@ -19,6 +19,8 @@
  * - The sandbox's process: `dist/sandbox-child.js`, a bundle of its own (src/sandbox-child.ts:
  *   the copy of the document index that runs the project's SQL queries, and the renders that
  *   outrun their slice of the plugin's process; src/sandbox/process-pool.ts forks it).
+ * - The document index's worker thread: `dist/index-worker.js`, a bundle of its own as well
+ *   (src/index-worker.ts: a dev server's first scan of the project, documents/rebuild-in-worker.ts).
  * - The dependencies stay in package.json's `dependencies`: the declarations name their types,
  *   and the SDK imports `zod`.
  * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
@@ -52,6 +54,12 @@ const BUNDLES = [
     // The sandbox's process (src/sandbox/process-pool.ts forks it): a bundle of its own,
     // so that it loads the little it needs, not the plugin's shared chunk.
     input: { 'sandbox-child': 'src/sandbox-child.ts' },
+    external: ['better-sqlite3'],
+  },
+  {
+    // The document index's worker thread (src/documents/rebuild-in-worker.ts starts it): a
+    // bundle of its own too, loaded on the other core while the plugin's thread goes on.
+    input: { 'index-worker': 'src/index-worker.ts' },
     external: ['better-sqlite3'],
   },
 ]

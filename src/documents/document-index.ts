@@ -129,6 +129,31 @@ export interface DocumentIndexOptions {
    * @default 30000
    */
   queryTimeoutMs?: number
+  /**
+   * Rows another instance with the same options reconciled a moment ago (`handOver()`, in a
+   * worker thread: rebuild-in-worker.ts): this instance starts from them as from a usable
+   * snapshot, without reading `statePath`, with that instance's snapshot state and its warnings
+   * already told.
+   */
+  handedOver?: IndexHandover
+  /**
+   * The query sandbox, started ahead (its first process boots while the index is scanned in a
+   * worker thread: engine.ts): `sandbox` is this pool, given this index's hooks. The index
+   * closes it as its own.
+   */
+  sandbox?: ProcessPool
+}
+
+/** What `handOver()` gives another instance (`DocumentIndexOptions.handedOver`); structured-cloneable. */
+export interface IndexHandover {
+  /** The database, serialized (with the snapshot's meta rows: its `stateId` carries over). */
+  bytes: Uint8Array
+  /** The rows are those of the snapshot at `statePath` (written by `persist()`). */
+  persisted: boolean
+  /** Writing a snapshot failed (warned): the next instance does not try again either. */
+  writeFailed: boolean
+  /** The warnings that instance gave (its `warn`): not given again. */
+  warned: string[]
 }
 
 /** How many SQL texts `query()` keeps prepared. */
@@ -253,15 +278,24 @@ export class DocumentIndex {
     this.warn = options.warn ?? (() => {})
     this.onDocumentRead = options.onDocumentRead
     this.rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep
-    const snapshot = this.loadSnapshot()
+    const handedOver = options.handedOver
+    if (handedOver) {
+      for (const message of handedOver.warned) this.warned.add(message)
+      this.writeFailed = handedOver.writeFailed
+    }
+    const snapshot = handedOver ? openDatabase(Buffer.from(handedOver.bytes.buffer, handedOver.bytes.byteOffset, handedOver.bytes.byteLength)) : this.loadSnapshot()
     this.db = snapshot ?? openDatabase(':memory:')
     this.journal = new IndexJournal(this.db)
     this.queryTimeoutMs = options.queryTimeoutMs ?? 30_000
+    if (options.sandbox) {
+      options.sandbox.useHooks(queryHooks(this.journal))
+      this.sandboxHolder.pool = options.sandbox
+    }
     if (snapshot) {
-      this.persistedChanges = this.totalChanges()
+      this.persistedChanges = handedOver?.persisted === false ? -1 : this.totalChanges()
       const stored = snapshot.prepare(`select value from ${META_TABLE} where key = 'state_id'`).pluck().get()
       // Written by another SQLite: the same rows may come back in another order, so a new id.
-      if (typeof stored === 'string' && stored.startsWith(`${sqliteVersion(snapshot)}:`)) this.state = { id: stored, at: this.persistedChanges }
+      if (typeof stored === 'string' && stored.startsWith(`${sqliteVersion(snapshot)}:`)) this.state = { id: stored, at: this.totalChanges() }
     }
     ensureSchema(this.db)
     const stored = snapshot ? viewKeysOf(this.db) : undefined
@@ -403,6 +437,25 @@ export class DocumentIndex {
     this.closed = true
     void this.sandboxHolder.pool?.close()
     this.db.close()
+  }
+
+  /**
+   * The rows as they are, for another instance (`DocumentIndexOptions.handedOver`), with what it
+   * must know of this one; this instance is closed without writing a snapshot (`persist()` first
+   * when one is wanted).
+   */
+  handOver(): IndexHandover {
+    this.assertOpen()
+    const persisted = this.statePath !== undefined && this.totalChanges() === this.persistedChanges
+    const stateId = this.stateId
+    allowWrites(this.db)
+    const meta = this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values (?, ?)`)
+    meta.run('cache_key', this.cacheKey)
+    meta.run('state_id', stateId)
+    const bytes = this.db.serialize()
+    this.closed = true
+    this.db.close()
+    return { bytes, persisted, writeFailed: this.writeFailed, warned: [...this.warned] }
   }
 
   /** Writes the snapshot when the rows changed since the last one (see the header). */

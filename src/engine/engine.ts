@@ -60,9 +60,11 @@ import { errorDependencies } from '../documents/dependency-errors.js'
 import { bodyOffsetOf } from '../documents/frontmatter.js'
 import { type Region, scanRegions } from '../documents/regions.js'
 import { DocumentIndex, type DocumentIndexOptions, type ProjectionChange } from '../documents/document-index.js'
+import { rebuildInWorker } from '../documents/rebuild-in-worker.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
-import { loadSqlModels } from '../documents/sql-models.js'
-import { pluginStateFiles, removeOldPluginCaches } from '../documents/state-folder.js'
+import { loadSqlModels, type SqlModels } from '../documents/sql-models.js'
+import { ProcessPool } from '../sandbox/process-pool.js'
+import { ensureStateFolder, pluginStateFiles, removeOldPluginCaches } from '../documents/state-folder.js'
 import { createBuiltins } from '../builtins/index.js'
 import {
   findProjectConfig,
@@ -123,6 +125,14 @@ export interface EngineOptions {
    * @default true
    */
   snapshotAtStart?: boolean
+  /**
+   * Run the index's first full scan in a worker thread (documents/rebuild-in-worker.ts), so this
+   * thread goes on meanwhile (a dev server binds its port and its watcher scans the project); the
+   * rows, snapshot and warnings are those of a scan here, and any failure there makes the scan
+   * run here instead (failing as it always did). Not with `onDocumentRead`.
+   * @default false
+   */
+  indexInWorker?: boolean
   python?: string
   /** Milliseconds an extension may take to answer one request. @default 30000 */
   timeoutMs?: number
@@ -248,7 +258,7 @@ export class InsituEngine {
     }
     const cache = options.cache ?? options.persistIndex ?? true
     const statePath = cache ? stateFiles.index : undefined
-    const index = new DocumentIndex({
+    const indexOptions: DocumentIndexOptions = {
       root,
       include: sources.include,
       exclude: sources.exclude,
@@ -258,16 +268,22 @@ export class InsituEngine {
       warn: (message) => options.logger?.warn(message),
       onDocumentRead: options.onDocumentRead,
       queryTimeoutMs: options.renderTimeoutMs ?? options.timeoutMs ?? 30_000,
-    })
+    }
+    const persist = options.snapshotAtStart !== false
+    // A dev server: git's metadata is located while the index's first scan runs in a worker
+    // thread (null: scanned here below).
+    const gitPathsEarly = options.indexInWorker && options.gitMetadata !== false ? gitMetadataPaths(root).catch(() => null) : undefined
+    const scanned = options.indexInWorker ? await scanInWorker(indexOptions, { persist, modelsDir: config.paths.models, signal: options.signal }) : null
+    const index = scanned?.index ?? new DocumentIndex(indexOptions)
     try {
-      const models = loadSqlModels(root, config.paths.models)
+      const models = scanned?.models ?? loadSqlModels(root, config.paths.models)
       // A project with SQL models will query: the sandbox's first process starts while the index
       // is read. A one-shot build with a job store usually reuses every query's rows: it starts
       // one at its first query, if it has one.
       const reusesJobs = options.snapshotAtStart === false && cache && fs.existsSync(stateFiles.jobs)
       const queries = models.names().length > 0 && !reusesJobs
-      if (queries) index.prepareQueries('process')
-      index.rebuild({ persist: options.snapshotAtStart !== false })
+      if (queries && !scanned) index.prepareQueries('process')
+      if (!scanned) index.rebuild({ persist })
       // Its copy of the rows loads while extensions start and the first pages are transformed.
       if (queries) index.prepareQueries('copy')
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
@@ -303,7 +319,7 @@ export class InsituEngine {
           onExtensionInvoke: (name) => memo?.recordExtension(name),
           signal: options.signal,
         }),
-        options.gitMetadata === false ? null : gitMetadataPaths(root).catch(() => null),
+        options.gitMetadata === false ? null : (gitPathsEarly ?? gitMetadataPaths(root).catch(() => null)),
       ])
       memo = createJobMemo({
         config: effective,
@@ -751,3 +767,40 @@ function unchangedResult(result: DocumentResult): DocumentResult {
 
 /** The hash `lastOutputHash` compares with. */
 export { hashText }
+
+/**
+ * `EngineOptions.indexInWorker`: the index's first scan in a worker thread
+ * (documents/rebuild-in-worker.ts) while the query sandbox's first process boots (a project with
+ * SQL models) and this thread goes on. Null when anything is unusual (the models do not load,
+ * the thread does not give the rows): the start then runs here, in its usual order, and meets
+ * the same errors. The state folder is made first, as a scan here makes it at once: a dev
+ * server's watcher, starting its own scan, does not report it as a change (its `.gitignore`
+ * would make the index scan everything again); a failure is the snapshot's to warn about.
+ */
+async function scanInWorker(
+  indexOptions: DocumentIndexOptions,
+  run: { persist: boolean; modelsDir: string; signal?: AbortSignal },
+): Promise<{ index: DocumentIndex; models: SqlModels } | null> {
+  let models: SqlModels
+  try {
+    models = loadSqlModels(indexOptions.root, run.modelsDir)
+  } catch {
+    return null
+  }
+  if (run.persist && indexOptions.statePath !== undefined) {
+    try {
+      ensureStateFolder(path.dirname(indexOptions.statePath), indexOptions.root)
+    } catch {
+      // told by the snapshot's write
+    }
+  }
+  const sandbox = models.names().length > 0 ? new ProcessPool() : undefined
+  sandbox?.prepare()
+  let index: DocumentIndex | null = null
+  try {
+    index = await rebuildInWorker({ ...indexOptions, sandbox }, { persist: run.persist, signal: run.signal })
+  } finally {
+    if (!index) void sandbox?.close()
+  }
+  return index ? { index, models } : null
+}

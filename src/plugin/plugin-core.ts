@@ -140,6 +140,9 @@ export class PluginCore {
         gitMetadata: this.serving || !this.oneShotBuild,
         // Its index snapshot is written with the job results, once its modules are loaded (builds.ts).
         snapshotAtStart: this.serving || !this.oneShotBuild,
+        // A dev server's first scan runs on another core while Vite binds its port and its
+        // watcher scans the project (the first request awaits the engine).
+        indexInWorker: this.serving,
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))

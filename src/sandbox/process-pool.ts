@@ -23,7 +23,8 @@
  *   it move on. A process that ends by itself fails its running task; the others move on (a task
  *   that was in two processes that ended fails).
  * - Processes start on demand (`fork`, V8 serialization); `prepare(payload?)` starts one ahead
- *   (and brings it up to date for such a task). Before
+ *   (and brings it up to date for such a task). The hooks are the constructor's, or those given
+ *   to `useHooks` (a pool made before its index, before any task). Before
  *   each task a process gets `hooks.catchUp(process, payload)` (its copy of the document index
  *   made or brought up to date); a process `hooks.usable` refuses takes no new task and ends once
  *   its own are answered. Extra processes end after `IDLE_MS` without work; the last one stays
@@ -151,7 +152,15 @@ export class ProcessPool {
   private nextSending = 1
   private closed = false
 
-  constructor(private readonly hooks: PoolHooks = {}) {}
+  constructor(private hooks: PoolHooks = {}) {}
+
+  /**
+   * The hooks, given after the pool was made: a pool started ahead of its document index (its
+   * first process boots while the index is scanned: engine.ts), before any task.
+   */
+  useHooks(hooks: PoolHooks): void {
+    this.hooks = hooks
+  }
 
   run(
     payload: unknown,

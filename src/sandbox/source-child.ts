@@ -4,9 +4,9 @@
  * started through tsx takes five times as long to start.
  *
  * Contract: `sourceChild(entry)` is the path of a bundle of `entry` made with esbuild (tsx's own
- * compiler): better-sqlite3 imported by its absolute path, CommonJS dependencies given a
+ * compiler; the sandbox's process and the index's worker thread, src/index-worker.ts, each have one): better-sqlite3 imported by its absolute path, CommonJS dependencies given a
  * `require`, the modules it imports dynamically in files of their own (as in dist/). Bundles live
- * in folders of the OS's temporary folder, named by a hash of the sources (every `.ts` file's
+ * in folders of the OS's temporary folder, named by the entry and a hash of the sources (every `.ts` file's
  * path, size and mtime under the folder above `entry`), written atomically, and are
  * shared by every process of the same sources (a benchmark's build processes do not each bundle
  * it); bundles of other sources older than a day are removed. The published package never calls
@@ -22,14 +22,17 @@ import { pathToFileURL } from 'node:url'
 const PREFIX = 'insitu-sandbox-child-'
 const DAY_MS = 24 * 60 * 60 * 1000
 
-let bundled: string | undefined
+/** Entry → its bundle, once per process. */
+const bundled = new Map<string, string>()
 
 export function sourceChild(entry: string): string {
-  if (bundled) return bundled
+  const known = bundled.get(entry)
+  if (known) return known
   const require = createRequire(import.meta.url)
   const sqlite = pathToFileURL(require.resolve('better-sqlite3')).href
-  const folder = path.join(os.tmpdir(), `${PREFIX}${sourcesHash(path.dirname(entry), sqlite)}`)
-  const outfile = path.join(folder, `${path.basename(entry, '.ts')}.mjs`)
+  const name = path.basename(entry, '.ts')
+  const folder = path.join(os.tmpdir(), `${PREFIX}${name}-${sourcesHash(path.dirname(entry), sqlite)}`)
+  const outfile = path.join(folder, `${name}.mjs`)
   if (!fs.existsSync(outfile)) {
     const esbuild = require('esbuild') as typeof import('esbuild')
     const { outputFiles } = esbuild.buildSync({
@@ -52,8 +55,10 @@ export function sourceChild(entry: string): string {
     fs.rmSync(temporary, { recursive: true, force: true })
     fs.mkdirSync(temporary)
     for (const output of outputFiles) {
-      const code = output.text.replaceAll('from "better-sqlite3"', `from ${JSON.stringify(sqlite)}`)
-      if (/from "better-sqlite3"|\("better-sqlite3"\)/.test(code)) throw new Error('the sandbox bundle imports better-sqlite3 in an unexpected way')
+      // Import statements only (lines of their own in esbuild's output): this module's own text,
+      // bundled into the index's worker with the sandbox's pool, names the package too.
+      const code = output.text.replace(/^(import [^\n]*) from "better-sqlite3";$/gm, (_, head: string) => `${head} from ${JSON.stringify(sqlite)};`)
+      if (/^import [^\n]* from "better-sqlite3"|\b(?:require|import)\("better-sqlite3"\)/m.test(code)) throw new Error(`the bundle of ${name} imports better-sqlite3 in an unexpected way`)
       fs.writeFileSync(path.join(temporary, path.relative(folder, output.path)), code)
     }
     try {
@@ -65,7 +70,7 @@ export function sourceChild(entry: string): string {
     }
     removeOldBundles(folder)
   }
-  bundled = outfile
+  bundled.set(entry, outfile)
   return outfile
 }
 
