@@ -130,6 +130,13 @@ export interface DocumentIndexOptions {
    */
   queryTimeoutMs?: number
   /**
+   * Milliseconds after which the query sandbox's last process ends when left idle (a one-shot
+   * build: its memory is given back once the build no longer queries; a later query starts
+   * another). Undefined: it stays until `closeQueries()`.
+   * @default undefined
+   */
+  queryProcessIdleMs?: number
+  /**
    * Rows another instance with the same options reconciled a moment ago (`handOver()`, in a
    * worker thread: rebuild-in-worker.ts): this instance starts from them as from a usable
    * snapshot, without reading `statePath`, with that instance's snapshot state and its warnings
@@ -220,6 +227,7 @@ export class DocumentIndex {
   private queriesClosed = false
   /** Milliseconds one of the project's queries (or the templates of a SQL model) may run. */
   readonly queryTimeoutMs: number
+  private readonly queryProcessIdleMs: number | undefined
   private readonly includes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly excludes: (relPath: string, isDirectory?: boolean) => boolean
   private readonly walkOptions: { exclude: readonly string[]; respectGitignore: boolean }
@@ -287,6 +295,7 @@ export class DocumentIndex {
     this.db = snapshot ?? openDatabase(':memory:')
     this.journal = new IndexJournal(this.db)
     this.queryTimeoutMs = options.queryTimeoutMs ?? 30_000
+    this.queryProcessIdleMs = options.queryProcessIdleMs
     if (options.sandbox) {
       options.sandbox.useHooks(queryHooks(this.journal))
       this.sandboxHolder.pool = options.sandbox
@@ -388,7 +397,7 @@ export class DocumentIndex {
   get sandbox(): ProcessPool {
     // Closed: no new pool (its processes would outlive the index, nobody closing them).
     if (!this.sandboxHolder.pool && (this.closed || this.queriesClosed)) throw new Error('the document index is closed')
-    this.sandboxHolder.pool ??= new ProcessPool(queryHooks(this.journal))
+    this.sandboxHolder.pool ??= new ProcessPool(queryHooks(this.journal), this.queryProcessIdleMs)
     return this.sandboxHolder.pool
   }
 

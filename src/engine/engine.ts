@@ -133,6 +133,12 @@ export interface EngineOptions {
    * @default false
    */
   indexInWorker?: boolean
+  /**
+   * Milliseconds after which the query sandbox's last process ends when left idle
+   * (`DocumentIndexOptions.queryProcessIdleMs`): a one-shot build gives its memory back.
+   * @default undefined (it stays until the engine closes)
+   */
+  queryProcessIdleMs?: number
   python?: string
   /** Milliseconds an extension may take to answer one request. @default 30000 */
   timeoutMs?: number
@@ -268,6 +274,7 @@ export class InsituEngine {
       warn: (message) => options.logger?.warn(message),
       onDocumentRead: options.onDocumentRead,
       queryTimeoutMs: options.renderTimeoutMs ?? options.timeoutMs ?? 30_000,
+      queryProcessIdleMs: options.queryProcessIdleMs,
     }
     const persist = options.snapshotAtStart !== false
     // A dev server: git's metadata is located while the index's first scan runs in a worker

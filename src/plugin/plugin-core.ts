@@ -143,6 +143,9 @@ export class PluginCore {
         // A dev server's first scan runs on another core while Vite binds its port and its
         // watcher scans the project (the first request awaits the engine).
         indexInWorker: this.serving,
+        // A build that does not watch may never query again once its modules are loaded: the
+        // query process ends when left idle (a docs tool's page rendering runs without it).
+        queryProcessIdleMs: this.serving || !this.oneShotBuild ? undefined : ONE_SHOT_QUERY_IDLE_MS,
       })
     } catch (error) {
       if (error instanceof ConfigError) this.failedConfigFiles.add(toPosixPath(path.resolve(error.file)))
@@ -161,6 +164,9 @@ export interface IndexedRead {
 export function isClosing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_CLOSED_SERVER'
 }
+
+/** Milliseconds a one-shot build's query process is kept without a query (`EngineOptions.queryProcessIdleMs`). */
+const ONE_SHOT_QUERY_IDLE_MS = 1000
 
 const consoleLogger: PluginLogger = {
   info: (m) => console.info(m),

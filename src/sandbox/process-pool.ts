@@ -28,7 +28,8 @@
  *   each task a process gets `hooks.catchUp(process, payload)` (its copy of the document index
  *   made or brought up to date); a process `hooks.usable` refuses takes no new task and ends once
  *   its own are answered. Extra processes end after `IDLE_MS` without work; the last one stays
- *   until `close()`.
+ *   until `close()`, or ends after the constructor's `lastIdleMs` without work when given (a
+ *   later task starts another).
  * - `close()` ends every process and fails what is pending; it resolves once they are gone;
  *   `run` fails after it. Processes also end when this one does, however it ends (they are
  *   killed by sandbox/process-end.ts, and exit when their IPC channel closes while idle).
@@ -152,7 +153,16 @@ export class ProcessPool {
   private nextSending = 1
   private closed = false
 
-  constructor(private hooks: PoolHooks = {}) {}
+  /**
+   * @param hooks See the contract.
+   * @param lastIdleMs Milliseconds after which the last process, too, ends when left idle (a
+   *   one-shot build, which may not query again: its memory is given back); undefined: it stays
+   *   until `close()`.
+   */
+  constructor(
+    private hooks: PoolHooks = {},
+    private readonly lastIdleMs?: number,
+  ) {}
 
   /**
    * The hooks, given after the pool was made: a pool started ahead of its document index (its
@@ -184,7 +194,12 @@ export class ProcessPool {
    */
   prepare(payload?: unknown): void {
     if (this.closed) return
-    const proc = this.processes.find((candidate) => this.usable(candidate)) ?? this.spawn()
+    let proc = this.processes.find((candidate) => this.usable(candidate))
+    if (!proc) {
+      proc = this.spawn()
+      // Started ahead and given nothing yet: it ends when left idle as any other would.
+      if (proc.assigned.size === 0) this.idle(proc)
+    }
     if (payload === undefined) return
     for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
   }
@@ -388,11 +403,16 @@ export class ProcessPool {
   }
 
   private idle(proc: Process): void {
-    // The last process stays (the next task needs no start); extra ones end when left idle.
-    if (this.processes.length <= 1) return
-    proc.idleTimer = setTimeout(() => {
-      if (proc.assigned.size === 0 && this.processes.length > 1) this.end(proc, null)
-    }, IDLE_MS)
+    // The last process stays (the next task needs no start), unless `lastIdleMs` says otherwise;
+    // extra ones end when left idle.
+    const last = this.processes.length <= 1
+    if (last && this.lastIdleMs === undefined) return
+    proc.idleTimer = setTimeout(
+      () => {
+        if (proc.assigned.size === 0 && (this.processes.length > 1 || this.lastIdleMs !== undefined)) this.end(proc, null)
+      },
+      last ? this.lastIdleMs : IDLE_MS,
+    )
     proc.idleTimer.unref()
   }
 

@@ -188,6 +188,38 @@ describe('ready ahead of the first query', () => {
   })
 })
 
+describe('a one-shot build gives its query process back', () => {
+  it('the last process ends once left idle (`queryProcessIdleMs`), and a later query starts another with the rows as they are', async () => {
+    const root = project({ 'a.md': '---\ntitle: A\n---\n' })
+    const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false, queryProcessIdleMs: 200 })
+    closers.push(async () => {
+      await index.closeQueries()
+      index.close()
+    })
+    index.rebuild()
+    expect(await index.runQuery('select title from documents')).toEqual([{ title: 'A' }])
+    expect(liveSandboxPids()).toHaveLength(1)
+    await expect.poll(() => liveSandboxPids(), { timeout: 5000, interval: 50 }).toEqual([])
+
+    fs.writeFileSync(path.join(root, 'b.md'), '---\ntitle: B\n---\n')
+    index.refresh([{ type: 'create', path: 'b.md' }])
+    expect(await index.runQuery('select title from documents order by path')).toEqual([{ title: 'A' }, { title: 'B' }])
+    // A process started ahead and never given a query ends too.
+    await expect.poll(() => liveSandboxPids(), { timeout: 5000, interval: 50 }).toEqual([])
+    index.prepareQueries('process')
+    expect(liveSandboxPids()).toHaveLength(1)
+    await expect.poll(() => liveSandboxPids(), { timeout: 5000, interval: 50 }).toEqual([])
+  })
+
+  it('without it the last process stays', async () => {
+    const root = project({ 'a.md': '---\ntitle: A\n---\n' })
+    const index = openIndex(root)
+    expect(await index.runQuery('select title from documents')).toEqual([{ title: 'A' }])
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(liveSandboxPids()).toHaveLength(1)
+  })
+})
+
 describe('bounds', () => {
   it('a query that never ends fails at its budget; this event loop keeps turning, and another query is answered meanwhile', async () => {
     const root = project({ 'a.md': '# A\n' })
