@@ -14,7 +14,8 @@
  *   missing or JSON null, or a front matter that is no mapping); undefined when this cannot say:
  *   a path without states, a name resolving to no column this reads (`depth`, `body`,
  *   `frontmatter`, `content_hash`, the path columns, whose values query-rows.ts derives itself,
- *   or a name the view has no column for: perhaps a result column's alias), a key whose JSON path
+ *   or a name the view has no column for: perhaps a result column's alias; a name with a colon,
+ *   which may be a column SQLite renamed, `Title:1`), a key whose JSON path
  *   this does not spell as the view does (holding `"` or `\`), or a state whose value is of
  *   another type (a number, boolean, list or mapping: SQLite compares those by other rules).
  *   A name is resolved as SQLite resolves one in a WHERE clause over the view: ignoring ASCII
@@ -37,6 +38,7 @@ export type ComparedValue = string | null | undefined
 export class ChangedRows {
   /** Parsed front matter per state (null: not a mapping). */
   private readonly parsed = new WeakMap<RowState, Record<string, unknown> | null | undefined>()
+  private keysByFold: Map<string, string> | undefined
 
   constructor(
     readonly states: ReadonlyMap<string, readonly RowState[]>,
@@ -59,9 +61,12 @@ export class ChangedRows {
     const states = this.states.get(path)
     if (!states) return undefined
     const folded = foldAsciiCase(name)
+    // SQLite names a key column whose name an earlier column has `<name>:<n>` (`Title:1`): a name
+    // with a colon may be such a column, of another key.
+    if (folded.includes(':')) return undefined
     if (folded === 'title') return states.map((state) => state.title)
     if (FIXED_UNREAD.has(folded)) return undefined
-    const key = this.viewKeys.find((candidate) => foldAsciiCase(candidate) === folded)
+    const key = this.keyByFoldedName().get(folded)
     if (key === undefined || key.includes('"') || key.includes('\\')) return undefined
     const values: ComparedValue[] = []
     for (const state of states) {
@@ -73,6 +78,18 @@ export class ChangedRows {
       else return undefined
     }
     return values
+  }
+
+  /** The first key of each name ignoring ASCII case, in the view's order (the column SQLite resolves the name to). */
+  private keyByFoldedName(): ReadonlyMap<string, string> {
+    if (this.keysByFold === undefined) {
+      this.keysByFold = new Map()
+      for (const key of this.viewKeys) {
+        const folded = foldAsciiCase(key)
+        if (!this.keysByFold.has(folded)) this.keysByFold.set(folded, key)
+      }
+    }
+    return this.keysByFold
   }
 
   /** The parsed front matter, null when it is no mapping, undefined when it does not parse. */

@@ -40,7 +40,7 @@ const LOOK_FOLDERS = 64
 
 export async function rebuildInWorker(
   options: DocumentIndexOptions,
-  run: { persist: boolean; signal?: AbortSignal; /** Whatever the project's size (tests). */ always?: boolean },
+  run: { persist: boolean; signal?: AbortSignal; /** Whatever the project's size (the caller asked `worthAThread` already; tests). */ always?: boolean },
 ): Promise<DocumentIndex | null> {
   if (options.onDocumentRead || !(run.always || worthAThread(options))) return null
   run.signal?.throwIfAborted()

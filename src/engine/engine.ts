@@ -60,7 +60,7 @@ import { errorDependencies } from '../documents/dependency-errors.js'
 import { bodyOffsetOf } from '../documents/frontmatter.js'
 import { type Region, scanRegions } from '../documents/regions.js'
 import { DocumentIndex, type DocumentIndexOptions, type ProjectionChange } from '../documents/document-index.js'
-import { rebuildInWorker } from '../documents/rebuild-in-worker.js'
+import { rebuildInWorker, worthAThread } from '../documents/rebuild-in-worker.js'
 import { projectRelativePath, toPosixPath } from '../documents/project-paths.js'
 import { loadSqlModels, type SqlModels } from '../documents/sql-models.js'
 import { ProcessPool } from '../sandbox/process-pool.js'
@@ -788,6 +788,8 @@ async function scanInWorker(
   indexOptions: DocumentIndexOptions,
   run: { persist: boolean; modelsDir: string; signal?: AbortSignal },
 ): Promise<{ index: DocumentIndex; models: SqlModels } | null> {
+  // A small project is scanned here (no thread, and no process started for nothing).
+  if (indexOptions.onDocumentRead || !worthAThread(indexOptions)) return null
   let models: SqlModels
   try {
     models = loadSqlModels(indexOptions.root, run.modelsDir)
@@ -805,7 +807,8 @@ async function scanInWorker(
   sandbox?.prepare()
   let index: DocumentIndex | null = null
   try {
-    index = await rebuildInWorker({ ...indexOptions, sandbox }, { persist: run.persist, signal: run.signal })
+    // Worth a thread: asked above.
+    index = await rebuildInWorker({ ...indexOptions, sandbox }, { persist: run.persist, signal: run.signal, always: true })
   } finally {
     if (!index) void sandbox?.close()
   }

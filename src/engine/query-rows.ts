@@ -28,7 +28,10 @@
  *   or a single-quoted string. Both sides are then TEXT and compared with the column's BINARY
  *   collation (`=` and `!=` are string (in)equality); LIKE and GLOB are asked of SQLite itself
  *   (`evaluate`, on the index: its case and escape rules; without it they keep every row). The
- *   columns are never NULL, so a row failing the conjunct fails the clause.
+ *   columns are never NULL, so a row failing the conjunct fails the clause. A WHERE clause with
+ *   another conjunct that may raise an error for a row's values (`mayRaise`: a function call,
+ *   `->`, LIKE or GLOB on another column, a subquery) is no filter at all: SQLite may test it on
+ *   a row the others keep out, and the query's result turns from rows to an error.
  *   `window` can be a column: it does not end the clause (a WINDOW clause after the WHERE stays
  *   in its last conjunct, which then is no filter). `?NNN` takes digits only, as in SQLite's
  *   tokenizer (`?1or` is `?1` then `or`); a named parameter in a Tcl form (`$a::b`, `$a(x)`)
@@ -221,6 +224,7 @@ function analyze(sql: string): ReadClause | null {
     if (depth === 0 && isWord(token, 'and')) {
       const filter = filterOf(conjunct, qualifiers)
       if (filter) filters.push(filter)
+      else if (mayRaise(conjunct)) return { filters: [], everyConjunct: false }
       else everyConjunct = false
       conjunct = []
       continue
@@ -345,6 +349,24 @@ function closingParenthesis(tokens: readonly Token[], open: number): number {
   }
   return -1
 }
+
+/**
+ * Whether a conjunct may raise an error for some row's values (a function call, `->`/`->>` on
+ * text that is no JSON, LIKE or GLOB with a pattern of the row's, a subquery): SQLite may test it
+ * on a row another conjunct filters out (it orders the tests as it likes), so a row the filters
+ * keep out can still change the query's result, from rows to an error.
+ */
+function mayRaise(conjunct: readonly Token[]): boolean {
+  return conjunct.some(
+    (t, i) =>
+      (isIdentifier(t) && isOther(conjunct[i + 1], '(')) ||
+      isOther(t, '->') ||
+      isOther(t, '->>') ||
+      (t.kind === 'word' && RAISING_WORDS.has(t.value)),
+  )
+}
+
+const RAISING_WORDS = new Set(['select', 'like', 'glob', 'regexp', 'match'])
 
 const VOLATILE_WORDS = new Set<string>(VOLATILE_NAMES)
 const VOLATILE_CALLS = new Set<string>(VOLATILE_FUNCTIONS)

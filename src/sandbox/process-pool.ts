@@ -194,14 +194,14 @@ export class ProcessPool {
    */
   prepare(payload?: unknown): void {
     if (this.closed) return
-    let proc = this.processes.find((candidate) => this.usable(candidate))
-    if (!proc) {
-      proc = this.spawn()
-      // Started ahead and given nothing yet: it ends when left idle as any other would.
-      if (proc.assigned.size === 0) this.idle(proc)
+    const proc = this.processes.find((candidate) => this.usable(candidate)) ?? this.spawn()
+    if (payload !== undefined) for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
+    // Started or brought up to date ahead, with nothing to do yet: its idle time counts from now.
+    if (proc.assigned.size === 0) {
+      if (proc.idleTimer) clearTimeout(proc.idleTimer)
+      proc.idleTimer = null
+      this.idle(proc)
     }
-    if (payload === undefined) return
-    for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
   }
 
   async close(): Promise<void> {

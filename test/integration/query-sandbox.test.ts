@@ -211,6 +211,25 @@ describe('a one-shot build gives its query process back', () => {
     await expect.poll(() => liveSandboxPids(), { timeout: 5000, interval: 50 }).toEqual([])
   })
 
+  it('a process brought up to date ahead counts its idle time from then (found by review)', async () => {
+    const root = project({ 'a.md': '---\ntitle: A\n---\n' })
+    const index = new DocumentIndex({ root, include: ['**/*.md'], exclude: [], respectGitignore: false, queryProcessIdleMs: 600 })
+    closers.push(async () => {
+      await index.closeQueries()
+      index.close()
+    })
+    index.prepareQueries('process')
+    const [pid] = liveSandboxPids()
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    index.rebuild()
+    index.prepareQueries('copy')
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    // 800 ms after its start, 400 after its copy: still the same process.
+    expect(liveSandboxPids()).toEqual([pid])
+    expect(await index.runQuery('select title from documents')).toEqual([{ title: 'A' }])
+    expect(liveSandboxPids()).toEqual([pid])
+  })
+
   it('without it the last process stays', async () => {
     const root = project({ 'a.md': '---\ntitle: A\n---\n' })
     const index = openIndex(root)
