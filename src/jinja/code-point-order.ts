@@ -7,6 +7,10 @@
  * positive, as `Array.prototype.sort` expects.
  */
 export function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0
+  // UTF-16 order is code point order unless a surrogate is involved (a pair sorts after U+E000–
+  // U+FFFF by code point, before them by code unit): the engine's own comparison otherwise.
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1
   let i = 0
   let j = 0
   while (i < a.length && j < b.length) {
@@ -18,3 +22,5 @@ export function compareCodePoints(a: string, b: string): number {
   }
   return a.length - i - (b.length - j)
 }
+
+const SURROGATE = /[\ud800-\udfff]/
