@@ -33,6 +33,8 @@ const BLANK_OR_COMMENT = /^ *(?:#.*)?$/
 const ASCII_WORD = /^[A-Za-z][A-Za-z0-9 _.,;/()'+=?!&*%@$-]*$/
 const WORD = /^\p{L}[\p{L}\p{N}\p{M} _.,;/()'+=?!&*%@$-]*$/u
 const FLOW_WORD = /^\p{L}[\p{L}\p{N}\p{M} _./()'+=?!&*%@$-]*$/u
+/** A path starting `./`, `../` or `/` (Astro's `layout: ../../layouts/Page.astro`): never a number, `.inf` or `.nan`. */
+const PATH_WORD = /^(?:\.\.?\/|\/)[\p{L}\p{N}\p{M} _.,;/()'+=?!&*%@$-]*$/u
 const INTEGER = /^-?(?:0|[1-9][0-9]{0,14})$/
 const FRACTION = /^-?(?:0|[1-9][0-9]{0,14})\.[0-9]{1,15}$/
 const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/
@@ -57,7 +59,7 @@ const UNSUPPORTED = Symbol('unsupported')
 
 function scalar(text: string, flow: boolean): unknown {
   if (KEYWORDS.has(text)) return KEYWORDS.get(text)
-  if (flow ? FLOW_WORD.test(text) : ASCII_WORD.test(text) || WORD.test(text)) return text
+  if (flow ? FLOW_WORD.test(text) : ASCII_WORD.test(text) || WORD.test(text) || PATH_WORD.test(text)) return text
   if (INTEGER.test(text)) return Number(text) || 0
   if (FRACTION.test(text)) return pythonFloat(Number(text))
   if (DATE.test(text)) return validDate(text) ? text : UNSUPPORTED

@@ -39,6 +39,7 @@ const TAKEN: string[] = [
   '_private: 1\nkebab-key: 2\nsnake_key: 3\nCamelKey: 4\nyes: yes\nno: no\non: off\ny: n\n',
   'list_then_null:\nafter: 1\n',
   'trailing:\n',
+  'layout: ../../layouts/Page.astro\nhere: ./a b/c.md\nroot: /docs/x_y-z.html\nlist:\n  - ../a\n  - /b\n',
 ]
 
 const DECLINED: string[] = [
@@ -88,6 +89,11 @@ const DECLINED: string[] = [
   'a:\n  - x\n - y\n',
   'a:\n  -\n',
   'a:\n  - a: b\n',
+  'a: ../x # c\n',
+  'a: /x: y\n',
+  'a: [../x]\n',
+  'a: .../x\n',
+  'a: ./\u{1F600}\n',
   'a:\n  - - x\n',
   'a:\n\t- x\n',
   'a: tab\there\n',
@@ -145,6 +151,7 @@ describe('parseSimpleMapping', () => {
       '%x', '-x', '- x', '?x', 'x y  z', 'é', '日本', 'Über', "don't", 'a, b', 'a;b', '(a)', 'a=b', '.inf', '.NaN',
       '9007199254740993', '123456789012345', '1.123456789012345', 'x ', ' x', '"', "'", '[', ']', '#',
       '2.0', '-0.0', '10.000', '2023-02-29', '2024-02-29', '0000-01-01', '2024-00-10', '[1.0, 2024-02-30]',
+      '../../layouts/Page.astro', './a', '/', '/x y', '../', '.../x', './.inf', '/.nan', '.5/x', '/a#b', '/a # b', '/a: b', './a,b', '[./a]',
     ]
     const line = (): string => {
       switch (random(7)) {
