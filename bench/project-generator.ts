@@ -31,6 +31,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { DEFAULT_EXCLUDE } from '../src/host/config.js'
 
 export interface GeneratedProject {
   root: string
@@ -309,22 +310,12 @@ export function generateProject(dir: string, options: GenerateOptions): Generate
 
 // The `readme` layout (issue #38): one README with six regions of different kinds.
 
-/** The default `[sources] exclude` (docs/reference/project-file.md) plus the archive. */
+/** The default `[sources] exclude` (src/host/config.ts `DEFAULT_EXCLUDE`) plus the archive. */
 export const MANY_REGIONS_TOML = `version = 1
 
 [sources]
 exclude = [
-  ".git/**",
-  ".insitu/**",
-  ".venv/**",
-  ".pytest_cache/**",
-  ".ruff_cache/**",
-  ".pyrefly/**",
-  "**/__pycache__/**",
-  "dist/**",
-  "site/**",
-  "node_modules/**",
-  "archive/",
+${[...DEFAULT_EXCLUDE, 'archive/'].map((pattern) => `  ${JSON.stringify(pattern)},`).join('\n')}
 ]
 `
 
