@@ -46,6 +46,9 @@
  *    Their queries are not re-run when the index holds the very rows their hashes were taken
  *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files); a stored
  *    entry checked at another state is stored again with the new one.
+ * 8. A check of a query whose rows are one `documents` row each, in path order
+ *    (`pathRestrictedQuery`), whose rows an earlier check kept, runs restricted to the rows
+ *    changed since (the index says which) and patches those rows in (query-patches.ts).
  * A served outcome is the memo's own object, shared by every result that reuses it: read-only.
  * With `generations`, a region job that runs (a `JobSpec` with an `id`) also records its
  * body's generation (generations.ts), whether or not its entry is stored: its fingerprints,
@@ -53,9 +56,6 @@
  * what differs now.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction,
  * and the query checks patched by path (below).
- * 8. A check of a query whose rows are one `documents` row each, in path order
- *    (`pathRestrictedQuery`), whose rows an earlier check kept, runs restricted to the rows
- *    changed since (the index says which) and patches those rows in (query-patches.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
