@@ -55,7 +55,7 @@
  * queries (their rows kept to be summarized later) and time; `changedSince(generation)` says
  * what differs now.
  * `stats` counts jobs run (invoked) and reused (served without invoking) since construction,
- * and the query checks patched by path (below).
+ * and the query checks patched by path (rule 8).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
