@@ -78,10 +78,14 @@ interface Token {
 }
 
 const MAX_PREPARED = 1000
-/** A text's conjuncts read as filters, and whether every conjunct of its WHERE clause was one. */
+/**
+ * A text's conjuncts read as filters, whether every conjunct of its WHERE clause was one, and
+ * the text restricted to changed paths when its rows can be patched (`pathRestrictedQuery`).
+ */
 interface ReadClause {
   filters: readonly RowFilter[]
   everyConjunct: boolean
+  restricted: { sql: string; cheap: boolean } | null
 }
 
 const prepared = new Map<string, ReadClause | null>()
@@ -218,14 +222,15 @@ function analyze(sql: string): ReadClause | null {
   if (depthZeroIndex(clause, 0, (t) => t.kind === 'word' && (t.value === 'or' || t.value === 'between' || t.value === 'case')) !== -1) return null
   const filters: RowFilter[] = []
   let everyConjunct = true
+  let raising = false
   let conjunct: Token[] = []
   let depth = 0
   for (const token of [...clause, { kind: 'word', value: 'and' } as Token]) {
     if (depth === 0 && isWord(token, 'and')) {
       const filter = filterOf(conjunct, qualifiers)
       if (filter) filters.push(filter)
-      else if (mayRaise(conjunct)) return { filters: [], everyConjunct: false }
       else everyConjunct = false
+      raising ||= !filter && mayRaise(conjunct)
       conjunct = []
       continue
     }
@@ -233,7 +238,9 @@ function analyze(sql: string): ReadClause | null {
     else if (isOther(token, ')') && --depth < 0) return null
     conjunct.push(token)
   }
-  return depth === 0 ? { filters, everyConjunct } : null
+  if (depth !== 0) return null
+  const text = restrict(sql, tokens, from, qualifiers, start, end)
+  return { filters: raising ? [] : filters, everyConjunct, restricted: text === null ? null : { sql: text, cheap: everyConjunct } }
 }
 
 /** The parameter `pathRestrictedQuery` binds the changed paths to (a JSON array of strings). */
@@ -254,30 +261,16 @@ export const CHANGED_PATHS_PARAM = '__insitu_changed_paths'
  * it can run in the process that serves pages, with no sandbox to bound it.
  */
 export function pathRestrictedQuery(sql: string): { sql: string; cheap: boolean } | null {
-  let restricted = restrictedTexts.get(sql)
-  if (restricted === undefined) {
-    const clause = rowFiltersOf(sql)
-    const text = clause === null ? null : restrict(sql)
-    restricted = text === null ? null : { sql: text, cheap: clause!.everyConjunct }
-    if (restrictedTexts.size >= MAX_PREPARED) restrictedTexts.clear()
-    restrictedTexts.set(sql, restricted)
-  }
-  return restricted
+  return rowFiltersOf(sql)?.restricted ?? null
 }
 
-const restrictedTexts = new Map<string, { sql: string; cheap: boolean } | null>()
-
-function restrict(sql: string): string | null {
-  const tokens = tokenize(sql)
-  if (tokens === null) return null
-  while (tokens.length > 0 && isOther(tokens[tokens.length - 1], ';')) tokens.pop()
+/**
+ * The restricted text of `pathRestrictedQuery`, from `analyze`'s reading: the FROM at `from`,
+ * the WHERE clause's tokens from `clauseStart` to `clauseEnd` (what follows it).
+ */
+function restrict(sql: string, tokens: readonly Token[], from: number, qualifiers: readonly string[], clauseStart: number, clauseEnd: number): string | null {
   if (tokens.some((t) => isOther(t, ';') || isWord(t, 'window'))) return null
   if (isWord(tokens[1], 'distinct') || isWord(tokens[1], 'all')) return null
-  const from = depthZeroIndex(tokens, 1, (t) => isWord(t, 'from'))
-  const qualifiers = ['documents']
-  const alias = tokens[from + 2]
-  const aliasAt = isWord(alias, 'as') ? from + 3 : from + 2
-  if (!isWord(tokens[aliasAt], 'where')) qualifiers.push(foldAsciiCase((tokens[aliasAt] as Token).value))
   // Result columns: plain names, distinct, `path` among them.
   const names = new Set<string>()
   let column: Token[] = []
@@ -293,18 +286,16 @@ function restrict(sql: string): string | null {
   }
   if (!names.has('path')) return null
   // After the WHERE clause: `order by [q.]path [asc]` and nothing else.
-  const where = tokens.findIndex((t, i) => i > from && isWord(t, 'where'))
-  const order = depthZeroIndex(tokens, where + 1, (t) => t.kind === 'word' && CLAUSE_AFTER_WHERE.has(t.value))
-  if (order === -1 || !isWord(tokens[order], 'order') || !isWord(tokens[order + 1], 'by')) return null
-  let tail = tokens.slice(order + 2)
+  if (!isWord(tokens[clauseEnd], 'order') || !isWord(tokens[clauseEnd + 1], 'by')) return null
+  let tail = tokens.slice(clauseEnd + 2)
   if (isWord(tail[tail.length - 1], 'asc')) tail = tail.slice(0, -1)
   if (plainColumnName(tail, qualifiers) !== 'path') return null
   // The WHERE clause in parentheses, and the path condition after it (a text around the query
   // would name qualified columns otherwise: `d.Path` is `path` in a query, `Path` through `select *`).
-  const clauseStart = tokens[where + 1]?.at
-  const orderAt = tokens[order]!.at
-  if (clauseStart === undefined || orderAt === undefined) return null
-  return `${sql.slice(0, clauseStart)}(${sql.slice(clauseStart, orderAt)}\n) and path in (select value from json_each(:${CHANGED_PATHS_PARAM})) ${sql.slice(orderAt)}`
+  const whereAt = tokens[clauseStart]?.at
+  const orderAt = tokens[clauseEnd]!.at
+  if (whereAt === undefined || orderAt === undefined) return null
+  return `${sql.slice(0, whereAt)}(${sql.slice(whereAt, orderAt)}\n) and path in (select value from json_each(:${CHANGED_PATHS_PARAM})) ${sql.slice(orderAt)}`
 }
 
 /** A result column or ordering term that is a plain name (bare word, or `<qualifier>.<word>`), folded; else null. */

@@ -197,11 +197,7 @@ export class ProcessPool {
     const proc = this.processes.find((candidate) => this.usable(candidate)) ?? this.spawn()
     if (payload !== undefined) for (const setup of this.hooks.catchUp?.(proc, payload) ?? []) post(proc, { type: 'setup', payload: setup })
     // Started or brought up to date ahead, with nothing to do yet: its idle time counts from now.
-    if (proc.assigned.size === 0) {
-      if (proc.idleTimer) clearTimeout(proc.idleTimer)
-      proc.idleTimer = null
-      this.idle(proc)
-    }
+    if (proc.assigned.size === 0) this.idle(proc)
   }
 
   async close(): Promise<void> {
@@ -402,7 +398,10 @@ export class ProcessPool {
     return true
   }
 
+  /** Starts (or starts again) `proc`'s idle countdown. */
   private idle(proc: Process): void {
+    if (proc.idleTimer) clearTimeout(proc.idleTimer)
+    proc.idleTimer = null
     // The last process stays (the next task needs no start), unless `lastIdleMs` says otherwise;
     // extra ones end when left idle.
     const last = this.processes.length <= 1
