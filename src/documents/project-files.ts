@@ -116,6 +116,21 @@ function onlyFolderPatterns(patterns: readonly string[]): boolean {
   })
 }
 
+/**
+ * One matcher per `exclude` list (the options' own array, kept as long as they are): every
+ * walk, and every watcher event's `isIgnored`, would otherwise compile the same patterns again.
+ */
+const excludeMatchers = new WeakMap<readonly string[], ExcludeMatcher>()
+
+function excludeMatcherOf(patterns: readonly string[]): ExcludeMatcher {
+  let matcher = excludeMatchers.get(patterns)
+  if (!matcher) {
+    matcher = createExcludeMatcher(patterns)
+    excludeMatchers.set(patterns, matcher)
+  }
+  return matcher
+}
+
 function createExcludeMatcher(patterns: readonly string[]): ExcludeMatcher {
   const implied = impliedFolderPatterns(patterns)
   const impliedMatches = implied.length > 0 ? createPathMatcher(implied) : () => false
@@ -264,7 +279,7 @@ function newWalk(root: string, realRoot: string, options: ProjectFilesOptions): 
     respectGitignore: options.respectGitignore,
     gitRules: false,
     markIgnored: options.markIgnored ?? false,
-    exclude: createExcludeMatcher(options.exclude),
+    exclude: excludeMatcherOf(options.exclude),
     entries: [],
     activeRealDirs: new Set(),
   }
