@@ -36,16 +36,16 @@
  *   serves a document with one broken region keeps showing what it showed (issue #34); with none
  *   remembered, the text's own body stays.
  */
-import { bodyOffsetOf, FrontMatterWriteError, generatedValuesEdit, materializationJobs, ownershipConflicts, splitFrontMatter } from '../documents/frontmatter.js'
-import { checkDocumentText } from '../documents/input-limits.js'
+import { bodyOffsetOf, FrontMatterWriteError, generatedValuesEdit, ownershipConflicts } from '../documents/frontmatter.js'
 import { LineError } from '../documents/line-error.js'
-import { lineEndingOf, type Region, type RegionProblem, regionBodyText, scanRegions, strayEndLines } from '../documents/regions.js'
+import { lineEndingOf, type Region, regionBodyText, scanRegions } from '../documents/regions.js'
 import { errorDependencies } from '../documents/dependency-errors.js'
 import { errorPosition, type SourcePosition } from '../documents/error-positions.js'
 import { describeUnknownKeys, unknownOptionKeys } from '../builtins/option-keys.js'
 import { type InsituHost, InvocationError } from '../host/host.js'
 import { BUILTIN_OWNER } from '../host/registry.js'
 import type { Diagnostic, InvocationResult, Location } from '../protocol/schemas.js'
+import { type DocumentReading, readDocument } from './document-readings.js'
 import type { JobOutcome, JobSpec } from './job-memo.js'
 
 /** A diagnostic of a render; `at`, when set, is where the problem is (another file, or a precise column). */
@@ -141,26 +141,14 @@ export async function renderDocument(
       diagnostics: [{ severity: 'error', message, path: relPath, line, code: 'insitu/document' }],
     }
   }
-  let frontMatter
-  let regions: Region[]
-  let unterminated: RegionProblem | null = null
-  let materializations
-  let strayEnds: number[] = []
+  let reading: DocumentReading
   try {
-    checkDocumentText(text)
-    frontMatter = splitFrontMatter(text)
-    // Region markers are literal `insitu:` comments: a text without the word has none (most
-    // documents of a project; scanning them for fences and markers is most of their cost).
-    const hasMarkers = text.includes('insitu:')
-    const scan = hasMarkers ? scanRegions(text, frontMatter.bodyOffset) : { regions: [], unterminated: null }
-    regions = scan.regions
-    unterminated = scan.unterminated
-    strayEnds = hasMarkers ? strayEndLines(text, frontMatter.bodyOffset) : []
-    materializations = materializationJobs(frontMatter.data, text)
+    reading = readDocument(relPath, text)
   } catch (error) {
     if (error instanceof LineError) return failed(error.message, error.line)
     throw error
   }
+  const { frontMatter, regions, unterminated, strayEnds, materializations } = reading
   const conflicts = ownershipConflicts([
     ...regions.map((r) => `region:${r.id}`),
     ...materializations.map((m) => `frontmatter:${m.pointer}`),
@@ -246,7 +234,7 @@ export async function renderDocument(
     lastGoodApplied = true
     return [{ pointer: materialization.pointer, value: good.value }]
   })
-  if (values.length > 0 && frontMatter.data) {
+  if (values.length > 0 && frontMatter.hasData) {
     // Only the generated values' text changes; the user's own bytes stay (issue #14).
     let edit
     try {
@@ -328,7 +316,7 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
  * stays as it is), so a dev server keeps showing what it showed while the user fixes it.
  */
 function lastGoodBodies(text: string, lastGood: LastGoodOutput): TextEdit[] {
-  let regions: Region[]
+  let regions: readonly Region[]
   try {
     regions = text.includes('insitu:') ? scanRegions(text, bodyOffsetOf(text)).regions : []
   } catch {
