@@ -9,8 +9,9 @@
  *   limits checked, `splitFrontMatter`, `scanRegions`, `strayEndLines`, `materializationJobs`),
  *   or throws what they throw (a `LineError`; nothing is kept then).
  * - The last reading of each path is kept while its text stays the same string (compared whole:
- *   no hash can make two texts one), for at most `READINGS_KEPT` paths (the least recently read
- *   go first). A kept reading is shared: it is deeply frozen, so a caller that changed a
+ *   no hash can make two texts one), for at most `READINGS_KEPT` paths whose texts hold at most
+ *   `READING_CHARS_KEPT` characters in all (the least recently read go first; a longer text is
+ *   read every time). A kept reading is shared: it is deeply frozen, so a caller that changed a
  *   region's options (a later render would see the change) fails at once instead.
  */
 import { materializationJobs, splitFrontMatter } from '../documents/frontmatter.js'
@@ -28,8 +29,11 @@ export interface DocumentReading {
 
 /** How many paths keep their last reading. */
 export const READINGS_KEPT = 64
+/** How many characters the texts of the readings kept may hold in all (a document may hold 16 MiB). */
+export const READING_CHARS_KEPT = 4 * 1024 * 1024
 
 const readings = new Map<string, { text: string; reading: DocumentReading }>()
+let charsKept = 0
 
 export function readDocument(relPath: string, text: string): DocumentReading {
   const kept = readings.get(relPath)
@@ -40,10 +44,19 @@ export function readDocument(relPath: string, text: string): DocumentReading {
     return kept.reading
   }
   const reading = deepFreeze(readNow(text))
-  readings.delete(relPath)
+  forget(relPath)
+  if (text.length > READING_CHARS_KEPT) return reading
   readings.set(relPath, { text, reading })
-  if (readings.size > READINGS_KEPT) readings.delete(readings.keys().next().value!)
+  charsKept += text.length
+  while (readings.size > READINGS_KEPT || charsKept > READING_CHARS_KEPT) forget(readings.keys().next().value!)
   return reading
+}
+
+function forget(relPath: string): void {
+  const kept = readings.get(relPath)
+  if (!kept) return
+  readings.delete(relPath)
+  charsKept -= kept.text.length
 }
 
 function readNow(text: string): DocumentReading {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { READINGS_KEPT, readDocument } from '../../src/engine/document-readings.js'
+import { READING_CHARS_KEPT, READINGS_KEPT, readDocument } from '../../src/engine/document-readings.js'
 import { splitFrontMatter } from '../../src/documents/frontmatter.js'
 import { LineError } from '../../src/documents/line-error.js'
 import { scanRegions } from '../../src/documents/regions.js'
@@ -77,5 +77,17 @@ describe('readDocument', () => {
     expect(() => readDocument('broken.md', broken)).toThrow(LineError)
     const reading = readDocument('broken.md', DOCUMENT)
     expect(reading.regions).toHaveLength(1)
+  })
+})
+
+describe('readDocument keeps at most READING_CHARS_KEPT characters of text', () => {
+  it('reads a text longer than that every time, and lets long texts push older ones out', () => {
+    const long = `${DOCUMENT}${'x'.repeat(READING_CHARS_KEPT)}\n`
+    expect(readDocument('long.md', long)).not.toBe(readDocument('long.md', long))
+    const half = `${DOCUMENT}${'y'.repeat(READING_CHARS_KEPT / 2)}\n`
+    const first = readDocument('half-1.md', half)
+    expect(readDocument('half-1.md', half)).toBe(first)
+    readDocument('half-2.md', half) // both halves together pass the bound: the first goes
+    expect(readDocument('half-1.md', half)).not.toBe(first)
   })
 })
