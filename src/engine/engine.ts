@@ -336,6 +336,7 @@ export class InsituEngine {
         query: (sql, params) => index.runQuery(sql, params),
         evaluate: (sql, params) => index.query(sql, params),
         indexState: () => index.stateId,
+        documentsState: () => index.documentsState,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
         generations: options.generations ?? true,
@@ -722,6 +723,7 @@ export class InsituEngine {
   }
 
   private closeStores(): void {
+    this.memo.stampDocumentsStates() // while the index can still say
     this.index.close() // first, as in persistCache
     this.memo.close()
   }
