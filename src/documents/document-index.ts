@@ -433,7 +433,8 @@ export class DocumentIndex {
    * An id of the documents' rows (see the header): a hash of every `_documents` row's path,
    * hashes of its bytes and projection and its stat, in path order, which the rest of each row,
    * `_document_columns` and the view's columns are made from (by this plugin version, which the
-   * snapshot's cache key and the job store's header are of). Computed again only after a write.
+   * snapshot's cache key and the job store's header are of), and of the view's columns. Computed
+   * again only after a write.
    */
   get documentsState(): string {
     const at = this.totalChanges()
@@ -441,6 +442,8 @@ export class DocumentIndex {
       const hash = createHash('sha256')
       const rows = this.statement('select path, content_hash, source_hash, mtime_ns, size, read_ns from _documents order by path').raw(true).safeIntegers(true)
       for (const row of rows.iterate() as Iterable<unknown[]>) hash.update(`${row.join('\u0000')}\n`)
+      // And the view's columns (made from the rows' keys; hashed too, should one ever lag behind).
+      hash.update(String(this.statement(`select group_concat(name, char(0)) from pragma_table_info('${COLUMNS_TABLE}')`).pluck().get()))
       this.documentsStateAt = { id: `${sqliteVersion(this.db)}:${hash.digest('base64url')}`, at }
     }
     return this.documentsStateAt.id
