@@ -59,8 +59,12 @@
  *   `prepareError(sql)`: SQLite's message when `sql` does not prepare, else null.
  * - `stateId`: an id of the rows as they are; any write makes a new one, a snapshot keeps it
  *   (with the SQLite version), so equal ids mean queries return what they returned then.
+ *   `documentsState`: an id of the documents' rows alone (`_documents`, from which
+ *   `_document_columns` and the `documents` view are made), equal in any instance, of any
+ *   process, holding the same rows with the same SQLite: rows of `entries` or of the meta table
+ *   changing leave it as it was (a build's output appearing in the project between two builds).
  */
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
@@ -250,6 +254,8 @@ export class DocumentIndex {
   private persistedChanges = -1
   /** The current `stateId` and the `total_changes()` it is the id of (see `stateId`). */
   private state: { id: string; at: number } | undefined
+  /** The current `documentsState` and the `total_changes()` it is the id of. */
+  private documentsStateAt: { id: string; at: number } | undefined
   /**
    * The distinct front-matter keys of all documents when the view was last checked (undefined:
    * not known), and whether a change since may have added or removed one: the view is only
@@ -421,6 +427,26 @@ export class DocumentIndex {
     const at = this.totalChanges()
     if (this.state?.at !== at) this.state = { id: `${sqliteVersion(this.db)}:${randomUUID()}`, at }
     return this.state.id
+  }
+
+  /**
+   * An id of the documents' rows (see the header): a hash of every `_documents` row's path,
+   * hashes of its bytes and projection and its stat, in path order, which the rest of each row,
+   * `_document_columns` and the view's columns are made from (by this plugin version, which the
+   * snapshot's cache key and the job store's header are of), and of the view's columns. Computed
+   * again only after a write.
+   */
+  get documentsState(): string {
+    const at = this.totalChanges()
+    if (this.documentsStateAt?.at !== at) {
+      const hash = createHash('sha256')
+      const rows = this.statement('select path, content_hash, source_hash, mtime_ns, size, read_ns from _documents order by path').raw(true).safeIntegers(true)
+      for (const row of rows.iterate() as Iterable<unknown[]>) hash.update(`${row.join('\u0000')}\n`)
+      // And the view's columns (made from the rows' keys; hashed too, should one ever lag behind).
+      hash.update(String(this.statement(`select group_concat(name, char(0)) from pragma_table_info('${COLUMNS_TABLE}')`).pluck().get()))
+      this.documentsStateAt = { id: `${sqliteVersion(this.db)}:${hash.digest('base64url')}`, at }
+    }
+    return this.documentsStateAt.id
   }
 
   /** SQLite's message when `sql` does not prepare, else null (to locate a SQL model's error). */

@@ -336,6 +336,7 @@ export class InsituEngine {
         query: (sql, params) => index.runQuery(sql, params),
         evaluate: (sql, params) => index.query(sql, params),
         indexState: () => index.stateId,
+        documentsState: () => index.documentsState,
         jobStoreFile: cache ? stateFiles.jobs : null,
         logger: options.logger,
         generations: options.generations ?? true,
@@ -576,6 +577,24 @@ export class InsituEngine {
   }
 
   /**
+   * Forget what rendering documents that hold no job left behind (their cached results, run
+   * records and empty dependency lists), as `forget` would: for a one-shot build, which after
+   * its sync at `buildStart` serves such documents as they are without asking the engine
+   * (serve-document.ts, the cheap path): otherwise heap kept for nothing through its bundling
+   * (issue #38). A document rendered later is rendered again.
+   */
+  forgetDocumentsWithoutJobs(): void {
+    for (const [owner, cached] of this.documentCache) {
+      if (cached.result.jobs.length > 0 || cached.result.diagnostics.length > 0) continue
+      this.documentCache.delete(owner)
+      this.graph.delete(owner)
+      this.documentJobs.delete(owner)
+      this.lastOutputs.delete(owner)
+      this.runRecords.forget(owner)
+    }
+  }
+
+  /**
    * Which owners the file events may affect. `events` carry absolute or project-relative
    * paths; git metadata paths may lie outside the project root. Owners `except` accepts are
    * neither invalidated nor returned (e.g. a document's own owners when the event is the
@@ -722,6 +741,7 @@ export class InsituEngine {
   }
 
   private closeStores(): void {
+    this.memo.stampDocumentsStates() // while the index can still say
     this.index.close() // first, as in persistCache
     this.memo.close()
   }

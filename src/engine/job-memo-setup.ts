@@ -75,6 +75,8 @@ export interface JobMemoSetup {
   evaluate: (sql: string, params: Record<string, unknown>) => unknown[]
   /** The document index's `stateId` (equal ids, equal rows). */
   indexState: () => string
+  /** The document index's `documentsState` (equal ids, equal documents' rows). */
+  documentsState: () => string
   /** Absolute path of the persistent job store; null: in memory only. */
   jobStoreFile: string | null
   logger: HostLogger | undefined
@@ -106,6 +108,7 @@ export function createJobMemo(setup: JobMemoSetup): JobMemo {
     query: setup.query,
     evaluate: setup.evaluate,
     indexState: setup.indexState,
+    documentsState: setup.documentsState,
     root: config.root,
     store,
     ...(setup.generations ? { generations: new Generations(store) } : {}),

@@ -44,8 +44,11 @@
  * 7. Persisted entries are served only after every fingerprint and extension program is
  *    checked against the current state (the store's header covers plugin version and config).
  *    Their queries are not re-run when the index holds the very rows their hashes were taken
- *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files); a stored
- *    entry checked at another state is stored again with the new one.
+ *    at (its `stateId`, kept in its snapshot: a warm start over unchanged files), nor, when
+ *    only rows outside the documents changed (the same `documentsState`: a build's output
+ *    appeared in `entries`, as VitePress's client build's does before its SSR build starts),
+ *    those that read only the documents (query-columns.ts `queryMayReadBeyondDocuments`); a
+ *    stored entry checked at another state is stored again with the new one.
  * 8. A check of a query whose rows are one `documents` row each, in path order
  *    (`pathRestrictedQuery`), whose rows an earlier check kept, runs restricted to the rows
  *    changed since (the index says which) and patches those rows in (query-patches.ts).
@@ -68,7 +71,7 @@ import { DependencyGraph, type FileEvent, type ProjectionChanges } from './depen
 import { canonicalJson, fingerprintFailure, fingerprintValue, hashText, queryKey } from './dependency-fingerprints.js'
 import { bodyHash, changedRows, type Generation, type Generations, regionJob, summarizeRows } from './generations.js'
 import type { JobStore } from './job-store.js'
-import { queryMayReadColumns } from './query-columns.js'
+import { queryMayReadBeyondDocuments, queryMayReadColumns } from './query-columns.js'
 import { patchRows } from './query-patches.js'
 import { CHANGED_PATHS_PARAM, type EvaluateSql, pathRestrictedQuery, queryMayReadRows } from './query-rows.js'
 
@@ -104,6 +107,8 @@ export interface JobMemoContext {
   evaluate(sql: string, params: Record<string, unknown>): unknown[]
   /** The document index's `stateId`: equal ids, equal rows (across processes too). */
   indexState(): string
+  /** The document index's `documentsState`: equal ids, equal documents' rows (across processes too). */
+  documentsState(): string
   /** The current identity of an extension, or undefined when it is gone. */
   extension(name: string): { program: string; runtime: number | undefined } | undefined
   /** Absolute project root. */
@@ -153,6 +158,11 @@ interface StoredEntry {
   extensions: { name: string; program: string }[]
   /** The index's `stateId` the query hashes were taken at (undefined: it changed meanwhile). */
   indexState?: string
+  /**
+   * Its `documentsState` at that `indexState`, stamped when the store is written (`flush`,
+   * `close`): hashing the documents' rows is no cost for every job of a dev server's edits.
+   */
+  documentsState?: string
 }
 
 interface MemoEntry extends StoredEntry {
@@ -225,6 +235,8 @@ export class JobMemo {
    * generation they were taken at, least recently run first. Never handed to a job.
    */
   private readonly lastRows = new Map<string, { rows: readonly Record<string, unknown>[]; generation: number }>()
+  /** Keys stored without a `documentsState` since the last `stampDocumentsStates()`. */
+  private readonly unstamped = new Set<string>()
   /** Counts `noteChanges` calls that changed something (for entries not in memory yet). */
   private generation = 0
   /** Counts changes of the index's rows; `indexChanges` says which columns of which rows the recent ones changed (null: any). */
@@ -391,13 +403,40 @@ export class JobMemo {
 
   /** Write the persistent store's pending entries now (close writes what is left). */
   flush(): void {
+    this.stampDocumentsStates()
     this.context.generations?.flush()
     this.context.store?.flush()
   }
 
+  /** Write what is left (call `stampDocumentsStates()` first while the index is open: its entries then keep their documents' state). */
   close(): void {
     this.context.generations?.flush()
     this.context.store?.close()
+  }
+
+  /**
+   * Gives the entries stored since the last call whose query hashes are of the index's current
+   * state its `documentsState` (rule 7), and stores them again with it: once per write of the
+   * store, not per job. Nothing when the index can no longer say (closed).
+   */
+  stampDocumentsStates(): void {
+    if (this.unstamped.size === 0 || !this.context.store) return
+    const keys = [...this.unstamped]
+    this.unstamped.clear()
+    let state: string
+    let documents: string
+    try {
+      state = this.context.indexState()
+      documents = this.context.documentsState()
+    } catch {
+      return
+    }
+    for (const key of keys) {
+      const entry = this.entries.get(key)
+      if (!entry?.complete || entry.indexState !== state) continue
+      entry.documentsState = documents
+      this.persist(key, entry)
+    }
   }
 
   private async invoke(key: string, spec: JobSpec, invoke: () => Promise<JobOutcome>): Promise<JobOutcome> {
@@ -586,8 +625,10 @@ export class JobMemo {
       queries: entry.queries,
       extensions: entry.extensions.map(({ name, program }) => ({ name, program })),
       indexState: entry.indexState,
+      documentsState: entry.documentsState,
     }
     this.context.store?.put(key, stored)
+    if (stored.documentsState === undefined) this.unstamped.add(key)
   }
 
   private drop(key: string): void {
@@ -612,8 +653,13 @@ export class JobMemo {
     // the index holds the very rows the hashes were taken at.
     // (A query that depends on more than the rows, such as the clock, reads every column.)
     const sameRows = entry.indexState !== undefined && entry.indexState === this.context.indexState()
-    const change = sameRows ? NO_ROW_CHANGE : this.rowsChangedSince(entry.indexSeen)
+    // A stored entry's first check: when only rows outside the documents changed (rule 7), a
+    // query that reads nothing else returns the same rows. (Later checks know the changes.)
+    const sameDocuments =
+      !sameRows && entry.indexSeen === -1 && entry.documentsState !== undefined && entry.documentsState === this.context.documentsState()
+    const change = sameRows ? NO_ROW_CHANGE : sameDocuments ? null : this.rowsChangedSince(entry.indexSeen)
     for (const query of entry.queries) {
+      if (sameDocuments && !queryMayReadBeyondDocuments(query.sql)) continue
       if (change !== null && !queryMayReadChange(query, change, this.evaluateSql)) continue
       if ((await this.queryHashNow(query)) !== query.hash) return false
     }

@@ -59,6 +59,21 @@ export function queryMayReadColumns(sql: string, columns: Iterable<string>): boo
   return false
 }
 
+/**
+ * Whether a recorded index query may return other rows when only rows outside the documents
+ * changed (`entries`, the meta rows), the documents' rows being the same: true when it names
+ * `entries`, `_insitu_meta` or one of SQLite's own tables (`sqlite_schema`, `sqlite_master`,
+ * `sqlite_stat1`, … any name starting with `sqlite_`), or when `queryMayReadColumns(sql, [])` is
+ * (it reads everything, or is volatile). Conservative as the rest: a no is never wrong.
+ */
+export function queryMayReadBeyondDocuments(sql: string): boolean {
+  const text = preparedText(sql)
+  if (text.readsEverything || text.volatile) return true
+  return BEYOND_DOCUMENTS.test(text.folded)
+}
+
+const BEYOND_DOCUMENTS = new RegExp(`(?<!${IDENTIFIER_EDGE})(?:entries|_insitu_meta|sqlite_[\\w$]*)(?!${IDENTIFIER_EDGE})`)
+
 /** Whether the text is volatile (above): the same rows may give another result. */
 export function queryIsVolatile(sql: string): boolean {
   return preparedText(sql).volatile

@@ -18,7 +18,9 @@
  *   build watch: the watchers of build-watch.ts start and its wake file is watched; in write
  *   mode the bundler does not watch the managed documents (`watchExclusions`), the
  *   plugin's watcher does, so a change costs one rebuild, its writes none;
- *   validators run once per engine (errors fail the build).
+ *   validators run once per engine (errors fail the build). A build that does not watch then
+ *   forgets what the sync's renders of documents without jobs left in the engine
+ *   (`forgetDocumentsWithoutJobs`): it serves those as they are without asking the engine.
  * - At `buildEnd` of a build that is not watching, every module is loaded: the job results are
  *   written to the persistent cache in the next turn of the event loop, while the bundler renders
  *   its output (issue #17), so that `closeBundle` has nothing left to write.
@@ -81,6 +83,9 @@ export class BuildSession {
       if (report.failed > 0) return context.error(reportError(`insitu sync failed:\n${formatSyncReport(report, 'sync')}`))
       if (report.written > 0) core.logger.info(`insitu: ${writtenSummary(report)}`)
     }
+    // A build that does not watch never asks the engine for a document without jobs again
+    // (serve-document.ts, the cheap path): their results from the sync would be kept for nothing.
+    if (core.disk !== 'none' && !context.meta.watchMode) engine.forgetDocumentsWithoutJobs()
     if (context.meta.watchMode) {
       // The bundler cannot see new files in folders it does not watch, nor git: wake it.
       await this.watch.start(engine, core.outDir)

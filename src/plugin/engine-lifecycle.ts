@@ -15,7 +15,10 @@
  *   the jobs of a running engine fail with `reason` (the dev server is closing).
  * - `stop()`: runs the `onStop` steps (watchers close first), then closes the engine (awaiting a
  *   start in progress: abort it first to not wait for a hanging handshake). Calls made while
- *   it runs share it; once it is done, everything is as before the first start.
+ *   it runs share it; once it is done, everything is as before the first start, and nothing
+ *   here refers to the closed engine (a docs tool renders its pages after the last build's
+ *   `closeBundle`: a closed engine kept in reach, its job memo and records, was heap the
+ *   collector could not free through that rendering).
  * - `validateOnce(engine)`: the validators' diagnostics the first time it is asked for this
  *   engine, else null (already reported).
  */
@@ -97,6 +100,7 @@ export class EngineLifecycle {
       this.creation = undefined
       this.startAbort = undefined
       this.running = undefined
+      this.validated = undefined
       this.ready = false
       this.stopping = undefined
     })

@@ -24,7 +24,10 @@
  * - `keepIndexedReads()` (a plain build, before it starts the engine) until `dropIndexedReads()`
  *   (its `buildEnd`): the documents the engine's index reads while it starts are kept, text and
  *   job-free verdict, and `indexedRead(file)` hands them to `load` (issue #17: a cold build read
- *   and parsed every document twice). A build serves the text its index was built from.
+ *   and parsed every document twice). A build serves the text its index was built from. The
+ *   texts are kept as UTF-8 bytes, outside V8's heap: a site's pages held through the bundling
+ *   would raise the heap V8 lets grow before its next full collection (several times what it
+ *   holds live then; issue #38), for a `?raw` import that most sites never make.
  * - `oneShotBuild` (set by a build's `buildStart`: it does not watch): its engine locates no git
  *   metadata (`EngineOptions.gitMetadata`: nothing hears file events there).
  */
@@ -51,7 +54,7 @@ export class PluginCore {
   private scope: ProjectScope | undefined
   private viteRoot: string | undefined
   /** Project-relative path → a document the starting engine's index read (`keepIndexedReads`). */
-  private indexedReads: Map<string, IndexedRead> | undefined
+  private indexedReads: Map<string, KeptRead> | undefined
   /** The build starting now does not watch (builds.ts sets it at `buildStart`; a dev server never does). */
   oneShotBuild = false
 
@@ -105,7 +108,8 @@ export class PluginCore {
     const reads = this.indexedReads
     if (reads === undefined || reads.size === 0) return undefined
     const relPath = this.projectScope().relativePath(file)
-    return relPath === null ? undefined : reads.get(relPath)
+    const kept = relPath === null ? undefined : reads.get(relPath)
+    return kept && { text: kept.bytes.toString('utf8'), jobFree: kept.jobFree }
   }
 
   async engineFor(context: ReportingContext): Promise<InsituEngine> {
@@ -135,7 +139,8 @@ export class PluginCore {
         enableExtension: (name) => options.extensions[name],
         signal,
         // Only for a plain build that keeps them: the index then reads every document (see the option).
-        onDocumentRead: this.indexedReads && ((relPath, read) => this.indexedReads?.set(relPath, { text: read.text, jobFree: isJobFreeRead(read) })),
+        onDocumentRead:
+          this.indexedReads && ((relPath, read) => this.indexedReads?.set(relPath, { bytes: Buffer.from(read.text, 'utf8'), jobFree: isJobFreeRead(read) })),
         // A build that does not watch hears no file events: no git metadata.
         gitMetadata: this.serving || !this.oneShotBuild,
         // Its index snapshot is written with the job results, once its modules are loaded (builds.ts).
@@ -157,6 +162,12 @@ export class PluginCore {
 /** A document as the starting engine's index read it: its text, and whether it holds no job (job-free.ts). */
 export interface IndexedRead {
   text: string
+  jobFree: boolean
+}
+
+/** An `IndexedRead` as kept: its text as UTF-8 (the decoded text is valid Unicode: it round-trips, a BOM too). */
+interface KeptRead {
+  bytes: Buffer
   jobFree: boolean
 }
 

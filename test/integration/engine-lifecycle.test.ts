@@ -5,6 +5,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { afterEach, describe, expect, it } from 'vitest'
 import { InsituEngine } from '../../src/engine/engine.js'
 import { PluginStoppedError } from '../../src/plugin/diagnostics.js'
@@ -118,5 +120,26 @@ describe('EngineLifecycle', () => {
     expect(lifecycle.validateOnce(engine)).toBeNull()
     await lifecycle.stop()
     expect(order).toEqual(['step, engine still there'])
+  })
+
+  it('keeps no reference to an engine once it stopped (a docs tool renders its pages after the last build)', async () => {
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc') as () => void
+    const root = project()
+    const lifecycle = new EngineLifecycle(async () => InsituEngine.create({ root, cache: false }), () => {})
+    const startValidateStop = async (): Promise<WeakRef<InsituEngine>> => {
+      const engine = await lifecycle.start()
+      expect(await lifecycle.validateOnce(engine)).toEqual([])
+      await lifecycle.stop()
+      return new WeakRef(engine)
+    }
+    const closed = await startValidateStop()
+    await expect
+      .poll(async () => {
+        await new Promise((resolve) => setImmediate(resolve))
+        gc()
+        return closed.deref()
+      })
+      .toBeUndefined()
   })
 })

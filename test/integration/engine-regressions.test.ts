@@ -94,6 +94,22 @@ describe('engine regressions', () => {
     expect(bodyOf(recovered.text)).toBe('recovered')
   })
 
+  it('forgetDocumentsWithoutJobs drops what renders of documents without jobs left, and keeps the others', async () => {
+    write('plain.md', '# Plain\n\nNo region here.\n')
+    write('with-job.md', region('include', 'path = "a.txt"'))
+    const plain = await engine.renderDocument('plain.md', fs.readFileSync(path.join(root, 'plain.md'), 'utf8'))
+    const withJob = await engine.renderDocument('with-job.md', fs.readFileSync(path.join(root, 'with-job.md'), 'utf8'))
+    expect(plain.jobs).toEqual([])
+    expect([...engine.runRecords.owners()].sort()).toEqual(['plain.md', 'with-job.md'])
+    engine.forgetDocumentsWithoutJobs()
+    expect([...engine.runRecords.owners()]).toEqual(['with-job.md'])
+    // The one with a job is still served from the cache; the other is rendered again, the same.
+    expect(await engine.renderDocument('with-job.md', fs.readFileSync(path.join(root, 'with-job.md'), 'utf8'))).toBe(withJob)
+    const again = await engine.renderDocument('plain.md', fs.readFileSync(path.join(root, 'plain.md'), 'utf8'))
+    expect(again).not.toBe(plain)
+    expect(again.text).toBe(plain.text)
+  })
+
   it("keeps an extension's failed read of a missing file as a dependency", async () => {
     const text = region('slow_peek', 'path = "later.txt"')
     const failed = await engine.renderDocument('doc.md', text)

@@ -404,6 +404,27 @@ describe('persistent job store', () => {
     expect(editedQueries.some((sql) => sql.includes("like 'tasks/%'"))).toBe(true)
   })
 
+  it('runs no query of the documents on a start after only other files appeared (a build output), and re-runs one of entries', async () => {
+    const root = settledProject()
+    addSqlDocument(root, 'docs/outputs.md', { outputs: "select path from entries where path like 'out/%' order by path" })
+    const first = await start(root)
+    const cold = await renderAll(first)
+    expect((await render(first, 'docs/outputs.md')).text).not.toContain('out/app.js')
+    await close(first)
+
+    // What a docs tool's client build leaves before its SSR build starts a second engine.
+    fs.mkdirSync(path.join(root, 'out'))
+    fs.writeFileSync(path.join(root, 'out/app.js'), 'export {}\n')
+    const second = await start(root)
+    const queries = indexQueriesOf(second)
+    expect(await renderAll(second)).toEqual(cold)
+    expect(second.stats.jobsRun).toBe(0)
+    expect(queries).toEqual([])
+    expect((await render(second, 'docs/outputs.md')).text).toContain('out/app.js')
+    expect(queries.some((sql) => sql.includes("like 'out/%'"))).toBe(true)
+    expect(second.stats.jobsRun).toBe(1)
+  })
+
   it('memoizes module transforms by their code, in memory and across engines', async () => {
     const root = settledProject()
     const main = path.join(root, 'main.js')

@@ -74,6 +74,13 @@ describe('the published bundle', () => {
     expect(files.some((file) => packageOf(file) === 'zod')).toBe(true)
   })
 
+  it('is ASCII: V8 keeps a module source in the heap, two bytes a character if one is not Latin-1', () => {
+    const scripts = fs.readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'))
+    expect(scripts).toContain('index.js')
+    const notAscii = scripts.filter((file) => /[^\x00-\x7f]/.test(fs.readFileSync(path.join(DIST, file), 'utf8')))
+    expect(notAscii).toEqual([])
+  })
+
   it('ships the license of every package it inlines', () => {
     const notice = fs.readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.md'), 'utf8')
     for (const name of ['zod', 'yaml', 'smol-toml', 'ignore', 'chokidar', 'magic-string', 'signal-exit']) {

@@ -1,6 +1,6 @@
 /** Which recorded queries can read a change of some `documents` columns (src/engine/query-columns.ts). */
 import { describe, expect, it } from 'vitest'
-import { queryMayReadColumns } from '../../src/engine/query-columns.js'
+import { queryMayReadBeyondDocuments, queryMayReadColumns } from '../../src/engine/query-columns.js'
 
 const reads = (sql: string, ...columns: string[]) => queryMayReadColumns(sql, columns)
 
@@ -68,5 +68,30 @@ describe('queryMayReadColumns', () => {
     }
     expect(reads("select update_date, status from documents where nowhere = 1")).toBe(false)
     expect(reads("select update_date, status from documents where nowhere = 1", 'title')).toBe(false)
+  })
+})
+
+describe('queryMayReadBeyondDocuments', () => {
+  it('is false for a query of the documents view alone, whatever its columns', () => {
+    expect(queryMayReadBeyondDocuments('select title, status, path from documents where parent = :insitu_dir order by path')).toBe(false)
+    expect(queryMayReadBeyondDocuments('select status, count(*) from documents group by status')).toBe(false)
+  })
+
+  it('is true for entries, the meta rows, SQLite\'s own tables, or anything that reads everything or is volatile', () => {
+    for (const sql of [
+      'select path from entries',
+      'select path from "ENTRIES"',
+      'select d.path from documents d join main.entries e on e.path = d.path',
+      'select value from _insitu_meta',
+      'select sql from sqlite_schema',
+      'select name from sqlite_master',
+      'select * from documents',
+      'select path from _documents',
+      "select path, date('now') from documents",
+      "select count(*) from documents where tags like '%entries%'", // a name in a string counts, conservatively
+    ]) {
+      expect(queryMayReadBeyondDocuments(sql), sql).toBe(true)
+    }
+    expect(queryMayReadBeyondDocuments('select path from documents where name = :entries_name')).toBe(false)
   })
 })
