@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import ignore from 'ignore'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   createPathMatcher,
@@ -199,7 +200,7 @@ describe('listProjectFiles / listProjectEntries', () => {
     })
     const folderPatterns = ['drafts/**', '**/__pycache__/**', 'build-*/**', 'site/**']
     const fast = listProjectEntries(root, { exclude: folderPatterns, respectGitignore: false })
-    // A pattern that is not `X/**` turns the shortcut off: every path is then matched on its own.
+    // A pattern that is neither `X/**` nor `X/` is tested against every path the walk meets.
     const slow = listProjectEntries(root, { exclude: [...folderPatterns, 'no-such-file'], respectGitignore: false })
     expect(fast).toEqual(slow)
     expect(fast.filter((entry) => entry.kind === 'file').map((entry) => entry.path)).toEqual([
@@ -210,6 +211,64 @@ describe('listProjectFiles / listProjectEntries', () => {
       'drafts.md',
       'keep.md',
     ])
+  })
+
+  it('lists what matching every path against every pattern lists, for random pattern lists (the walk tests fewer)', () => {
+    // The oracle: a path is listed when neither it nor a folder above it is excluded, each
+    // tested against the whole list with `ignore` (folders with a trailing slash), and, with no
+    // `!` pattern, a folder whose whole content an `X/**` pattern excludes counts as excluded.
+    const folders = ['a', 'b', 'drafts', 'build-1', '__pycache__', 'x.md', 'y.tmp']
+    const files: Record<string, string> = { 'keep.md': '', 'top.tmp': '', 'z.md': '' }
+    for (const first of folders) {
+      for (const second of folders) files[`${first}/${second}/f.md`] = ''
+      files[`${first}/z.md`] = ''
+      files[`${first}/k.txt`] = ''
+    }
+    const root = makeFolder(files)
+    const all: ProjectEntry[] = []
+    const walkAll = (rel: string) => {
+      for (const dirent of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+        const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`
+        all.push({ path: child, kind: dirent.isDirectory() ? 'directory' : 'file' })
+        if (dirent.isDirectory()) walkAll(child)
+      }
+    }
+    walkAll('')
+    const pool = [
+      'drafts/', '**/drafts/', 'a/b/', 'b/', '*.tmp/', 'build-*/', 'drafts/**', '**/__pycache__/**', 'a/**',
+      'b/**', '*.md', 'z.md', 'a/z.md', '/b', 'b', 'build-*', '**/f.md', '*.txt', 'y.tmp', 'a/*/f.md', '*.tmp',
+      'x.md/', 'keep.md', '!keep.md', '!a/b/f.md', '!drafts/', '!z.md', '# comment', '',
+    ]
+    let seed = 7
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    let compared = 0
+    for (let round = 0; round < 300; round += 1) {
+      const patterns = Array.from({ length: 1 + random(4) }, () => pool[random(pool.length)]!)
+      const oracle = ignore().add(patterns)
+      const negated = patterns.some((pattern) => pattern.startsWith('!'))
+      const implied = negated
+        ? ignore()
+        : ignore().add(patterns.filter((p) => p.endsWith('/**') && p.length > 3).map((p) => p.slice(0, -3)).map((b) => (b.includes('/') ? `${b}/` : `/${b}/`)))
+      const excluded = (rel: string, folder: boolean) => oracle.ignores(folder ? `${rel}/` : rel) || (folder && implied.ignores(`${rel}/`))
+      const expected = all
+        .filter((entry) => {
+          const segments = entry.path.split('/')
+          return segments.every((_, i) => !excluded(segments.slice(0, i + 1).join('/'), i < segments.length - 1 || entry.kind === 'directory'))
+        })
+        .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
+      const listed = listProjectEntries(root, { exclude: patterns, respectGitignore: false })
+      expect(listed, JSON.stringify(patterns)).toEqual(expected)
+      for (const entry of all) {
+        expect(isIgnored(root, { exclude: patterns, respectGitignore: false }, entry.path, entry.kind === 'directory'), `${JSON.stringify(patterns)} ${entry.path}`).toBe(
+          !expected.some((e) => e.path === entry.path),
+        )
+      }
+      compared += 1
+    }
+    expect(compared).toBe(300)
   })
 
   it('isIgnored answers for one path as the walker would', () => {
