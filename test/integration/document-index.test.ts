@@ -663,3 +663,34 @@ describe('refresh: changedColumns', () => {
     expect(index.query("select owner from documents where path = 'tasks/a.md'", {})).toEqual([{ owner: 'ann' }])
   })
 })
+
+describe('documentsState', () => {
+  it('is one id for the same rows in any instance, another when a document changes or goes, and ignores other files', () => {
+    const state = { statePath: path.join(root, '.insitu', 'index.sqlite'), cacheKey: 'documents-state test' }
+    // Written an hour ago: a file modified within the read's racy window is read again (a new read time).
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    for (const rel of fs.readdirSync(root, { recursive: true }) as string[]) fs.utimesSync(path.join(root, rel), hourAgo, hourAgo)
+    const first = createIndex(state)
+    first.rebuild({ persist: true })
+    const initial = first.documentsState
+    // Another instance from the first one's snapshot: the same rows (their stat and read times too).
+    const second = createIndex(state)
+    second.rebuild({ persist: false })
+    expect(second.documentsState).toBe(initial)
+    const stateBefore = second.stateId
+    // A file that is not a document (a build's output) leaves the documents' rows as they were.
+    write('dist-out/page.html', '<p>x</p>')
+    write('notes/data.json', '{}')
+    second.refresh([{ type: 'create', path: 'notes/data.json' }])
+    expect(second.stateId).not.toBe(stateBefore)
+    expect(second.documentsState).toBe(initial)
+    write('tasks/alpha.md', '---\ntitle: Alpha 2\nstatus: backlog\n---\n# Alpha\n')
+    second.refresh([{ type: 'update', path: 'tasks/alpha.md' }])
+    const edited = second.documentsState
+    expect(edited).not.toBe(initial)
+    remove('tasks/alpha.md')
+    second.refresh([{ type: 'delete', path: 'tasks/alpha.md' }])
+    expect(second.documentsState).not.toBe(edited)
+    expect(second.documentsState).not.toBe(initial)
+  })
+})
