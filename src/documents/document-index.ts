@@ -41,6 +41,12 @@
  *   event paths: the event type is a hint, the disk is the truth (a path that exists is
  *   (re)read, a folder is (re)scanned, a missing path removes it and everything under it). A
  *   `.gitignore` or `.git/info/exclude` event (with `respectGitignore`) means a full rebuild.
+ * - `diskChanges()` changes nothing: the events that would bring the index in line with the disk
+ *   now (a listed path not in `entries`: create; an entry no longer listed: delete, only the
+ *   topmost of a removed subtree; a document whose bytes differ from its row's: update; a touched
+ *   file with the same bytes is no change; with `settledBeforeMs`, files modified after that time
+ *   are left out). For changes a watcher never reported (issue #38: an edit in a dev server's
+ *   first moments, after this index read the file and before Vite's watcher watched it).
  * - `projectionChanged` is true only when what queries can see changed: a row of `entries`
  *   added/removed/changed kind (`entriesChanged`), or a document added/removed or changed in
  *   path, title, body or front matter (`documentsChanged`). Identical bytes, a touched mtime,
@@ -334,6 +340,59 @@ export class DocumentIndex {
     this.assertOpen()
     this.withRealRoot(() => this.db.transaction(() => this.reconcileAll())())
     if (options.persist !== false) this.persist()
+  }
+
+  /**
+   * The events that would bring the index in line with the disk (see the header); changes
+   * nothing. With `settledBeforeMs` (a `Date.now()` time), a file created or modified after it is
+   * left out: a watcher's event for it may still be on its way.
+   */
+  diskChanges(options: { settledBeforeMs?: number } = {}): DocumentEvent[] {
+    this.assertOpen()
+    const settledBeforeNs = options.settledBeforeMs === undefined ? undefined : BigInt(Math.floor(options.settledBeforeMs)) * 1_000_000n
+    const unsettled = (stat: fs.BigIntStats | undefined) => settledBeforeNs !== undefined && stat !== undefined && stat.mtimeNs > settledBeforeNs
+    return this.withRealRoot(() => {
+      const listing = listProjectEntries(this.root, this.walkOptions)
+      const listed = new Map(listing.map((entry) => [entry.path, entry.kind]))
+      const events: DocumentEvent[] = []
+      // Paths whose event covers everything under them (a folder gone, created or changed kind).
+      const covered = new Set<string>()
+      const isCovered = (relPath: string) => {
+        for (let slash = relPath.indexOf('/'); slash !== -1; slash = relPath.indexOf('/', slash + 1)) {
+          if (covered.has(relPath.slice(0, slash))) return true
+        }
+        return false
+      }
+      for (const [storedPath, storedKind] of this.rowsUnder('entries', '') as [string, EntryKind][]) {
+        const kind = listed.get(storedPath)
+        listed.delete(storedPath)
+        if (kind === storedKind || isCovered(storedPath)) continue
+        // Gone, or a file that became a folder (or the reverse): the path's whole subtree is read again.
+        events.push({ type: kind === undefined ? 'delete' : 'update', path: storedPath })
+        covered.add(storedPath)
+      }
+      // In listing order: a folder comes before what is in it.
+      for (const [relPath, kind] of listed) {
+        if (isCovered(relPath)) continue
+        if (settledBeforeNs !== undefined && unsettled(fs.statSync(this.rootPrefix + relPath, { bigint: true, throwIfNoEntry: false }))) continue
+        events.push({ type: 'create', path: relPath })
+        if (kind === 'directory') covered.add(relPath)
+      }
+      for (const [storedPath, contentHash, mtimeNs, size] of this.rowsUnder('_documents', '') as [string, string, bigint, bigint][]) {
+        if (isCovered(storedPath)) continue
+        let stat: fs.BigIntStats | undefined
+        try {
+          stat = fs.statSync(this.rootPrefix + storedPath, { bigint: true, throwIfNoEntry: false })
+        } catch {
+          continue // not reachable as a file (a folder on its path became a file): the listing said so
+        }
+        if (!stat?.isFile() || (stat.mtimeNs === mtimeNs && stat.size === size) || unsettled(stat)) continue
+        // Its stat moved: a change only if its bytes did (a touch, a save of the same text, is none).
+        const state = readFileState(this.realRootPath(), path.join(this.root, storedPath))
+        if (state && documentContentHash(state) !== contentHash) events.push({ type: 'update', path: storedPath })
+      }
+      return events
+    })
   }
 
   refresh(events: readonly DocumentEvent[]): ProjectionChange {

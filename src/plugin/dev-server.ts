@@ -33,6 +33,15 @@
  *   restarts the server instead, once such events pause, naming the files that really changed
  *   (`insitu: <file> changed, restarting server`; an editor's temporary file renamed over the
  *   file is not named: `ServerRestarts`).
+ * - A change no watcher event told: Vite's watcher reports nothing of an edit made in a server's
+ *   first moments, after the index read the file and before the watcher watched it (issue #38:
+ *   measured up to a second at 10,000 files; any work blocking the event loop while the watcher
+ *   sets up widens it). `DISK_CHECKS_MS` after the engine's start, the index is compared with
+ *   the disk (`DocumentIndex.diskChanges`: documents whose bytes changed, paths created or gone;
+ *   not what changed in the last `UNSETTLED_MS`, whose event may be on its way) and each
+ *   difference is emitted on Vite's watcher (`change`, `add`, `unlink`, and `all`, as chokidar
+ *   does), so Vite and every plugin handle it as any change. Files only a region reads (an include) are read on a
+ *   page's request, as Vite reads its modules, and are not compared.
  * - A managed document the user edited is rendered in the background once its event is planned
  *   (`renderEditedDocument`; in write mode the plan's sync renders it), so a failure the edit
  *   causes is told when it happens, not at the page's next request.
@@ -91,6 +100,17 @@ type HotUpdateEnvironment = { moduleGraph: Pick<DevModuleGraph, 'getModulesByFil
  */
 type EventPlan = ChangePlan | 'reloaded' | undefined
 
+/**
+ * Milliseconds after the engine's start at which its index is compared with the disk: once Vite's
+ * watcher has surely set up (edits up to about a second into a start at 10,000 files went
+ * unreported), and again later for a start slowed down by a busy machine; each time leaving out
+ * what changed in the last `UNSETTLED_MS`.
+ */
+const DISK_CHECKS_MS = [2_000, 6_000]
+
+/** A file modified this recently is left to the watcher's event, which may be on its way (not told twice). */
+const UNSETTLED_MS = 1_000
+
 export class DevServerSession {
   private server: ViteDevServer | undefined
   private liveSync: LiveSync | undefined
@@ -111,10 +131,13 @@ export class DevServerSession {
   private readonly servedQueries = new Map<string, string>()
   /** How this server tells failing documents (dev-failures.ts); one per configured server. */
   private failures: DevFailures | undefined
+  /** The pending comparisons of the index with the disk (see the contract). */
+  private diskChecks: NodeJS.Timeout[] = []
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
     core.lifecycle.onStop(async () => {
+      for (const timer of this.diskChecks.splice(0)) clearTimeout(timer)
       this.liveSync?.close()
       await this.gitWatcher?.close()
       this.liveSync = undefined
@@ -287,6 +310,7 @@ export class DevServerSession {
       }
     }
     this.watchServer(dev, engine)
+    this.checkDiskLater(dev, engine)
     // Serve nothing before git changes can be seen (a commit right after the first page load).
     await this.gitWatcher?.ready
     // Write mode: bring every document on disk up to date, in the background (modules are
@@ -295,6 +319,32 @@ export class DevServerSession {
     live.syncAll().catch((error: unknown) => {
       if (!this.core.lifecycle.isStopping) logger.error(`${PLUGIN_NAME}: writing documents back failed: ${messageOf(error)}`)
     })
+  }
+
+  /** Compares the index with the disk `DISK_CHECKS_MS` after the start; each difference goes to Vite's watcher (see the contract). */
+  private checkDiskLater(dev: ViteDevServer, engine: InsituEngine): void {
+    for (const delay of DISK_CHECKS_MS) {
+      const timer = setTimeout(() => {
+        this.diskChecks = this.diskChecks.filter((pending) => pending !== timer)
+        if (this.core.lifecycle.current !== engine || this.core.lifecycle.isStopping) return
+        let events: { type: FileEventType; path: string }[]
+        try {
+          events = engine.index.diskChanges({ settledBeforeMs: Date.now() - UNSETTLED_MS })
+        } catch (error) {
+          this.core.logger.error(`${PLUGIN_NAME}: comparing the document index with the disk failed: ${messageOf(error)}`)
+          return
+        }
+        for (const event of events) {
+          // As chokidar reports a change: the event, then `all` (what listeners of every event hear).
+          const name = event.type === 'create' ? 'add' : event.type === 'delete' ? 'unlink' : 'change'
+          const file = path.resolve(engine.root, event.path)
+          dev.watcher.emit(name, file)
+          dev.watcher.emit('all', name, file)
+        }
+      }, delay)
+      timer.unref()
+      this.diskChecks.push(timer)
+    }
   }
 
   private watchServer(dev: ViteDevServer, engine: InsituEngine): void {

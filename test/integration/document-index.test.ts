@@ -694,3 +694,57 @@ describe('documentsState', () => {
     expect(second.documentsState).not.toBe(initial)
   })
 })
+
+describe('diskChanges', () => {
+  it('names what changed on disk since the index read it, without changing the index', () => {
+    write('tasks/sub/x.md', '# X\n')
+    write('tasks/gamma.md', '# Gamma\n')
+    const index = createIndex()
+    index.rebuild({ persist: false })
+    expect(index.diskChanges()).toEqual([])
+    // A touch and a save of the same bytes are no change.
+    const later = new Date(Date.now() + 5_000)
+    fs.utimesSync(path.join(root, 'tasks/beta.md'), later, later)
+    write('README.md', README)
+    expect(index.diskChanges()).toEqual([])
+    // A folder that became a file (one event, for the path), a deleted document, a new one.
+    remove('tasks/sub')
+    write('tasks/sub', 'now a file\n')
+    remove('tasks/gamma.md')
+    write('tasks/delta.md', '# Delta\n')
+    const events = index.diskChanges()
+    expect([...events].sort((a, b) => (a.path < b.path ? -1 : 1))).toEqual([
+      { type: 'create', path: 'tasks/delta.md' },
+      { type: 'delete', path: 'tasks/gamma.md' },
+      { type: 'update', path: 'tasks/sub' },
+    ])
+    // Nothing was read into the index: it still has gamma and sub/x, and not delta.
+    expect(documentPaths(index)).toEqual(expect.arrayContaining(['tasks/gamma.md', 'tasks/sub/x.md']))
+    expect(documentPaths(index)).not.toContain('tasks/delta.md')
+    // The events, as a watcher would have given them, bring it in line.
+    index.refresh(events)
+    expect(index.diskChanges()).toEqual([])
+    expect(documentPaths(index)).toContain('tasks/delta.md')
+    expect(documentPaths(index)).not.toContain('tasks/gamma.md')
+  })
+
+  it('names an edited document, a new folder once and a deleted one', () => {
+    const index = createIndex()
+    index.rebuild({ persist: false })
+    write('tasks/alpha.md', '---\ntitle: Alpha, edited\nstatus: backlog\n---\n# Alpha\n')
+    write('drafts/new.md', '# New\n')
+    write('drafts/deep/more.md', '# More\n')
+    remove('tasks/beta.md')
+    const later = new Date(Date.now() + 5_000)
+    fs.utimesSync(path.join(root, 'README.md'), later, later)
+    expect(index.diskChanges()).toEqual([
+      { type: 'delete', path: 'tasks/beta.md' },
+      { type: 'create', path: 'drafts' },
+      { type: 'update', path: 'tasks/alpha.md' },
+    ])
+    expect(index.query("select title from documents where path = 'tasks/alpha.md'")).toEqual([{ title: 'Alpha' }])
+    // What changed after `settledBeforeMs` is left to its watcher event (deletes cannot be dated).
+    expect(index.diskChanges({ settledBeforeMs: Date.now() - 60_000 })).toEqual([{ type: 'delete', path: 'tasks/beta.md' }])
+    expect(index.diskChanges({ settledBeforeMs: Date.now() + 60_000 })).toHaveLength(3)
+  })
+})
