@@ -37,8 +37,9 @@
  *   first moments, after the index read the file and before the watcher watched it (issue #38:
  *   measured up to a second at 10,000 files; any work blocking the event loop while the watcher
  *   sets up widens it). `DISK_CHECKS_MS` after the engine's start, the index is compared with
- *   the disk (`DocumentIndex.diskChanges`: documents whose bytes changed, paths created or gone;
- *   not what changed in the last `UNSETTLED_MS`, whose event may be on its way) and each
+ *   the disk (`DocumentIndex.diskChangeSteps`, in steps that let requests run between them:
+ *   documents whose bytes changed, paths created or gone; not what changed in the last
+ *   `UNSETTLED_MS`, whose event may be on its way) and each
  *   difference is emitted on Vite's watcher (`change`, `add`, `unlink`, and `all`, as chokidar
  *   does), so Vite and every plugin handle it as any change. Files only a region reads (an include) are read on a
  *   page's request, as Vite reads its modules, and are not compared.
@@ -326,24 +327,34 @@ export class DevServerSession {
     for (const delay of DISK_CHECKS_MS) {
       const timer = setTimeout(() => {
         this.diskChecks = this.diskChecks.filter((pending) => pending !== timer)
-        if (this.core.lifecycle.current !== engine || this.core.lifecycle.isStopping) return
-        let events: { type: FileEventType; path: string }[]
-        try {
-          events = engine.index.diskChanges({ settledBeforeMs: Date.now() - UNSETTLED_MS })
-        } catch (error) {
-          this.core.logger.error(`${PLUGIN_NAME}: comparing the document index with the disk failed: ${messageOf(error)}`)
-          return
-        }
-        for (const event of events) {
-          // As chokidar reports a change: the event, then `all` (what listeners of every event hear).
-          const name = event.type === 'create' ? 'add' : event.type === 'delete' ? 'unlink' : 'change'
-          const file = path.resolve(engine.root, event.path)
-          dev.watcher.emit(name, file)
-          dev.watcher.emit('all', name, file)
-        }
+        this.checkDisk(dev, engine).catch((error: unknown) => {
+          if (this.core.lifecycle.current === engine && !this.core.lifecycle.isStopping) {
+            this.core.logger.error(`${PLUGIN_NAME}: comparing the document index with the disk failed: ${messageOf(error)}`)
+          }
+        })
       }, delay)
       timer.unref()
       this.diskChecks.push(timer)
+    }
+  }
+
+  /** One comparison, in steps that let requests and events run between them (`diskChangeSteps`). */
+  private async checkDisk(dev: ViteDevServer, engine: InsituEngine): Promise<void> {
+    const live = () => this.core.lifecycle.current === engine && !this.core.lifecycle.isStopping
+    if (!live()) return
+    const steps = engine.index.diskChangeSteps({ settledBeforeMs: Date.now() - UNSETTLED_MS })
+    let step = steps.next()
+    while (!step.done) {
+      await new Promise((resolve) => setImmediate(resolve))
+      if (!live()) return
+      step = steps.next()
+    }
+    for (const event of step.value) {
+      // As chokidar reports a change: the event, then `all` (what listeners of every event hear).
+      const name = event.type === 'create' ? 'add' : event.type === 'delete' ? 'unlink' : 'change'
+      const file = path.resolve(engine.root, event.path)
+      dev.watcher.emit(name, file)
+      dev.watcher.emit('all', name, file)
     }
   }
 
