@@ -562,35 +562,41 @@ export class InsituEngine {
   forget(file: string): void {
     const relPath = this.relativePath(file)
     if (relPath === null) return
-    const ofFile = (owner: string) => ownerFile(owner) === relPath
-    for (const owner of [...this.documentCache.keys(), ...this.moduleCache.keys()]) {
-      if (ofFile(owner)) {
-        this.documentCache.delete(owner)
-        this.moduleCache.delete(owner)
-      }
+    const owners = new Set<string>()
+    for (const owner of [
+      ...this.documentCache.keys(),
+      ...this.moduleCache.keys(),
+      ...this.graph.owners(),
+      ...this.documentJobs.keys(),
+      ...this.lastOutputs.keys(),
+      ...this.runRecords.owners(),
+    ]) {
+      if (ownerFile(owner) === relPath) owners.add(owner)
     }
-    for (const owner of this.graph.owners()) if (ofFile(owner)) this.graph.delete(owner)
-    for (const owner of this.documentJobs.keys()) if (ofFile(owner)) this.documentJobs.delete(owner)
-    for (const owner of this.lastOutputs.keys()) if (ofFile(owner)) this.lastOutputs.delete(owner)
+    for (const owner of owners) this.forgetOwner(owner)
     this.lastGoodOutputs.delete(relPath)
-    for (const owner of [...this.runRecords.owners()]) if (ofFile(owner)) this.runRecords.forget(owner)
+  }
+
+  /** What the engine keeps for one owner: its cached result, dependencies, jobs, last output and run record. */
+  private forgetOwner(owner: string): void {
+    this.documentCache.delete(owner)
+    this.moduleCache.delete(owner)
+    this.graph.delete(owner)
+    this.documentJobs.delete(owner)
+    this.lastOutputs.delete(owner)
+    this.runRecords.forget(owner)
   }
 
   /**
    * Forget what rendering documents that hold no job left behind (their cached results, run
-   * records and empty dependency lists), as `forget` would: for a one-shot build, which after
+   * records and empty dependency lists), as `forget` does: for a one-shot build, which after
    * its sync at `buildStart` serves such documents as they are without asking the engine
    * (serve-document.ts, the cheap path): otherwise heap kept for nothing through its bundling
    * (issue #38). A document rendered later is rendered again.
    */
   forgetDocumentsWithoutJobs(): void {
     for (const [owner, cached] of this.documentCache) {
-      if (cached.result.jobs.length > 0 || cached.result.diagnostics.length > 0) continue
-      this.documentCache.delete(owner)
-      this.graph.delete(owner)
-      this.documentJobs.delete(owner)
-      this.lastOutputs.delete(owner)
-      this.runRecords.forget(owner)
+      if (cached.result.jobs.length === 0 && cached.result.diagnostics.length === 0) this.forgetOwner(owner)
     }
   }
 

@@ -39,10 +39,10 @@
  *   sets up widens it). `DISK_CHECKS_MS` after the engine's start, the index is compared with
  *   the disk (`DocumentIndex.diskChangeSteps`, in steps that let requests run between them:
  *   documents whose bytes changed, paths created or gone; not what changed in the last
- *   `UNSETTLED_MS`, whose event may be on its way) and each
- *   difference is emitted on Vite's watcher (`change`, `add`, `unlink`, and `all`, as chokidar
- *   does), so Vite and every plugin handle it as any change. Files only a region reads (an include) are read on a
- *   page's request, as Vite reads its modules, and are not compared.
+ *   `UNSETTLED_MS`, whose event may be on its way) and each difference is emitted on Vite's
+ *   watcher (`change`, `add`, `unlink`, and `all`, as chokidar does), so Vite and every plugin
+ *   handle it as any change. Files only a region reads (an include) are read on a page's
+ *   request, as Vite reads its modules, and are not compared.
  * - A managed document the user edited is rendered in the background once its event is planned
  *   (`renderEditedDocument`; in write mode the plan's sync renders it), so a failure the edit
  *   causes is told when it happens, not at the page's next request.
