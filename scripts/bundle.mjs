@@ -3,7 +3,10 @@
  * declarations to dist/): two bundles of src/ made with Rolldown.
  *
  * Contract:
- * - The plugin bundle: `dist/index.js` and `dist/cli/bin.js` (shared code in `dist/chunks/`),
+ * - The plugin bundle: `dist/index.js`, `dist/cli/bin.js`, `dist/engine/index.js` (the engine's
+ *   API) and `dist/build-child.js` (a build's engine process) (shared code in `dist/chunks/`).
+ *   `dist/index.js` is the plugin's entry alone (a few small chunks): the runtime and the engine
+ *   are chunks it imports when a dev server or a watching build needs them (issue #38),
  *   with every runtime dependency inlined except `better-sqlite3` (a native addon), Vite, and
  *   `semver`, which src/host/version-spec.ts requires from node_modules the first time an npm
  *   range is checked (inlined, it cost every import about 5 ms).
@@ -48,7 +51,10 @@ const isPackage = (id, names) => names.some((name) => id === name || id.startsWi
 
 const BUNDLES = [
   {
-    input: { index: 'src/index.ts', 'cli/bin': 'src/cli/bin.ts' },
+    // index.js loads the plugin's entry only (src/plugin/plugin.ts): the runtime is a chunk it
+    // imports when a run needs it; build-child.js is the build's engine process
+    // (src/plugin/build-process.ts forks it); engine/index.js the engine's public API.
+    input: { index: 'src/index.ts', 'cli/bin': 'src/cli/bin.ts', 'engine/index': 'src/engine/index.ts', 'build-child': 'src/build-child.ts' },
     // semver: required from node_modules when first needed (src/host/version-spec.ts).
     external: ['better-sqlite3', 'vite', 'semver'],
   },

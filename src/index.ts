@@ -6,17 +6,13 @@
  * export default defineConfig({ plugins: [insitu()] })
  * ```
  *
- * The engine (build-tool agnostic) and the protocol v1 wire layer are exported for tools
- * and tests; extension authors import `vite-plugin-insitu/sdk`.
+ * Importing it loads the plugin's entry only (plugin/plugin.ts): the engine loads when a run
+ * needs it, in this process or in a build's own. The engine and the protocol v1 wire layer are
+ * exported by `vite-plugin-insitu/engine` (src/engine/index.ts); extension authors import
+ * `vite-plugin-insitu/sdk`.
  */
 import { insitu } from './plugin/plugin.js'
 
 export default insitu
 export { insitu }
 export type { InsituOptions, ModuleRule } from './plugin/options.js'
-export { InsituEngine, type EngineOptions, type AffectedResult } from './engine/engine.js'
-export type { DocumentResult, JobResult, TextEdit } from './engine/render-document.js'
-export { writeBack, isWriteBackTemporary, type WriteOutcome } from './sync/write-back.js'
-export { syncDocument, renderText, type DocumentSync, type StaleJob } from './sync/sync-document.js'
-export { syncProject, formatSyncReport, type ProjectSync } from './sync/sync-project.js'
-export * from './protocol/index.js'

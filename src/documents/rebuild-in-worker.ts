@@ -21,9 +21,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { sourceChild } from '../sandbox/source-child.js'
+import { childProgram } from '../sandbox/child-programs.js'
 import type { IndexWorkerData, IndexWorkerReply } from '../index-worker.js'
 import { DocumentIndex, type DocumentIndexOptions } from './document-index.js'
 import { createPathMatcher } from './project-files.js'
@@ -75,20 +74,12 @@ export async function rebuildInWorker(
   return index
 }
 
-/** `dist/index-worker.js` when bundled; from source, a bundle made once per process; null when missing. */
+/** The worker's program (child-programs.ts); null when missing. */
 function workerProgram(): string | null {
-  const here = fileURLToPath(import.meta.url)
-  if (here.endsWith('.ts')) {
-    try {
-      return sourceChild(path.resolve(path.dirname(here), '../index-worker.ts'))
-    } catch {
-      return null
-    }
-  }
-  for (let folder = path.dirname(here); ; folder = path.dirname(folder)) {
-    const file = path.join(folder, 'index-worker.js')
-    if (fs.existsSync(file)) return file
-    if (path.dirname(folder) === folder) return null
+  try {
+    return childProgram('index-worker')
+  } catch {
+    return null
   }
 }
 

@@ -14,12 +14,13 @@
  * `isJobFreeRead(read)`: the same verdict for a text the document index has read and parsed
  * already (document-record.ts `parseDocument`), without parsing its front matter again: the
  * index parsed the text with LF line ends, so a text with a `\r` (or a BOM) is parsed again.
+ * The verdict's steps before the front matter: job-free-verdict.ts.
  */
 import { splitFrontMatter } from '../documents/frontmatter.js'
+import { jobFreeVerdict } from '../documents/job-free-verdict.js'
 
 export function isJobFree(text: string): boolean {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
-  return verdict(body, () => {
+  return jobFreeVerdict(text, (body) => {
     try {
       return splitFrontMatter(body).data
     } catch {
@@ -32,18 +33,5 @@ export function isJobFree(text: string): boolean {
 export function isJobFreeRead(read: { text: string; frontMatter: Record<string, unknown> | null | undefined }): boolean {
   const { text } = read
   if (text.charCodeAt(0) === 0xfeff || text.includes('\r')) return isJobFree(text)
-  return verdict(text, () => read.frontMatter)
-}
-
-/**
- * The verdict for a text without a BOM; `frontMatter()` is its parsed front matter (null: none,
- * undefined: it does not parse), asked only when the text opens with a fence.
- */
-function verdict(text: string, frontMatter: () => Record<string, unknown> | null | undefined): boolean {
-  if (text.includes('insitu:')) return false
-  // No front matter fence: nothing to parse.
-  if (!text.startsWith('---')) return true
-  const data = frontMatter()
-  if (data === undefined) return false // the engine reports the error at its line
-  return data === null || !Object.hasOwn(data, 'insitu')
+  return jobFreeVerdict(text, () => read.frontMatter)
 }

@@ -32,7 +32,7 @@ import { toPosixPath } from '../host/config.js'
 import { type GitWatcher, watchEngineGit } from '../sync/git-watcher.js'
 import { diskState, SelfWrites } from '../sync/self-writes.js'
 import { type BuildWatcher, startBuildWatcher } from './build-watcher.js'
-import type { PluginLogger } from './diagnostics.js'
+import type { PluginLogger } from './plugin-logger.js'
 import { moduleFile, moduleKey } from './module-ids.js'
 import { PLUGIN_NAME } from './options.js'
 

@@ -40,7 +40,7 @@
  * starts with `Error: <message>` and a line break, and Rollup's `Could not load …` prefix on the
  * message of a failed `load` defeats that; Rolldown appends `stack` to its summary), so no
  * `at ...` line and no second copy of the message is printed; the overlay shows none either.
- * `isUserError(error)` tells them apart (build-errors.ts keeps Rolldown's frames away from them).
+ * user-errors.ts makes them, and `isUserError` tells them apart (build-errors.ts keeps Rolldown's frames away from them).
  *
  * `printErrorsOnce(server)` (dev): Vite logs a failing module once when it pre-transforms it
  * (an import of a served module) and again for each request of it; a failed engine start fails
@@ -56,6 +56,8 @@ import type { Diagnostic } from '../protocol/schemas.js'
 import type { LocatedDiagnostic } from '../engine/render-document.js'
 import { codeFrame } from './code-frame.js'
 import { PLUGIN_NAME } from './options.js'
+import type { PluginLogger } from './plugin-logger.js'
+import { isUserError, userError } from './user-errors.js'
 
 /** A location as an editor opens it: absolute file, 1-based line and column (see the header). */
 export interface SourceLocation {
@@ -69,21 +71,6 @@ export interface ReportingContext {
   warn(warning: { message: string; id?: string; loc?: SourceLocation; frame?: string }): void
 }
 
-/** Errors made here: the user's to fix, printed once (see `printErrorsOnce`). */
-const userErrors = new WeakSet<Error>()
-
-/** An `Error` without stack frames or cause (its `stack` is empty). */
-function userError(message: string): Error {
-  const error = new Error(message)
-  error.stack = ''
-  userErrors.add(error)
-  return error
-}
-
-/** Whether `error` is one of the user errors made here (a message that says everything). */
-export function isUserError(error: unknown): boolean {
-  return error instanceof Error && userErrors.has(error)
-}
 
 /** A user error without a location (a check or sync report, a start failure without a file). */
 export function reportError(message: string): Error {
@@ -115,16 +102,10 @@ function frameAt(loc: { file: string; line: number; column: number | null }): { 
   return { located: { file: loc.file, line: loc.line, column: framed.column }, frame: framed.frame }
 }
 
-export interface PluginLogger {
-  info(message: string): void
-  warn(message: string): void
-  /** `error`: what the message reports, when it is one of this module's errors (printed once). */
-  error(message: string, error?: Error): void
-}
 
 /** The same user error (file and message) prints once per watcher event. */
 function userErrorKey(error: unknown): string | undefined {
-  if (!(error instanceof Error) || !userErrors.has(error)) return undefined
+  if (!(error instanceof Error) || !isUserError(error)) return undefined
   const id = (error as { id?: unknown }).id
   return `${typeof id === 'string' ? id : ''}\u0000${error.message}`
 }

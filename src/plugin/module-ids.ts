@@ -9,7 +9,7 @@
  * `moduleKey(id)` the absolute POSIX file of an id, so the two compare on every platform.
  */
 import path from 'node:path'
-import { toPosixPath } from '../host/config.js'
+import { toPosixPath } from '../documents/project-paths.js'
 
 export const RAW_QUERY = /[?&]raw(?:&|=|$)/
 /** Queries under which a module is not Markdown text (Vite turns it into JS or a URL). */

@@ -37,7 +37,8 @@ import { InsituEngine } from '../engine/engine.js'
 import { isJobFreeRead } from '../engine/job-free.js'
 import { ConfigError, toPosixPath } from '../host/config.js'
 import { type DiskMode, diskMode } from '../sync/disk-mode.js'
-import { engineStartError, type PluginLogger, type ReportingContext } from './diagnostics.js'
+import { engineStartError, type ReportingContext } from './diagnostics.js'
+import { consoleLogger, type PluginLogger, viteLogger } from './plugin-logger.js'
 import { EngineLifecycle } from './engine-lifecycle.js'
 import { PLUGIN_NAME, type ResolvedOptions } from './options.js'
 import { loadProjectScope, type ProjectScope } from './project-scope.js'
@@ -79,12 +80,7 @@ export class PluginCore {
   configResolved(config: ResolvedConfig): void {
     this.viteRoot = config.root
     this.outDir = path.resolve(config.root, config.build.outDir)
-    const vite = config.logger
-    this.logger = {
-      info: (m) => vite.info(m, { timestamp: true }),
-      warn: (m) => vite.warn(m, { timestamp: true }),
-      error: (m, error) => vite.error(m, { timestamp: true, error }),
-    }
+    this.logger = viteLogger(config.logger)
     // Read once per resolved config (a restarted dev server resolves it again: edits apply).
     this.scope = loadProjectScope(this.options, config.root)
     this.failedConfigFiles.clear()
@@ -178,9 +174,3 @@ export function isClosing(error: unknown): boolean {
 
 /** Milliseconds a one-shot build's query process is kept without a query (`EngineOptions.queryProcessIdleMs`). */
 const ONE_SHOT_QUERY_IDLE_MS = 1000
-
-const consoleLogger: PluginLogger = {
-  info: (m) => console.info(m),
-  warn: (m) => console.warn(m),
-  error: (m) => console.error(m),
-}

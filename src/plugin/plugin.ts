@@ -1,64 +1,69 @@
 /**
- * `insitu(options)`: the Vite (and Rollup) plugin. It composes; each concern is a module:
+ * `insitu(options)`: the Vite (and Rollup) plugin's entry: its options and hook table, and the
+ * choice of the runtime that runs the hooks (plugin-runtime.ts). Importing it loads none of the
+ * engine: a dev server, build watch and Rollup watch load the in-process runtime (in-process.ts)
+ * with `import()` when their config is resolved (or at Rollup's `buildStart`); a build that does
+ * not watch runs it in a process of its own (build-process.ts; issue #38).
  *
- * - plugin-core.ts: options, the disk mode (`check` wins over `write`, decided once:
- *   src/sync/disk-mode.ts), the logger, the project scope, the engine's lifecycle
- *   (engine-lifecycle.ts: started on first use or at `buildStart`, reused across rebuilds,
- *   stopped at `closeServer`, `closeBundle` when not watching, or `closeWatcher`, idempotently);
- * - serve-document.ts: `load` (`?raw` documents) and `transform` (documents, module rules),
- *   source maps, watch files, diagnostics;
- * - dev-server.ts: the dev server's file events (one plan each, the live sync's write-back and
- *   echoes, early cutoff), git reloads, restarts, the inspector and browser diagnostics;
- * - builds.ts and build-watch.ts: check and write at `buildStart`, background start of plain
- *   builds, build watch's stale modules and wake file.
- *
- * One hook object (Rollup ignores `apply`, and `enforce: 'pre'` must hold for every hook); each
- * hook delegates in a line or two. Paths: Vite's module files and ids are POSIX (`C:/…` on
- * Windows); module file paths the plugin builds or compares are absolute POSIX too.
+ * Contract:
+ * - The options are checked here, when `vite.config` calls `insitu()` (options.ts).
+ * - The runtime is chosen per run: at `config` and `configResolved` by Vite's command and
+ *   `build.watch` (a dev server or a watching build: in-process; a build: the build process),
+ *   and at `buildStart` when no config hook ran (plain Rollup: `this.meta.watchMode`). One
+ *   plugin object may serve several runs (Astro: a content-sync dev server, then its builds).
+ *   Dev-server and watch hooks go to the in-process runtime, the others to the run's.
+ * - One hook object (Rollup ignores `apply`, and `enforce: 'pre'` must hold for every hook); each
+ *   hook delegates in a line. The hook filters are the ones every runtime relies on.
+ * - `buildApp` (Vite 8's `vite build`) prints the user's errors without Rolldown's stack frames
+ *   (build-errors.ts), for either runtime: errors crossing from the build process stay the user's.
  */
 import path from 'node:path'
-import type { Plugin } from 'vite'
+import type { Plugin, ResolvedConfig } from 'vite'
 import { quietUserErrors } from './build-errors.js'
-import { BuildSession } from './builds.js'
-import { withInsituClient } from './browser-diagnostics.js'
-import { DevServerSession } from './dev-server.js'
-import { isUserError } from './diagnostics.js'
-import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS, TRANSFORM_SKIPPED_IDS, VITE_CLIENT_MODULE } from './module-ids.js'
+import { BuildProcessRuntime } from './build-process.js'
+import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS, TRANSFORM_SKIPPED_IDS } from './module-ids.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
-import { PluginCore } from './plugin-core.js'
-import { DocumentServer } from './serve-document.js'
+import type { PluginRuntime } from './plugin-runtime.js'
+import { isUserError } from './user-errors.js'
+
+type Handler<K extends keyof Plugin> = Extract<NonNullable<Plugin[K]>, { handler: unknown }>['handler']
 
 export function insitu(userOptions: InsituOptions = {}): Plugin {
-  const core = new PluginCore(resolveOptions(userOptions))
-  const dev = new DevServerSession(core)
-  const builds = new BuildSession(core)
-  const documents = new DocumentServer(core, {
-    transformed: (id) => builds.watch.transformed(id),
-    missingFile: (file) => builds.watch.watchMissing(file),
-    startFailed: (error) => dev.startFailed(error),
-    replacedText: (file, code) => dev.replacedText(file, code),
-  })
+  const options = resolveOptions(userOptions)
+  let inProcess: PluginRuntime | undefined
+  let buildProcess: BuildProcessRuntime | undefined
+  /** The runtime of the run under way. */
+  let runtime: PluginRuntime | undefined
+
+  const loadInProcess = async (): Promise<PluginRuntime> => {
+    inProcess ??= (await import('./in-process.js')).createInProcessRuntime(options)
+    return inProcess
+  }
+  const inBuildProcess = (): PluginRuntime => (buildProcess ??= new BuildProcessRuntime(options))
+  const choose = async (oneShotBuild: boolean): Promise<PluginRuntime> => {
+    runtime = oneShotBuild ? inBuildProcess() : await loadInProcess()
+    return runtime
+  }
 
   return {
     name: PLUGIN_NAME,
     enforce: 'pre',
 
-    config(config, env) {
-      // `vite build --watch` in write mode: the bundler must not watch the documents the plugin writes.
-      if (env.command !== 'build' || !config.build?.watch) return null
-      return builds.watchExclusions(path.resolve(config.root ?? process.cwd()))
+    async config(config, env) {
+      const run = await choose(env.command === 'build' && !config.build?.watch)
+      return run.config(config, env)
     },
 
-    configResolved(config) {
-      core.configResolved(config)
+    async configResolved(config: ResolvedConfig) {
+      const run = await choose(config.command === 'build' && !config.build.watch)
+      run.configResolved(config)
     },
 
     configureServer(server) {
-      dev.configure(server)
+      inProcess?.configureServer(server)
     },
 
     buildApp: {
-      // Vite 8's `vite build`: print the user's errors without Rolldown's stack frames (build-errors.ts).
       order: 'pre',
       async handler(builder) {
         quietUserErrors(builder, isUserError)
@@ -66,19 +71,19 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     transformIndexHtml() {
-      return dev.clientTags()
+      return inProcess?.transformIndexHtml()
     },
 
     async buildStart() {
-      if (core.serving) return dev.buildStart(this)
-      return builds.buildStart(this)
+      // Plain Rollup calls no config hook; a watching build never runs in the build process.
+      if (!runtime || (this.meta.watchMode && runtime === buildProcess)) await choose(!this.meta.watchMode)
+      return runtime!.buildStart(this)
     },
 
     load: {
       filter: { id: { include: RAW_QUERY, exclude: SKIPPED_IDS } },
       handler(id) {
-        if (core.serving) dev.noteLoaded(id)
-        return documents.load(this, id)
+        return (runtime?.load(this, id) ?? null) as ReturnType<Handler<'load'>>
       },
     },
 
@@ -87,10 +92,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // Never called for ?raw, ?url… (JS or URLs, not Markdown): no per-module crossing into JS.
       // Vite's own client module passes too: a dev server loads the browser client with it.
       filter: { id: { exclude: [...TRANSFORM_SKIPPED_IDS, NON_TEXT_QUERY] } },
-      handler(code, id, options) {
-        if (core.serving && VITE_CLIENT_MODULE.test(id)) return options?.ssr ? null : withInsituClient(code)
-        if (core.serving) dev.noteServed(id)
-        return documents.transform(this, code, id) as ReturnType<Extract<Plugin['transform'], { handler: unknown }>['handler']>
+      handler(code, id, transformOptions) {
+        return (runtime?.transform(this, code, id, transformOptions) ?? null) as ReturnType<Handler<'transform'>>
       },
     },
 
@@ -100,7 +103,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // the plan too, so the echo of a write-back sends nothing, whoever added the page.
       order: 'post',
       handler(update) {
-        return dev.hotUpdate(this.environment, update) as ReturnType<Extract<Plugin['hotUpdate'], { handler: unknown }>['handler']>
+        return inProcess?.hotUpdate(this.environment, update) as ReturnType<Handler<'hotUpdate'>>
       },
     },
 
@@ -108,41 +111,39 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     handleHotUpdate: {
       order: 'post',
       handler(context) {
-        return dev.handleHotUpdate(context)
+        return inProcess?.handleHotUpdate(context)
       },
     },
 
     watchChange(id, change) {
-      // The dev server reports changes through hotUpdate; this is for build watch and Rollup.
-      const engine = core.lifecycle.current
-      if (core.serving || !engine) return
-      builds.watch.watchChange(engine, id, change.event)
+      runtime?.watchChange(id, change.event)
     },
 
     buildEnd(error) {
-      return builds.buildEnd(this, error)
+      return runtime?.buildEnd(this, error)
     },
 
     renderStart(outputOptions) {
       // Rollup names its output only now: what it writes there is no change of the project's.
       const output = outputOptions.dir ?? (outputOptions.file ? path.dirname(outputOptions.file) : undefined)
-      if (output) builds.watch.ignoreOutput(output)
+      runtime?.renderStart(output)
     },
 
     shouldTransformCachedModule({ id }) {
-      return builds.watch.shouldTransform(id)
+      return runtime?.shouldTransformCachedModule(id) ?? null
     },
 
     closeServer() {
-      return core.lifecycle.stop()
+      return inProcess?.closeServer()
     },
 
     closeBundle() {
-      if (!core.serving && !this.meta.watchMode) return core.lifecycle.stop()
+      return runtime?.closeBundle(this)
     },
 
     closeWatcher() {
-      return core.lifecycle.stop()
+      return inProcess?.closeWatcher()
     },
   }
 }
+

@@ -35,14 +35,11 @@
  *   killed by sandbox/process-end.ts, and exit when their IPC channel closes while idle).
  *   `liveSandboxPids()` lists the ones alive (tests check none survives).
  * - The child's program: `dist/sandbox-child.js` from the published bundle; from source (`.ts`:
- *   tests, benchmarks) a bundle of src/sandbox-child.ts (source-child.ts).
+ *   tests, benchmarks) a bundle of src/sandbox-child.ts (child-programs.ts).
  */
 import { type ChildProcess, fork } from 'node:child_process'
-import fs from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { onProcessEnd } from './process-end.js'
-import { sourceChild } from './source-child.js'
+import { childProgram } from './child-programs.js'
 
 /** What the parent sends a sandbox process, handled in order (`skip` at once). */
 export type SandboxMessage =
@@ -430,17 +427,10 @@ function post(proc: Process, message: SandboxMessage): void {
   proc.child.send(message)
 }
 
-/** The child's program: `dist/sandbox-child.js` when bundled; from source (tests), a bundle made once per process. */
+/** The child's program (child-programs.ts) and its Node options. */
 function childEntry(): { file: string; execArgv: string[] } {
-  const here = fileURLToPath(import.meta.url)
   // Its heap is bounded (SQLite's too: index-copy.ts): a runaway task fails, it does not swell.
-  const execArgv = ['--max-old-space-size=512']
-  if (here.endsWith('.ts')) return { file: sourceChild(path.resolve(path.dirname(here), '../sandbox-child.ts')), execArgv }
-  for (let folder = path.dirname(here); ; folder = path.dirname(folder)) {
-    const file = path.join(folder, 'sandbox-child.js')
-    if (fs.existsSync(file)) return { file, execArgv }
-    if (path.dirname(folder) === folder) throw new Error(`the sandbox's program is missing (looked for sandbox-child.js above ${here})`)
-  }
+  return { file: childProgram('sandbox-child'), execArgv: ['--max-old-space-size=512'] }
 }
 
 /** `30 s`, `1.5 s`, `250 ms`. */

@@ -10,7 +10,8 @@
  * path, size and mtime under the folder above `entry`), written atomically, and are
  * shared by every process of the same sources (a benchmark's build processes do not each bundle
  * it); bundles of other sources older than a day are removed. The published package never calls
- * it (dist/sandbox-child.js).
+ * it (dist/sandbox-child.js). A bundle knows the `src/` folder it was made from as
+ * `__INSITU_SOURCES__` (child-programs.ts: the programs it starts come from the same sources).
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -28,7 +29,8 @@ const bundled = new Map<string, string>()
 export function sourceChild(entry: string): string {
   const known = bundled.get(entry)
   if (known) return known
-  const require = createRequire(import.meta.url)
+  // From the sources' folder: a bundle in the temporary folder (child-programs.ts) starts programs too.
+  const require = createRequire(entry)
   const sqlite = pathToFileURL(require.resolve('better-sqlite3')).href
   const name = path.basename(entry, '.ts')
   const folder = path.join(os.tmpdir(), `${PREFIX}${name}-${sourcesHash(path.dirname(entry), sqlite)}`)
@@ -46,6 +48,8 @@ export function sourceChild(entry: string): string {
       format: 'esm',
       target: 'node20',
       external: ['better-sqlite3'],
+      // The programs it starts in turn are bundled from the same sources (child-programs.ts).
+      define: { __INSITU_SOURCES__: JSON.stringify(path.dirname(entry)) },
       // CommonJS dependencies (yaml) require Node's builtins.
       banner: { js: "import { createRequire as __insituCreateRequire } from 'node:module'; const require = __insituCreateRequire(import.meta.url);" },
       write: false,

@@ -19,9 +19,11 @@ import { pluginStateFiles } from '../../src/documents/state-folder.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
+  buildProcessTrees,
   copyProject,
   editFile,
   expectProcessesGone,
+  isAlive,
   git,
   GIT_DOC,
   INITIAL_NOTES,
@@ -675,14 +677,20 @@ describe('plain Rollup 4', () => {
     const bundle = await rollup({ input: path.join(root, 'main.js'), plugins: [insituForRollup(root), resolveQueries] })
     closers.push(() => bundle.close())
     const { output } = await bundle.generate({ format: 'es' })
-    rememberPids()
-    expect(seenPids.size).toBe(1)
+    // The engine runs in the build's own process (src/build-child.ts), with the extension below it.
+    const [tree, ...others] = buildProcessTrees()
+    expect(others).toEqual([])
+    // The extension, and the SQL region's sandbox process unless it has ended idle already.
+    expect(tree?.children.length).toBeGreaterThanOrEqual(1)
     const code = output[0].code
     expect(code).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
     expect(code).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
     expect(code).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
     expect(code).toContain(rawDeclaration('git', GIT_DOC(git(root, 'rev-parse', 'HEAD'))))
     await closeAndExpectProcessesGone()
+    // closeBundle returns once the build process is gone, its extension first.
+    expect([tree!.pid, ...tree!.children].filter(isAlive)).toEqual([])
+    expect(buildProcessTrees()).toEqual([])
   })
 
   test('rollup() fails on a failing extension region with its file and line', async () => {

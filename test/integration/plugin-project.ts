@@ -83,6 +83,22 @@ export async function expectProcessesGone(pids: Iterable<number>): Promise<void>
   expect(liveExtensionPids()).toEqual([])
 }
 
+/**
+ * The build processes of `parent` (this process by default; src/build-child.ts, forked by a
+ * build that does not watch) and, for each, the pids of the processes it started (extensions,
+ * sandboxes), from `ps`.
+ */
+export function buildProcessTrees(parent = process.pid): { pid: number; children: number[] }[] {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map((match) => ({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3]! }))
+  return rows
+    .filter((row) => row.ppid === parent && /build-child\.m?js/.test(row.args))
+    .map((row) => ({ pid: row.pid, children: rows.filter((child) => child.ppid === row.pid).map((child) => child.pid) }))
+}
+
 /** `docs/tasks.md` with the SQL region listing the two tasks with these statuses. */
 export function TASKS_DOC(alpha: string, beta: string): string {
   return [
