@@ -23,12 +23,21 @@
  *   later hook of that build with `vite-plugin-insitu: its build process ended …`. The process
  *   does not keep this one alive (unreferenced while no hook waits for it), and ends when this
  *   one does (its channel closes).
- * - The dev-server and watch hooks do nothing here: such runs use the in-process runtime.
+ * - In write and check mode without module rules, the build's `buildStart` syncs (or checks)
+ *   every document there, and the process ends once the builds sharing it have done so: each
+ *   managed document is then current on disk, its regions and front matter as a render would
+ *   give them, so `load` and `transform` leave documents to the bundler (what they served was
+ *   the file's text) and `buildEnd` and `closeBundle` have nothing to do (Astro's builds keep no
+ *   engine beside them: its pages render from the documents on disk).
+ * - A server that does not watch (plugin.ts: Astro's content sync) uses this runtime as a build
+ *   does; `closeServer` ends its process. The other dev-server and watch hooks do nothing here:
+ *   such runs use the in-process runtime.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import path from 'node:path'
 import type { ResolvedConfig } from 'vite'
 import { jobFreeVerdict } from '../documents/job-free-verdict.js'
+import { diskMode } from '../sync/disk-mode.js'
 import { childProgram } from '../sandbox/child-programs.js'
 import { type BuildHook, type ChildMessage, type ParentMessage, reviveError } from './build-messages.js'
 import { cleanId, isSkippedId, NON_TEXT_QUERY } from './module-ids.js'
@@ -47,7 +56,16 @@ export class BuildProcessRuntime implements PluginRuntime {
   /** Builds started in the current process and not yet at `closeBundle`. */
   private openBuilds = 0
 
-  constructor(private readonly options: ResolvedOptions) {}
+  /**
+   * Write and check modes without module rules: once `buildStart` has synced (or checked) every
+   * document, each is current on disk, so what `load` and `transform` would serve is the file's
+   * own text; the process ends there (see the contract).
+   */
+  private readonly finishesAtStart: boolean
+
+  constructor(private readonly options: ResolvedOptions) {
+    this.finishesAtStart = diskMode(options) !== 'none' && options.modules.length === 0
+  }
 
   config(): null {
     return null
@@ -77,15 +95,20 @@ export class BuildProcessRuntime implements PluginRuntime {
   async buildStart(context: HookContext): Promise<void> {
     const child = this.process()
     this.openBuilds++
-    await child.call('buildStart', [], context)
+    try {
+      await child.call('buildStart', [], context)
+    } finally {
+      if (this.finishesAtStart) await this.release(child)
+    }
   }
 
   async load(context: HookContext, id: string): Promise<ServedModule> {
+    if (this.finishesAtStart) return null
     return (await this.process().call('load', [id], context)) as ServedModule
   }
 
   async transform(context: HookContext, code: string, id: string, options: { ssr?: boolean } | undefined): Promise<ServedModule> {
-    if (isSkippedId(id) || NON_TEXT_QUERY.test(id)) return null
+    if (this.finishesAtStart || isSkippedId(id) || NON_TEXT_QUERY.test(id)) return null
     const child = this.process()
     const scope = await child.scope
     const file = cleanId(id)
@@ -105,6 +128,7 @@ export class BuildProcessRuntime implements PluginRuntime {
   watchChange(): void {}
 
   async buildEnd(context: HookContext, error: Error | undefined): Promise<void> {
+    if (this.finishesAtStart) return
     await this.process().call('buildEnd', [error?.message], context)
   }
 
@@ -114,19 +138,30 @@ export class BuildProcessRuntime implements PluginRuntime {
     return null
   }
 
-  async closeServer(): Promise<void> {}
+  /** A server that does not watch (see plugin.ts) is done: its process ends. */
+  async closeServer(): Promise<void> {
+    const child = this.current
+    this.current = undefined
+    this.openBuilds = 0
+    await child?.end()
+  }
 
   async closeBundle(context: HookContext): Promise<void> {
     const child = this.current
-    if (!child) return
+    if (!child || this.finishesAtStart) return
     try {
       await child.call('closeBundle', [], context)
     } finally {
-      this.openBuilds = Math.max(0, this.openBuilds - 1)
-      if (this.openBuilds === 0 && this.current === child) {
-        this.current = undefined
-        await child.end()
-      }
+      await this.release(child)
+    }
+  }
+
+  /** One build is done with `child`: the last one ends it. */
+  private async release(child: BuildProcess): Promise<void> {
+    this.openBuilds = Math.max(0, this.openBuilds - 1)
+    if (this.openBuilds === 0 && this.current === child) {
+      this.current = undefined
+      await child.end()
     }
   }
 

@@ -7,11 +7,13 @@
  *
  * Contract:
  * - The options are checked here, when `vite.config` calls `insitu()` (options.ts).
- * - The runtime is chosen per run: at `config` and `configResolved` by Vite's command and
- *   `build.watch` (a dev server or a watching build: in-process; a build: the build process),
- *   and at `buildStart` when no config hook ran (plain Rollup: `this.meta.watchMode`). One
- *   plugin object may serve several runs (Astro: a content-sync dev server, then its builds).
- *   Dev-server and watch hooks go to the in-process runtime, the others to the run's.
+ * - The runtime is chosen per run: at `config` and `configResolved` by Vite's command,
+ *   `build.watch` and `server` (a dev server or a watching build: in-process; a build that does
+ *   not watch, or a server with neither a file watcher nor hot updates, `server.watch: null` and
+ *   `server.hmr: false`, as Astro's content sync creates: the build process), and at
+ *   `buildStart` when no config hook ran (plain Rollup: `this.meta.watchMode`). One plugin
+ *   object may serve several runs (Astro: its content sync, then its builds); every hook goes to
+ *   the runtime of the run under way.
  * - One hook object (Rollup ignores `apply`, and `enforce: 'pre'` must hold for every hook); each
  *   hook delegates in a line. The hook filters are the ones every runtime relies on.
  * - `buildApp` (Vite 8's `vite build`) prints the user's errors without Rolldown's stack frames
@@ -34,14 +36,16 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let buildProcess: BuildProcessRuntime | undefined
   /** The runtime of the run under way. */
   let runtime: PluginRuntime | undefined
+  /** A config hook chose it (Vite); else `buildStart` chooses (plain Rollup). */
+  let chosenByConfig = false
 
   const loadInProcess = async (): Promise<PluginRuntime> => {
     inProcess ??= (await import('./in-process.js')).createInProcessRuntime(options)
     return inProcess
   }
   const inBuildProcess = (): PluginRuntime => (buildProcess ??= new BuildProcessRuntime(options))
-  const choose = async (oneShotBuild: boolean): Promise<PluginRuntime> => {
-    runtime = oneShotBuild ? inBuildProcess() : await loadInProcess()
+  const choose = async (oneShot: boolean): Promise<PluginRuntime> => {
+    runtime = oneShot ? inBuildProcess() : await loadInProcess()
     return runtime
   }
 
@@ -50,17 +54,18 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     enforce: 'pre',
 
     async config(config, env) {
-      const run = await choose(env.command === 'build' && !config.build?.watch)
+      chosenByConfig = true
+      const run = await choose(isOneShot(env.command, config.build?.watch, config.server))
       return run.config(config, env)
     },
 
     async configResolved(config: ResolvedConfig) {
-      const run = await choose(config.command === 'build' && !config.build.watch)
+      const run = await choose(isOneShot(config.command, config.build.watch, config.server))
       run.configResolved(config)
     },
 
     configureServer(server) {
-      inProcess?.configureServer(server)
+      runtime?.configureServer(server)
     },
 
     buildApp: {
@@ -71,12 +76,12 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     transformIndexHtml() {
-      return inProcess?.transformIndexHtml()
+      return runtime?.transformIndexHtml()
     },
 
     async buildStart() {
-      // Plain Rollup calls no config hook; a watching build never runs in the build process.
-      if (!runtime || (this.meta.watchMode && runtime === buildProcess)) await choose(!this.meta.watchMode)
+      // Plain Rollup calls no config hook: `rollup()` or `rollup.watch()` decides.
+      if (!chosenByConfig) await choose(!this.meta.watchMode)
       return runtime!.buildStart(this)
     },
 
@@ -103,7 +108,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
       // the plan too, so the echo of a write-back sends nothing, whoever added the page.
       order: 'post',
       handler(update) {
-        return inProcess?.hotUpdate(this.environment, update) as ReturnType<Handler<'hotUpdate'>>
+        return runtime?.hotUpdate(this.environment, update) as ReturnType<Handler<'hotUpdate'>>
       },
     },
 
@@ -111,7 +116,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     handleHotUpdate: {
       order: 'post',
       handler(context) {
-        return inProcess?.handleHotUpdate(context)
+        return runtime?.handleHotUpdate(context)
       },
     },
 
@@ -134,7 +139,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     closeServer() {
-      return inProcess?.closeServer()
+      return runtime?.closeServer()
     },
 
     closeBundle() {
@@ -142,8 +147,18 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     closeWatcher() {
-      return inProcess?.closeWatcher()
+      return runtime?.closeWatcher()
     },
   }
+}
+
+/**
+ * Whether a run serves its modules once (its runtime in a build process): a build that does not
+ * watch, or a server without a file watcher and without hot updates (Astro's content sync, which
+ * only loads modules before its build). `server` as the config hook or the resolved config has it.
+ */
+function isOneShot(command: 'build' | 'serve', buildWatch: unknown, server: { watch?: unknown; hmr?: unknown } | undefined): boolean {
+  if (command === 'build') return !buildWatch
+  return server?.watch === null && server.hmr === false
 }
 
