@@ -45,6 +45,7 @@ import { FrontMatterWriteError, pointerSegments, spliceGeneratedValue } from './
 import { LineError } from './line-error.js'
 import { isTruthyOption, namedOption, optionText } from './option-values.js'
 import { lineEndingOf } from './regions.js'
+import { locateFrontMatter } from './frontmatter-fence.js'
 import { parseSimpleMapping } from './simple-yaml.js'
 import { readYamlMapping, YamlReadError } from './yaml-read.js'
 import { aliasExpansionMessage, frontMatterTooLargeMessage, MAX_FRONT_MATTER_BYTES, nestingDepthMessage, utf8BytesOver } from './input-limits.js'
@@ -83,8 +84,6 @@ export class FrontMatterError extends LineError {
   override name = 'FrontMatterError'
 }
 
-const OPENER = /^---\r?\n/
-const CLOSER = /^---\s*$/
 const GENERATED = '/generated/'
 
 export { FrontMatterWriteError, pointerSegments }
@@ -216,46 +215,11 @@ export function indexableFrontMatter(data: Record<string, unknown> | null): Reco
   return indexable
 }
 
-interface FrontMatterFence {
-  raw: string
-  rawOffset: number
-  bodyOffset: number
-  bodyStartLine: number
-  eol: '\n' | '\r\n'
-}
-
 /** Where the body begins (after the front matter's closing fence), whether or not the front matter parses. */
 export function bodyOffsetOf(text: string): number {
   return locateFrontMatter(text)?.bodyOffset ?? 0
 }
 
-function locateFrontMatter(text: string): FrontMatterFence | null {
-  const opener = OPENER.exec(text)
-  if (opener === null) return null
-  const rawOffset = opener[0].length
-  let offset = rawOffset
-  let line = 2
-  while (offset < text.length) {
-    const newline = text.indexOf('\n', offset)
-    const next = newline === -1 ? text.length : newline + 1
-    if (CLOSER.test(text.slice(offset, newline === -1 ? text.length : newline))) {
-      const raw = text.slice(rawOffset, offset)
-      let bodyOffset = next
-      let bodyStartLine = line + 1
-      for (;;) {
-        const blankEnd = text.indexOf('\n', bodyOffset)
-        if (!/^\s*$/.test(text.slice(bodyOffset, blankEnd === -1 ? text.length : blankEnd))) break
-        bodyOffset = blankEnd === -1 ? text.length : blankEnd + 1
-        if (blankEnd === -1) break
-        bodyStartLine++
-      }
-      return { raw, rawOffset, bodyOffset, bodyStartLine, eol: opener[0] === '---\r\n' ? '\r\n' : '\n' }
-    }
-    offset = next
-    line++
-  }
-  return null
-}
 
 /** The front matter's mapping, read as ruamel reads it (what `parseSimpleMapping` declines). */
 function parseMapping(raw: string): Record<string, unknown> {

@@ -17,8 +17,9 @@
  *   are printed here, by Vite's logger once the config is resolved.
  * - `transform` sends only what the build process could change: a module matched by a module
  *   rule, or a managed document (scope-matchers.ts, with the patterns the process read from the
- *   project's config) that is not job-free by its text alone (job-free-verdict.ts: a document
- *   with a front matter is asked about); anything else is left as it is, unsent.
+ *   project's config) that is not job-free by its text and simple front matter alone
+ *   (job-free-verdict.ts: a front matter outside simple-yaml.ts's subset is asked about);
+ *   anything else is left as it is, unsent.
  * - The process ending before the build is done (a crash) fails what is pending and every
  *   later hook of that build with `vite-plugin-insitu: its build process ended …`. The process
  *   does not keep this one alive (unreferenced while no hook waits for it), and ends when this
@@ -36,7 +37,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import path from 'node:path'
 import type { ResolvedConfig } from 'vite'
-import { jobFreeVerdict } from '../documents/job-free-verdict.js'
+import { jobFreeVerdict, simpleFrontMatter } from '../documents/job-free-verdict.js'
 import { diskMode } from '../sync/disk-mode.js'
 import { childProgram } from '../sandbox/child-programs.js'
 import { type BuildHook, type ChildMessage, type ParentMessage, reviveError } from './build-messages.js'
@@ -113,7 +114,7 @@ export class BuildProcessRuntime implements PluginRuntime {
     const scope = await child.scope
     const file = cleanId(id)
     // A managed document whose text alone says it holds no job comes out as it went in (serve-document.ts's cheap path).
-    if (!scope.moduleRule(file) && (!scope.isManaged(file) || jobFreeVerdict(code, () => undefined))) return null
+    if (!scope.moduleRule(file) && (!scope.isManaged(file) || jobFreeVerdict(code, simpleFrontMatter))) return null
     return (await child.call('transform', [code, id, options?.ssr === undefined ? undefined : { ssr: options.ssr }], context)) as ServedModule
   }
 

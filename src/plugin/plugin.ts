@@ -9,8 +9,8 @@
  * - The options are checked here, when `vite.config` calls `insitu()` (options.ts).
  * - The runtime is chosen per run: at `config` and `configResolved` by Vite's command,
  *   `build.watch` and `server` (a dev server or a watching build: in-process; a build that does
- *   not watch, or a server with neither a file watcher nor hot updates, `server.watch: null` and
- *   `server.hmr: false`, as Astro's content sync creates: the build process), and at
+ *   not watch, or a server that watches no file and sends no hot update, as Astro's content
+ *   sync creates: the build process), and at
  *   `buildStart` when no config hook ran (plain Rollup: `this.meta.watchMode`). One plugin
  *   object may serve several runs (Astro: its content sync, then its builds); every hook goes to
  *   the runtime of the run under way.
@@ -154,11 +154,18 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
 
 /**
  * Whether a run serves its modules once (its runtime in a build process): a build that does not
- * watch, or a server without a file watcher and without hot updates (Astro's content sync, which
- * only loads modules before its build). `server` as the config hook or the resolved config has it.
+ * watch, or a server that watches no file and sends no hot update (Astro's content sync, which
+ * only loads modules before its build: `hmr: false`, `watch: { ignored: ['**'] }`; or
+ * `watch: null`). `server` as the config hook or the resolved config has it.
  */
 function isOneShot(command: 'build' | 'serve', buildWatch: unknown, server: { watch?: unknown; hmr?: unknown } | undefined): boolean {
   if (command === 'build') return !buildWatch
-  return server?.watch === null && server.hmr === false
+  return server?.hmr === false && watchesNothing(server.watch)
+}
+
+function watchesNothing(watch: unknown): boolean {
+  if (watch === null) return true
+  const ignored = (watch as { ignored?: unknown } | undefined)?.ignored
+  return ignored === '**' || (Array.isArray(ignored) && ignored.includes('**'))
 }
 

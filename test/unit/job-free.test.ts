@@ -2,7 +2,8 @@
  * isJobFree (src/engine/job-free.ts) against the engine itself: whenever it says a text holds
  * no job, a real engine renders that text to itself with no job and no diagnostic (the cheap
  * path of builds serves such text without the engine, issue #17), and it says so for the
- * plain documents a project is mostly made of.
+ * plain documents a project is mostly made of. The plugin's entry decides without a YAML
+ * parser (job-free-verdict.ts `simpleFrontMatter`): never job-free where isJobFree is not.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -10,6 +11,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { InsituEngine } from '../../src/engine/engine.js'
 import { isJobFree, isJobFreeRead } from '../../src/engine/job-free.js'
+import { jobFreeVerdict, simpleFrontMatter } from '../../src/documents/job-free-verdict.js'
 import { parseDocument, readDocument } from '../../src/documents/document-record.js'
 
 const CASES: Record<string, { text: string; jobFree: boolean }> = {
@@ -87,4 +89,24 @@ describe('isJobFreeRead (the verdict from the document index\'s own read and par
       expect(readDocument(bytes)).toEqual({ text: decoded, frontMatter })
     })
   }
+})
+
+describe('jobFreeVerdict with simpleFrontMatter (the plugin entry\'s verdict, without a YAML parser)', () => {
+  for (const [name, { text, jobFree }] of Object.entries(CASES)) {
+    test(`${name}: job-free only where isJobFree is`, () => {
+      const verdict = jobFreeVerdict(text, simpleFrontMatter)
+      if (verdict) expect(jobFree).toBe(true)
+      else expect(isJobFree(text) === false || simpleFrontMatter(text.replace(/^\uFEFF/, '')) === undefined).toBe(true)
+    })
+  }
+
+  test('decides the front matter most documents have (a flat mapping with a list), and leaves the rest to the engine', () => {
+    expect(jobFreeVerdict(CASES['front matter without insitu']!.text, simpleFrontMatter)).toBe(true)
+    expect(jobFreeVerdict(CASES['CRLF line ends']!.text, simpleFrontMatter)).toBe(true)
+    // Outside the simple subset (an escape, flow style, invalid YAML): undecided, so not job-free here.
+    expect(simpleFrontMatter(CASES['an insitu key spelled with an escape']!.text)).toBeUndefined()
+    expect(simpleFrontMatter(CASES['invalid YAML front matter']!.text)).toBeUndefined()
+    expect(simpleFrontMatter('---\ntitle: ' + 'x'.repeat(140_000) + '\n---\n')).toBeUndefined()
+    expect(simpleFrontMatter('# no front matter\n')).toBeNull()
+  })
 })
