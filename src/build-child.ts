@@ -10,8 +10,8 @@
  *   sends each line to the parent). Each `call` runs the hook with a plugin context of a build
  *   that does not watch: `error` throws, `warn` is kept for the reply, `addWatchFile` does nothing
  *   (nothing watches); the reply carries the result or the error (serialized) and the warnings.
- * - When the parent goes away (its channel closes: the build closed it after `closeBundle`, or
- *   the parent ended), the engine stops (its extensions and sandbox processes end) and this
+ * - When the parent goes away (its channel closes: the build closed it once its modules were
+ *   loaded, or the parent ended), the engine stops (its extensions and sandbox processes end) and this
  *   process exits. Signals end it as any Node process of the plugin (sandbox/process-end.ts).
  */
 import type { ResolvedConfig } from 'vite'

@@ -7,10 +7,12 @@
  *
  * Contract (`BuildProcessRuntime`, a `PluginRuntime`):
  * - The process starts at `configResolved` (it loads while the bundler sets up) or at the first
- *   `buildStart`, and ends when the last build that started in it reaches `closeBundle` (its
- *   engine has stopped by then; the hook returns once the process is gone). A later build starts
- *   another, as the in-process engine starts again after a `closeBundle`.
- * - `buildStart`, `load`, `transform`, `buildEnd` and `closeBundle` run there, by the same code
+ *   `buildStart`, and ends when the last build that started in it reaches `buildEnd` (every
+ *   module is loaded: nothing more is asked of the engine; it stops, its caches written, and the
+ *   hook returns once the process is gone), so it is not there while the bundler writes its
+ *   output nor while a docs tool renders its pages. A later build starts another, as the
+ *   in-process engine starts again after a `closeBundle`.
+ * - `buildStart`, `load`, `transform` and `buildEnd` run there (then `closeBundle`), by the same code
  *   as in a dev server's process (in-process.ts, builds.ts, serve-document.ts): the same
  *   results, errors (with file, line and frame; the user's errors stay the user's,
  *   user-errors.ts) and warnings, given to this process's plugin context; the logger's lines
@@ -129,8 +131,14 @@ export class BuildProcessRuntime implements PluginRuntime {
   watchChange(): void {}
 
   async buildEnd(context: HookContext, error: Error | undefined): Promise<void> {
-    if (this.finishesAtStart) return
-    await this.process().call('buildEnd', [error?.message], context)
+    const child = this.current
+    if (!child || this.finishesAtStart) return
+    try {
+      await child.call('buildEnd', [error?.message], context)
+    } finally {
+      // Every module is loaded: the build asks nothing more of the engine.
+      await this.release(child)
+    }
   }
 
   renderStart(): void {}
@@ -147,21 +155,17 @@ export class BuildProcessRuntime implements PluginRuntime {
     await child?.end()
   }
 
-  async closeBundle(context: HookContext): Promise<void> {
-    const child = this.current
-    if (!child || this.finishesAtStart) return
-    try {
-      await child.call('closeBundle', [], context)
-    } finally {
-      await this.release(child)
-    }
-  }
+  /** Nothing left: the process ended at the last `buildEnd` (or `buildStart`, see the contract). */
+  async closeBundle(): Promise<void> {}
 
-  /** One build is done with `child`: the last one ends it. */
+  /** One build is done with `child`: the last one stops its engine (its caches written) and ends it. */
   private async release(child: BuildProcess): Promise<void> {
     this.openBuilds = Math.max(0, this.openBuilds - 1)
-    if (this.openBuilds === 0 && this.current === child) {
-      this.current = undefined
+    if (this.openBuilds > 0 || this.current !== child) return
+    this.current = undefined
+    try {
+      await child.call('closeBundle', [], undefined)
+    } finally {
       await child.end()
     }
   }

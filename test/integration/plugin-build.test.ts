@@ -674,21 +674,28 @@ function startRollupWatch(root: string, input: string, plugins: RollupPlugin[]):
 describe('plain Rollup 4', () => {
   test('rollup() builds with regenerated content', async () => {
     const root = copyProject({ git: true })
-    const bundle = await rollup({ input: path.join(root, 'main.js'), plugins: [insituForRollup(root), resolveQueries] })
-    closers.push(() => bundle.close())
-    const { output } = await bundle.generate({ format: 'es' })
     // The engine runs in the build's own process (src/build-child.ts), with the extension below it.
-    const [tree, ...others] = buildProcessTrees()
+    let trees: ReturnType<typeof buildProcessTrees> = []
+    const probe: RollupPlugin = {
+      name: 'probe',
+      transform(_code, id) {
+        if (id.endsWith('git.md?raw')) trees = buildProcessTrees() // the engine has rendered it by now
+      },
+    }
+    const bundle = await rollup({ input: path.join(root, 'main.js'), plugins: [insituForRollup(root), resolveQueries, probe] })
+    closers.push(() => bundle.close())
+    const [tree, ...others] = trees
     expect(others).toEqual([])
     // The extension, and the SQL region's sandbox process unless it has ended idle already.
     expect(tree?.children.length).toBeGreaterThanOrEqual(1)
+    const { output } = await bundle.generate({ format: 'es' })
     const code = output[0].code
     expect(code).toContain(rawDeclaration('tasks', TASKS_DOC('open', 'done')))
     expect(code).toContain(rawDeclaration('snippet', SNIPPET_DOC(INITIAL_SNIPPET)))
     expect(code).toContain(rawDeclaration('notes', NOTES_DOC(INITIAL_NOTES)))
     expect(code).toContain(rawDeclaration('git', GIT_DOC(git(root, 'rev-parse', 'HEAD'))))
     await closeAndExpectProcessesGone()
-    // closeBundle returns once the build process is gone (its extension told to stop before).
+    // The build ended it once every module was loaded (its extension told to stop before).
     expect(isAlive(tree!.pid)).toBe(false)
     expect(buildProcessTrees()).toEqual([])
     await expectProcessesGone(tree!.children)
