@@ -6,8 +6,9 @@
  * with the engine beside it, by nothing measurable).
  *
  * Contract (`BuildProcessRuntime`, a `PluginRuntime`):
- * - The process starts at `configResolved` (it loads while the bundler sets up) or at the first
- *   `buildStart`, and ends when the last build that started in it reaches `buildEnd` (every
+ * - The process is forked at the `config` hook (the program loads while Vite resolves the config
+ *   and the bundler sets up), told its options at `configResolved` (plain Rollup: at the first
+ *   `buildStart`, where it is forked), and ends when the last build that started in it reaches `buildEnd` (every
  *   module is loaded: nothing more is asked of the engine; it stops, its caches written, and the
  *   hook returns once the process is gone), so it is not there while the bundler writes its
  *   output nor while a docs tool renders its pages. A later build starts another, as the
@@ -70,7 +71,9 @@ export class BuildProcessRuntime implements PluginRuntime {
     this.finishesAtStart = diskMode(options) !== 'none' && options.modules.length === 0
   }
 
+  /** The build's config is being resolved: the process starts loading now, beside it. */
   config(): null {
+    this.current ??= new BuildProcess(this.options, () => this.logger)
     return null
   }
 
@@ -82,7 +85,7 @@ export class BuildProcessRuntime implements PluginRuntime {
     // with none open, gets its own.
     const previous = this.vite
     this.vite = vite
-    if (this.current && this.openBuilds === 0 && previous?.root !== vite.root) {
+    if (this.current?.started && this.openBuilds === 0 && previous?.root !== vite.root) {
       void this.current.end()
       this.current = undefined
     }
@@ -172,17 +175,20 @@ export class BuildProcessRuntime implements PluginRuntime {
 
   async closeWatcher(): Promise<void> {}
 
-  /** The current build process, started if there is none. */
+  /** The current build process (forked if there is none), told its options and Vite's folders. */
   private process(): BuildProcess {
-    this.current ??= new BuildProcess(this.options, this.vite ?? { root: process.cwd(), outDir: path.resolve('dist') }, () => this.logger)
+    this.current ??= new BuildProcess(this.options, () => this.logger)
+    this.current.start(this.vite ?? { root: process.cwd(), outDir: path.resolve('dist') })
     return this.current
   }
 }
 
 /** One build process and the hooks waiting for its replies. */
 class BuildProcess {
-  /** The project's matchers, from the patterns the process read from its config. */
-  readonly scope: Promise<ScopeMatchers>
+  /** The project's matchers, from the patterns the process read from its config (once started). */
+  scope: Promise<ScopeMatchers> = Promise.reject(new Error('the build process was not started'))
+  /** `start` was called: the process has its options (the program loads from the fork on). */
+  started = false
   private readonly child: ChildProcess
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void; context: HookContext | undefined }>()
   private nextId = 1
@@ -191,7 +197,10 @@ class BuildProcess {
   private ending = false
   private readonly exited: Promise<void>
 
-  constructor(options: ResolvedOptions, vite: { root: string; outDir: string }, private readonly logger: () => PluginLogger) {
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly logger: () => PluginLogger,
+  ) {
     this.child = fork(childProgram('build-child'), [], {
       // Not the build's own Node options (an inspector, a loader): the process runs the published program.
       execArgv: [],
@@ -211,6 +220,14 @@ class BuildProcess {
         resolve()
       })
     })
+    this.scope.catch(() => {})
+  }
+
+  /** Give the process its options and Vite's folders (once; the first call wins). */
+  start(vite: { root: string; outDir: string }): void {
+    if (this.started) return
+    this.started = true
+    const { options } = this
     this.post({ type: 'start', options, root: vite.root, outDir: vite.outDir })
     this.scope = this.call('scope', [], undefined).then((patterns) => scopeMatchers(patterns as ScopePatterns, options.modules))
     // Asked by transform only; a build that fails before any module is transformed never awaits it.
