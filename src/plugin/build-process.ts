@@ -9,9 +9,9 @@
  * - The process is forked at the `config` hook (the program loads while Vite resolves the config
  *   and the bundler sets up), told its options at `configResolved` (plain Rollup: at the first
  *   `buildStart`, where it is forked), and ends when the last build that started in it reaches `buildEnd` (every
- *   module is loaded: nothing more is asked of the engine; it stops, its caches written, and the
- *   hook returns once the process is gone), so it is not there while the bundler writes its
- *   output nor while a docs tool renders its pages. A later build starts another, as the
+ *   module is loaded: nothing more is asked of the engine; it stops, its caches written, while
+ *   the bundler writes its output, and `closeBundle` returns once the process is gone), so it is
+ *   not there while a docs tool renders its pages. A later build starts another, as the
  *   in-process engine starts again after a `closeBundle`.
  * - `buildStart`, `load`, `transform` and `buildEnd` run there (then `closeBundle`), by the same code
  *   as in a dev server's process (in-process.ts, builds.ts, serve-document.ts): the same
@@ -57,8 +57,10 @@ export class BuildProcessRuntime implements PluginRuntime {
   private logger: PluginLogger = consoleLogger
   private vite: { root: string; outDir: string } | undefined
   private current: BuildProcess | undefined
-  /** Builds started in the current process and not yet at `closeBundle`. */
+  /** Builds started in the current process and not yet at `buildEnd`. */
   private openBuilds = 0
+  /** The last process told to end (`release`), until it has. */
+  private ending: Promise<void> | undefined
 
   /**
    * Write and check modes without module rules: once `buildStart` has synced (or checked) every
@@ -104,7 +106,11 @@ export class BuildProcessRuntime implements PluginRuntime {
     try {
       await child.call('buildStart', [], context)
     } finally {
-      if (this.finishesAtStart) await this.release(child)
+      if (this.finishesAtStart) {
+        // Gone before any module loads: the bundling runs without it.
+        this.release(child)
+        await this.ending
+      }
     }
   }
 
@@ -140,7 +146,7 @@ export class BuildProcessRuntime implements PluginRuntime {
       await child.call('buildEnd', [error?.message], context)
     } finally {
       // Every module is loaded: the build asks nothing more of the engine.
-      await this.release(child)
+      this.release(child)
     }
   }
 
@@ -155,22 +161,26 @@ export class BuildProcessRuntime implements PluginRuntime {
     const child = this.current
     this.current = undefined
     this.openBuilds = 0
-    await child?.end()
+    await Promise.all([child?.end(), this.ending])
   }
 
-  /** Nothing left: the process ended at the last `buildEnd` (or `buildStart`, see the contract). */
-  async closeBundle(): Promise<void> {}
+  /** The process was told to end at the last `buildEnd` (or `buildStart`, see the contract): wait until it has. */
+  async closeBundle(): Promise<void> {
+    await this.ending
+  }
 
-  /** One build is done with `child`: the last one stops its engine (its caches written) and ends it. */
-  private async release(child: BuildProcess): Promise<void> {
+  /**
+   * One build is done with `child`: the last one stops its engine (its caches written) and ends
+   * it, while the bundler goes on (writing its output); `closeBundle` waits for the exit.
+   */
+  private release(child: BuildProcess): void {
     this.openBuilds = Math.max(0, this.openBuilds - 1)
     if (this.openBuilds > 0 || this.current !== child) return
     this.current = undefined
-    try {
-      await child.call('closeBundle', [], undefined)
-    } finally {
-      await child.end()
-    }
+    this.ending = child
+      .call('closeBundle', [], undefined)
+      .catch(() => undefined) // the engine's stop reports its own failures (logged there)
+      .then(() => child.end())
   }
 
   async closeWatcher(): Promise<void> {}

@@ -57,7 +57,7 @@ async function waitingBuildProcess(root: string, parent = process.pid): Promise<
 }
 
 describe('a build process', () => {
-  test('ends once every module of its build is loaded, after its extensions (buildEnd returns once it is gone)', async () => {
+  test('ends once every module of its build is loaded, after its extensions (the build waits for its exit)', async () => {
     const root = gatedProject()
     const outDir = path.join(root, 'dist')
     const built = build({ root, configFile: false, logLevel: 'silent', plugins: [insitu()], build: { outDir } })
