@@ -23,7 +23,10 @@
  *   that cannot be read is printed (stderr, `file:line:col: …`) with
  *   `waiting for <file> to change`, and nothing runs until the next edit of that file. When the
  *   file that caused a restart changed again while it ran (an editor's second write), it
- *   restarts once more.
+ *   restarts once more. A reported change of a file still as the last restart it asked for
+ *   found it (mtime and size, taken before that restart read it) restarts nothing and prints
+ *   nothing: one save reported twice (its truncation, then its write, which chokidar dropped and
+ *   dropped-changes.ts reports once the restart has begun) restarts once.
  * - `stop()` stops everything: jobs in flight abort, the watchers close, every write still held
  *   is settled (a save into the replaced file is kept), the engine closes and no extension
  *   process is left. Failures after `stop()` began are not printed.
@@ -111,7 +114,14 @@ export class WatchSession {
   /** The diagnostics last printed per document. */
   private readonly printed = new Map<string, string>()
   private restartTimer: NodeJS.Timeout | undefined
-  private restartFile: string | undefined
+  /** The trigger files whose changes asked for the next restart (it stamps them as it begins). */
+  private readonly restartFiles = new Set<string>()
+  /**
+   * Each trigger file's stamp (`fileStamp`) as the last restart it asked for began, before that
+   * restart read it: a change reported while the file is still so stamped is one of a state a
+   * restart has read, or is reading.
+   */
+  private readonly restartStamps = new Map<string, string>()
   private restarting: Promise<void> | undefined
   /** The first start (a restart asked for meanwhile waits for it: one engine at a time). */
   private firstStart: Promise<void> | undefined
@@ -321,8 +331,12 @@ export class WatchSession {
   }
 
   private requestRestart(file: string): void {
+    // One save reported twice (chokidar reports a truncation and drops the write that follows in
+    // its throttle window; dropped-changes.ts reports that write after the restart began): the
+    // restart reads the file as it is now already, or has read it.
+    if (this.restartStamps.get(file) === fileStamp(file)) return
     if (this.restartTimer === undefined && !this.restartAgain) this.output.report(`${this.relative(file)} changed, restarting`)
-    this.restartFile = file
+    this.restartFiles.add(file)
     if (this.restarting) {
       this.restartAgain = true
       return
@@ -340,8 +354,9 @@ export class WatchSession {
     await this.firstStart?.catch(() => undefined)
     do {
       this.restartAgain = false
-      const trigger = this.restartFile!
-      const before = fileStamp(trigger)
+      const triggers = [...this.restartFiles]
+      this.restartFiles.clear()
+      for (const file of triggers) this.restartStamps.set(file, fileStamp(file))
       await this.stopEngine()
       if (this.stopping) return
       try {
@@ -358,7 +373,11 @@ export class WatchSession {
         this.output.report(`waiting for ${waitingFor.length > 0 ? waitingFor.join(', ') : this.relative(this.configFile)} to change`)
       }
       // Written again while the restart read it (the second write of a save): read it once more.
-      if (fileStamp(trigger) !== before) this.restartAgain = true
+      for (const file of triggers) {
+        if (fileStamp(file) === this.restartStamps.get(file)) continue
+        this.restartFiles.add(file)
+        this.restartAgain = true
+      }
     } while (this.restartAgain && !this.stopping)
   }
 

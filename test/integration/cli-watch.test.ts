@@ -91,9 +91,13 @@ class WatchProcess {
     return this.stdout.split('\n').slice(0, -1)
   }
 
-  /** Wait until stdout has printed `line` `times` times in all. */
+  /** Wait until stdout has printed `line` `times` times in all (a failure shows the output as it is then). */
   async printed(line: string, times = 1): Promise<void> {
-    await expect.poll(() => this.lines().filter((l) => l === line).length, { ...WAIT, message: `printed ${JSON.stringify(line)} ${times}×\n${this.stdout}\n${this.stderr}` }).toBe(times)
+    try {
+      await expect.poll(() => this.lines().filter((l) => l === line).length, WAIT).toBe(times)
+    } catch (error) {
+      throw new Error(`printed ${JSON.stringify(line)} ${times}× (${this.lines().filter((l) => l === line).length}× now)\n${this.stdout}\n${this.stderr}`, { cause: error })
+    }
   }
 
   /** The extension processes running now (children whose command runs an extension.py). */

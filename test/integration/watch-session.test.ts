@@ -10,7 +10,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { InsituEngine } from '../../src/engine/engine.js'
 import { RESTART_DELAY_MS, WatchSession, type WatchSessionOptions } from '../../src/sync/watch-session.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
@@ -68,14 +67,13 @@ describe('WatchSession restarts', () => {
   it('a file written again while the restart runs restarts once more', async () => {
     const root = project()
     const config = path.join(root, 'insitu.toml')
-    const lines: string[] = []
     let started = 0
     let stopped = 0
-    const watch = session(root, (line) => lines.push(line), {
+    const watch = session(root, () => {}, {
       observer: {
         engineStarted: () => void started++,
         affected: () => {},
-        engineStopped: (_engine: InsituEngine) => {
+        engineStopped: () => {
           // The first restart is under way (it read nothing yet): the editor's second write.
           if (++stopped === 1) fs.writeFileSync(config, `${CONFIG}# second write, longer\n`)
         },
@@ -85,7 +83,6 @@ describe('WatchSession restarts', () => {
     fs.writeFileSync(config, `${CONFIG}# first write\n`)
     await expect.poll(() => started, WAIT).toBe(3)
     await sleep(SETTLE_MS + RESTART_DELAY_MS)
-    expect(started).toBe(3)
-    expect(lines.filter((line) => line === 'insitu.toml changed, restarting').length).toBeGreaterThanOrEqual(1)
+    expect(started).toBe(3) // the first start, the restart, and the one more for the second write
   })
 })
