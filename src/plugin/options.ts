@@ -134,6 +134,20 @@ export interface InsituOptions {
    * @default false
    */
   write?: boolean
+  /**
+   * Run the engine of a build that does not watch (`vite build`, `vitepress build`, `astro
+   * build`, Rollup's `rollup()`) in a Node process of its own beside the bundler, which ends once
+   * every module is loaded: the build's own process then holds none of the engine, which keeps a
+   * docs tool's peak memory (while it renders the pages, after the bundling) that of the tool
+   * alone. The process's start (Node and the engine's code, about 0.1–0.2 s on a small machine)
+   * comes before the first document with regions: `false` runs the engine in the build's
+   * process, a little faster for a small project whose build takes well under a second. Dev
+   * servers and watching builds always run it in their own process.
+   *
+   * See [Where the engine of a build runs in docs/internals/architecture.md](../internals/architecture.md#where-the-engine-of-a-build-runs).
+   * @default true
+   */
+  buildProcess?: boolean
 }
 
 export interface ResolvedModuleRule {
@@ -155,11 +169,12 @@ export interface ResolvedOptions {
   cache: boolean
   check: boolean
   write: boolean
+  buildProcess: boolean
 }
 
 export const PLUGIN_NAME = 'vite-plugin-insitu'
 
-const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'renderTimeout', 'python', 'extensions', 'cache', 'persistIndex', 'check', 'write'])
+const KNOWN = new Set(['root', 'include', 'exclude', 'modules', 'timeout', 'renderTimeout', 'python', 'extensions', 'cache', 'persistIndex', 'check', 'write', 'buildProcess'])
 
 function fail(option: string, expected: string, value: unknown): never {
   let shown: string
@@ -207,6 +222,8 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   if (user.persistIndex !== undefined && typeof user.persistIndex !== 'boolean') fail('persistIndex', 'a boolean', user.persistIndex)
   const cache = user.cache ?? user.persistIndex ?? true
   if (typeof cache !== 'boolean') fail('cache', 'a boolean', user.cache)
+  const buildProcess = user.buildProcess ?? true
+  if (typeof buildProcess !== 'boolean') fail('buildProcess', 'a boolean', user.buildProcess)
   const check = user.check ?? process.env.INSITU_CHECK === '1'
   if (typeof check !== 'boolean') fail('check', 'a boolean', user.check)
   const write = user.write ?? false
@@ -239,5 +256,6 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     cache,
     check,
     write,
+    buildProcess,
   }
 }

@@ -10,7 +10,7 @@
  * - The runtime is chosen per run: at `config` and `configResolved` by Vite's command,
  *   `build.watch` and `server` (a dev server or a watching build: in-process; a build that does
  *   not watch, or a server that watches no file and sends no hot update, as Astro's content
- *   sync creates: the build process), and at
+ *   sync creates: the build process, unless the `buildProcess` option is false), and at
  *   `buildStart` when no config hook ran (plain Rollup: `this.meta.watchMode`). One plugin
  *   object may serve several runs (Astro: its content sync, then its builds); every hook goes to
  *   the runtime of the run under way.
@@ -45,7 +45,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   }
   const inBuildProcess = (): PluginRuntime => (buildProcess ??= new BuildProcessRuntime(options))
   const choose = async (oneShot: boolean): Promise<PluginRuntime> => {
-    runtime = oneShot ? inBuildProcess() : await loadInProcess()
+    runtime = oneShot && options.buildProcess ? inBuildProcess() : await loadInProcess()
     return runtime
   }
 

@@ -96,25 +96,31 @@ describe('while the bundle is made', () => {
     { mode: 'plain', options: {}, processes: 1 },
     { mode: 'write', options: { write: true }, processes: 0 },
     { mode: 'check, after a sync', options: { check: true }, processes: 0 },
+    { mode: 'plain, buildProcess: false', options: { buildProcess: false }, processes: 0 },
   ])('$mode mode: $processes build process (write and check end it once buildStart has made every document current)', async ({ mode, options, processes }) => {
     const root = copyProject()
     fs.rmSync(path.join(root, 'docs/broken.md')) // its region fails: a sync of every document would fail the build
     if (mode === 'check, after a sync') await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu({ write: true })], build: { outDir: path.join(root, 'first') } })
     const outDir = path.join(root, 'dist')
     let during: unknown[] | undefined
+    let extensionsDuring: number[] = []
     const probe: Plugin = {
       name: 'probe',
       transform(_code, id) {
         if (id.endsWith('/main.js')) during = buildProcessTrees()
+        if (id.includes('/docs/notes.md')) extensionsDuring = liveExtensionPids() // rendered by the extension by now
       },
     }
     await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu(options), probe], build: { outDir } })
     expect(during).toHaveLength(processes)
     expect(buildProcessTrees()).toEqual([])
+    // The engine in this process instead (its extension a child of this one until the build's end).
+    if (options.buildProcess === false) expect(extensionsDuring).not.toEqual([])
+    else expect(extensionsDuring).toEqual([])
     // The bundle holds the current documents either way: served by the engine, or read from disk.
     const [script] = fs.readdirSync(path.join(outDir, 'assets')).filter((file) => file.endsWith('.js'))
     expect(fs.readFileSync(path.join(outDir, 'assets', script!), 'utf8')).toContain('- [Beta](../tasks/beta.md) \u2014 done')
-    if (mode !== 'plain') expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
+    if (options.write === true || options.check === true) expect(readFile(root, 'docs/tasks.md')).toBe(TASKS_DOC('open', 'done'))
   })
 })
 

@@ -50,6 +50,7 @@ describe('insitu(options) rejects invalid options at once', () => {
     ['cache 0', { cache: 0 }, 'vite-plugin-insitu: option "cache" must be a boolean (got 0)'],
     ['check 1', { check: 1 }, 'vite-plugin-insitu: option "check" must be a boolean (got 1)'],
     ['write "yes"', { write: 'yes' }, 'vite-plugin-insitu: option "write" must be a boolean (got "yes")'],
+    ['buildProcess "no"', { buildProcess: 'no' }, 'vite-plugin-insitu: option "buildProcess" must be a boolean (got "no")'],
     [
       'extensions { a: 1 }',
       { extensions: { 'acme/a': 1 } },
@@ -105,6 +106,7 @@ describe('resolveOptions', () => {
       cache: true,
       check: false,
       write: false,
+      buildProcess: true,
     })
     expect(resolveOptions()).toEqual(resolveOptions({}))
   })
@@ -123,6 +125,7 @@ describe('resolveOptions', () => {
         cache: false,
         check: true,
         write: true,
+        buildProcess: false,
       }),
     ).toEqual({
       root: 'docs',
@@ -139,6 +142,7 @@ describe('resolveOptions', () => {
       cache: false,
       check: true,
       write: true,
+      buildProcess: false,
     })
     // The render budget follows the extension timeout unless set itself.
     expect(resolveOptions({ timeout: 500, renderTimeout: 2000 })).toMatchObject({ timeout: 500, renderTimeout: 2000 })
