@@ -8,16 +8,16 @@
  * Contract (`BuildProcessRuntime`, a `PluginRuntime`):
  * - The process is forked at the `config` hook (the program loads while Vite resolves the config
  *   and the bundler sets up), told its options at `configResolved` (plain Rollup: at the first
- *   `buildStart`, where it is forked), and ends when the last build that started in it reaches `buildEnd` (every
- *   module is loaded: nothing more is asked of the engine; it stops, its caches written, while
- *   the bundler writes its output, and `closeBundle` returns once the process is gone), so it is
- *   not there while a docs tool renders its pages. A later build starts another, as the
- *   in-process engine starts again after a `closeBundle`.
- * - `buildStart`, `load`, `transform` and `buildEnd` run there (then `closeBundle`), by the same code
- *   as in a dev server's process (in-process.ts, builds.ts, serve-document.ts): the same
- *   results, errors (with file, line and frame; the user's errors stay the user's,
- *   user-errors.ts) and warnings, given to this process's plugin context; the logger's lines
- *   are printed here, by Vite's logger once the config is resolved.
+ *   `buildStart`, where it is forked), and ends when the last build that started in it reaches
+ *   `buildEnd` (every module is loaded: nothing more is asked of the engine; it stops, its
+ *   caches written, while the bundler writes its output, and `closeBundle` returns once the
+ *   process is gone), so it is not there while a docs tool renders its pages. A later build
+ *   starts another, as the in-process engine starts again after a `closeBundle`.
+ * - `buildStart`, `load`, `transform` and `buildEnd` run there (its `closeBundle` stops the
+ *   engine), by the same code as in a dev server's process (in-process.ts, builds.ts,
+ *   serve-document.ts): the same results, errors (with file, line and frame; the user's errors
+ *   stay the user's, user-errors.ts) and warnings, given to this process's plugin context; the
+ *   logger's lines are printed here, by Vite's logger once the config is resolved.
  * - `transform` sends only what the build process could change: a module matched by a module
  *   rule, or a managed document (scope-matchers.ts, with the patterns the process read from the
  *   project's config) that is not job-free by its text and simple front matter alone
