@@ -2,7 +2,7 @@
  * `insitu(options)`: the Vite (and Rollup) plugin's entry: its options and hook table, and the
  * choice of the runtime that runs the hooks (plugin-runtime.ts). Importing it loads none of the
  * engine: a dev server, build watch and Rollup watch load the in-process runtime (in-process.ts)
- * with `import()` when their config is resolved (or at Rollup's `buildStart`); a build that does
+ * with `import()` at their `config` hook (or at Rollup's `buildStart`); a build that does
  * not watch runs it in a process of its own (build-process.ts; issue #38).
  *
  * Contract:
