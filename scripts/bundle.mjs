@@ -1,13 +1,16 @@
 /**
  * The published JavaScript of the package (`npm run build`, after `tsc` has written the type
- * declarations to dist/): two bundles of src/ made with Rolldown.
+ * declarations to dist/): the bundles of src/ made with Rolldown.
  *
  * Contract:
  * - The plugin bundle: `dist/index.js`, `dist/cli/bin.js`, `dist/engine/index.js` (the engine's
  *   API) and `dist/build-child.js` (a build's engine process) (shared code in `dist/chunks/`).
- *   `dist/index.js` is the plugin's entry alone (a few small chunks): the runtime and the engine
- *   are chunks it imports when a dev server or a watching build needs them (issue #38),
- *   with every runtime dependency inlined except `better-sqlite3` (a native addon), Vite, and
+ *   `dist/index.js` is the plugin's entry alone (a few small chunks); the plugin's runtime (the
+ *   engine and the hooks' bodies) is `dist/runtime.cjs`, one CommonJS file that the entry and
+ *   the build process run with V8's code cache when a run needs it (src/plugin/runtime-module.ts,
+ *   src/sandbox/code-cache.ts; issue #38: Node 20 caches no compiled code for ES modules). The
+ *   command line and the engine's API import the same sources as ES chunks.
+ *   Every runtime dependency is inlined except `better-sqlite3` (a native addon), Vite, and
  *   `semver`, which src/host/version-spec.ts requires from node_modules the first time an npm
  *   range is checked (inlined, it cost every import about 5 ms).
  *   Importing the plugin loads 2 files of ours and better-sqlite3's 13, where `tsc`'s output
@@ -51,12 +54,25 @@ const isPackage = (id, names) => names.some((name) => id === name || id.startsWi
 
 const BUNDLES = [
   {
-    // index.js loads the plugin's entry only (src/plugin/plugin.ts): the runtime is a chunk it
-    // imports when a run needs it; build-child.js is the build's engine process
-    // (src/plugin/build-process.ts forks it); engine/index.js the engine's public API.
+    // index.js loads the plugin's entry only (src/plugin/plugin.ts): the runtime is runtime.cjs,
+    // which it loads when a run needs it (src/plugin/runtime-module.ts); build-child.js is the
+    // build's engine process (src/plugin/build-process.ts forks it), which loads runtime.cjs
+    // too; engine/index.js the engine's public API.
     input: { index: 'src/index.ts', 'cli/bin': 'src/cli/bin.ts', 'engine/index': 'src/engine/index.ts', 'build-child': 'src/build-child.ts' },
     // semver: required from node_modules when first needed (src/host/version-spec.ts).
     external: ['better-sqlite3', 'vite', 'semver'],
+    // runtime-module.ts loads runtime.cjs instead of importing in-process.ts.
+    define: { __INSITU_PUBLISHED__: 'true' },
+  },
+  {
+    // The plugin's runtime (src/plugin/in-process.ts and all under it) as CommonJS, so that it
+    // can run with V8's code cache (src/sandbox/code-cache.ts): Node 20 has no code cache for
+    // ES modules a plugin imports. Its `import.meta.url` is its own file's URL.
+    input: { runtime: 'src/plugin/in-process.ts' },
+    external: ['better-sqlite3', 'vite', 'semver'],
+    format: 'cjs',
+    define: { 'import.meta.url': '__insituModuleUrl' },
+    banner: 'const __insituModuleUrl = require("node:url").pathToFileURL(__filename).href;',
   },
   {
     input: { 'sdk/index': 'src/sdk/index.ts' },
@@ -79,11 +95,12 @@ const BUNDLES = [
 /** Absolute module ids inlined from node_modules, over every bundle. */
 const inlined = new Set()
 
-for (const { input, external } of BUNDLES) {
+for (const { input, external, format = 'esm', define, banner } of BUNDLES) {
   const bundle = await rolldown({
     cwd: ROOT,
     input,
     platform: 'node',
+    transform: define ? { define } : undefined,
     external: (id) => isBuiltin(id) || isPackage(id, external),
     // A bundle that cannot resolve a module is broken: fail the build instead of warning.
     onwarn(warning, warn) {
@@ -93,9 +110,10 @@ for (const { input, external } of BUNDLES) {
   })
   const { output } = await bundle.write({
     dir: DIST,
-    format: 'esm',
+    format,
+    banner,
     sourcemap: true,
-    entryFileNames: '[name].js',
+    entryFileNames: format === 'cjs' ? '[name].cjs' : '[name].js',
     // V8 keeps the source in the heap: ASCII, so one byte a character (see the header).
     charset: 'ascii',
     comments: { legal: true, annotation: true, jsdoc: false },
@@ -105,6 +123,10 @@ for (const { input, external } of BUNDLES) {
   for (const chunk of output) {
     if (chunk.type !== 'chunk') continue
     for (const id of chunk.moduleIds) if (id.includes(`${path.sep}node_modules${path.sep}`)) inlined.add(id)
+    // V8 runs a CommonJS bundle as a script (code-cache.ts): `import()` would throw there.
+    if (format === 'cjs' && (chunk.dynamicImports.length > 0 || chunk.fileName !== 'runtime.cjs')) {
+      throw new Error(`${chunk.fileName}: a CommonJS bundle must be one file without import() (${chunk.dynamicImports.join(', ')})`)
+    }
   }
 }
 

@@ -16,10 +16,15 @@
  */
 import type { ResolvedConfig } from 'vite'
 import { type BuildHook, type ChildMessage, type ParentMessage, serializeError, type Warning } from './plugin/build-messages.js'
-import { createInProcessRuntime, type InProcessRuntime } from './plugin/in-process.js'
+import type { InProcessRuntime } from './plugin/in-process.js'
 import type { HookContext } from './plugin/plugin-runtime.js'
+import { loadRuntimeModule, saveRuntimeCodeCache } from './plugin/runtime-module.js'
 
-let runtime: InProcessRuntime | undefined
+/** Loaded while the parent resolves its config; the runtime exists once `start` came. */
+const runtimeModule = loadRuntimeModule()
+// A bundle that fails to load fails the `start` that awaits it (its reply carries the error).
+runtimeModule.catch(() => undefined)
+let runtime: Promise<InProcessRuntime> | undefined
 
 /** How long the engine may take to stop once the parent is gone. */
 const STOP_WAIT_MS = 3_000
@@ -37,8 +42,11 @@ const logger = {
 
 process.on('message', (message: ParentMessage) => {
   if (message.type === 'start') {
-    runtime = createInProcessRuntime(message.options)
-    runtime.configResolved({ root: message.root, build: { outDir: message.outDir }, logger } as unknown as ResolvedConfig)
+    runtime = runtimeModule.then(({ createInProcessRuntime }) => {
+      const created = createInProcessRuntime(message.options)
+      created.configResolved({ root: message.root, build: { outDir: message.outDir }, logger } as unknown as ResolvedConfig)
+      return created
+    })
     return
   }
   void call(message.id, message.hook, message.args)
@@ -47,7 +55,9 @@ process.on('message', (message: ParentMessage) => {
 process.on('disconnect', () => {
   // Bounded: the exit itself ends what is left (sandbox/process-end.ts kills the extensions).
   setTimeout(() => process.exit(0), STOP_WAIT_MS).unref()
-  void (runtime?.stop() ?? Promise.resolve()).finally(() => process.exit(0))
+  // The build has done its work: what V8 compiled of the runtime serves the next build.
+  saveRuntimeCodeCache()
+  void (runtime?.then((created) => created.stop()) ?? Promise.resolve()).finally(() => process.exit(0))
 })
 
 async function call(id: number, hook: BuildHook, args: unknown[]): Promise<void> {
@@ -61,7 +71,7 @@ async function call(id: number, hook: BuildHook, args: unknown[]): Promise<void>
     },
   }
   try {
-    const result = await run(runtime!, context, hook, args)
+    const result = await run(await runtime!, context, hook, args)
     send({ type: 'reply', id, result: result ?? null, warnings })
   } catch (error) {
     send({ type: 'reply', id, error: serializeError(error), warnings })

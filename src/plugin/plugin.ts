@@ -1,9 +1,9 @@
 /**
  * `insitu(options)`: the Vite (and Rollup) plugin's entry: its options and hook table, and the
  * choice of the runtime that runs the hooks (plugin-runtime.ts). Importing it loads none of the
- * engine: a dev server, build watch and Rollup watch load the in-process runtime (in-process.ts)
- * with `import()` at their `config` hook (or at Rollup's `buildStart`); a build that does
- * not watch runs it in a process of its own (build-process.ts; issue #38).
+ * engine: a dev server, build watch and Rollup watch load the in-process runtime (in-process.ts,
+ * through runtime-module.ts) at their `config` hook (or at Rollup's `buildStart`); a build that
+ * does not watch runs it in a process of its own (build-process.ts; issue #38).
  *
  * Contract:
  * - The options are checked here, when `vite.config` calls `insitu()` (options.ts).
@@ -18,6 +18,8 @@
  *   hook delegates in a line. The hook filters are the ones every runtime relies on.
  * - `buildApp` (Vite 8's `vite build`) prints the user's errors without Rolldown's stack frames
  *   (build-errors.ts), for either runtime: errors crossing from the build process stay the user's.
+ * - At `buildEnd` (a dev server's close, each build's end) the runtime's code cache is saved
+ *   when it was not used (runtime-module.ts).
  */
 import path from 'node:path'
 import type { Plugin, ResolvedConfig } from 'vite'
@@ -26,6 +28,7 @@ import { BuildProcessRuntime } from './build-process.js'
 import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS, TRANSFORM_SKIPPED_IDS } from './module-ids.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import type { PluginRuntime } from './plugin-runtime.js'
+import { loadRuntimeModule, saveRuntimeCodeCache } from './runtime-module.js'
 import { isUserError } from './user-errors.js'
 
 type Handler<K extends keyof Plugin> = Extract<NonNullable<Plugin[K]>, { handler: unknown }>['handler']
@@ -40,7 +43,7 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
   let chosenByConfig = false
 
   const loadInProcess = async (): Promise<PluginRuntime> => {
-    inProcess ??= (await import('./in-process.js')).createInProcessRuntime(options)
+    inProcess ??= (await loadRuntimeModule()).createInProcessRuntime(options)
     return inProcess
   }
   const inBuildProcess = (): PluginRuntime => (buildProcess ??= new BuildProcessRuntime(options))
@@ -125,6 +128,8 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     },
 
     buildEnd(error) {
+      // A run has done its usual work: what V8 compiled of the runtime serves the next start.
+      saveRuntimeCodeCache()
       return runtime?.buildEnd(this, error)
     },
 

@@ -4,20 +4,22 @@
  *
  * Contract: `userError(message)` is an `Error` without stack frames or cause (`stack` is empty:
  * every printer shows a non-empty one, see diagnostics.ts); `isUserError(error)` is true for
- * exactly the errors `userError` made in this process. A module of its own, without
+ * exactly the errors `userError` made in this process, by any copy of this module: the
+ * published entry and the runtime's bundle (runtime-module.ts) each hold one, so the mark is a
+ * symbol of the global registry, not a set of this copy's. A module of its own, without
  * dependencies, so that the plugin's entry (plugin.ts) can make them from what its build
  * process reports (build-process.ts) without loading the rest.
  */
 
-const userErrors = new WeakSet<Error>()
+const USER_ERROR = Symbol.for('vite-plugin-insitu.user-error')
 
 export function userError(message: string): Error {
   const error = new Error(message)
   error.stack = ''
-  userErrors.add(error)
+  Object.defineProperty(error, USER_ERROR, { value: true })
   return error
 }
 
 export function isUserError(error: unknown): boolean {
-  return error instanceof Error && userErrors.has(error)
+  return error instanceof Error && Object.hasOwn(error, USER_ERROR)
 }

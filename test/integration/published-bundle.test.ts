@@ -10,10 +10,12 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { writeExtension } from './extension-projects.js'
+import { copyProject, removeProjects } from './plugin-project.js'
 import { removeTempDirs, tempDir } from '../unit/temp-folders.js'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
 const DIST = path.join(REPO, 'dist')
+const VITE = path.join(REPO, 'node_modules', 'vite', 'bin', 'vite.js')
 
 /** Every module file a fresh Node process loads running `code` (an ES module), ES and CommonJS alike. */
 function filesLoadedBy(code: string): { files: string[]; stdout: string } {
@@ -53,7 +55,20 @@ function packageOf(file: string): string | undefined {
   return match?.[1]
 }
 
-afterEach(removeTempDirs)
+afterEach(() => {
+  removeTempDirs()
+  removeProjects()
+})
+
+/** The package installed as a user's project has it: `<folder>/node_modules/vite-plugin-insitu`, its dependencies beside it. */
+function installPackage(): { entry: string; cacheFolder: string } {
+  const modules = path.join(tempDir(), 'node_modules')
+  const pkg = path.join(modules, 'vite-plugin-insitu')
+  fs.cpSync(DIST, path.join(pkg, 'dist'), { recursive: true })
+  fs.copyFileSync(path.join(REPO, 'package.json'), path.join(pkg, 'package.json'))
+  for (const dependency of ['better-sqlite3', 'semver']) fs.symlinkSync(path.join(REPO, 'node_modules', dependency), path.join(modules, dependency))
+  return { entry: path.join(pkg, 'dist', 'index.js'), cacheFolder: path.join(modules, '.cache', 'vite-plugin-insitu') }
+}
 
 describe('the published bundle', () => {
   it('loads the plugin\'s entry only: a few small files of its own and no dependency (issue #38)', () => {
@@ -82,9 +97,60 @@ describe('the published bundle', () => {
     expect(files.some((file) => packageOf(file) === 'zod')).toBe(true)
   })
 
+  it("runs its runtime (dist/runtime.cjs) with V8's code cache: the first run stores it, the next compile from it, in a build's process and a dev server's (issue #38)", () => {
+    const { entry, cacheFolder } = installPackage()
+    const root = copyProject()
+    fs.writeFileSync(path.join(root, 'vite.config.mjs'), `import insitu from ${JSON.stringify(pathToFileURL(entry).href)}\nexport default { plugins: [insitu()], logLevel: 'silent' }\n`)
+    const run = (args: string[]) => {
+      const child = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 60_000 })
+      expect(child.stderr).toBe('')
+      expect(child.status).toBe(0)
+    }
+    const viteBuild = () => run([VITE, 'build'])
+    const devStart = () =>
+      run([
+        '--input-type=module',
+        '-e',
+        [
+          `const { createServer } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'node_modules', 'vite', 'dist', 'node', 'index.js')).href)})`,
+          "const server = await createServer({ logLevel: 'silent', server: { port: 0 } })",
+          'await server.listen()',
+          "const response = await fetch(server.resolvedUrls.local[0] + 'docs/tasks.md?import&raw')",
+          "if (!(await response.text()).includes('[Beta](../tasks/beta.md)')) throw new Error('the table is not rendered')",
+          'await server.close()',
+        ].join('\n'),
+      ])
+    const stored = () => fs.readdirSync(cacheFolder).map((name) => ({ name, bytes: fs.readFileSync(path.join(cacheFolder, name)), mtimeMs: fs.statSync(path.join(cacheFolder, name)).mtimeMs }))
+
+    // A build that does not watch: its engine's process stores the cache as it ends.
+    expect(fs.existsSync(cacheFolder)).toBe(false)
+    viteBuild()
+    const [first, ...others] = stored()
+    expect(others).toEqual([])
+    expect(first!.name).toMatch(/^runtime\.cjs-[0-9a-f]{8}-v\d+\.\d+\.\d+-\w+\.cache$/)
+    const [script] = fs.readdirSync(path.join(root, 'dist', 'assets')).filter((file) => file.endsWith('.js'))
+    expect(fs.readFileSync(path.join(root, 'dist', 'assets', script!), 'utf8')).toContain('- [Beta](../tasks/beta.md) \u2014 done')
+
+    // The next build compiles from it: nothing is written again.
+    viteBuild()
+    expect(stored()).toEqual([first])
+
+    // A damaged cache is not used; the dev server (the runtime in its own process) stores a good one at its close.
+    const damaged = Buffer.from(first!.bytes)
+    damaged[damaged.length >> 1] = damaged[damaged.length >> 1]! ^ 0xff
+    fs.writeFileSync(path.join(cacheFolder, first!.name), damaged)
+    devStart()
+    const [rewritten] = stored()
+    expect(rewritten!.name).toBe(first!.name)
+    expect(rewritten!.bytes.equals(damaged)).toBe(false)
+    devStart()
+    expect(stored()).toEqual([rewritten])
+  })
+
   it('is ASCII: V8 keeps a module source in the heap, two bytes a character if one is not Latin-1', () => {
-    const scripts = fs.readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'))
+    const scripts = fs.readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js') || file.endsWith('.cjs'))
     expect(scripts).toContain('index.js')
+    expect(scripts).toContain('runtime.cjs')
     const notAscii = scripts.filter((file) => /[^\x00-\x7f]/.test(fs.readFileSync(path.join(DIST, file), 'utf8')))
     expect(notAscii).toEqual([])
   })
