@@ -31,7 +31,9 @@
  *   and the SDK imports `zod`.
  * - `dist/THIRD-PARTY-LICENSES.md`: name, version, license and license text of every package
  *   inlined into a bundle.
- * - Source maps beside each file (`node --enable-source-maps` shows src/ positions).
+ * - Source maps beside each file (`node --enable-source-maps` shows src/ positions; not for
+ *   `runtime.cjs`, which runs as a `vm.Script`: Node 20 maps no such script's frames,
+ *   nodejs/node#52102).
  * - ASCII only, without doc comments (`charset: 'ascii'`; legal and annotation comments kept):
  *   V8 keeps a module's source text in the heap for the life of the process, one byte a
  *   character only when every character is Latin-1. With the 250 arrows and dashes of src/'s
@@ -72,7 +74,8 @@ const BUNDLES = [
     external: ['better-sqlite3', 'vite', 'semver'],
     format: 'cjs',
     define: { 'import.meta.url': '__insituModuleUrl' },
-    banner: 'const __insituModuleUrl = require("node:url").pathToFileURL(__filename).href;',
+    // Strict, as the ES modules it is made of were (Rolldown's CommonJS output says nothing of it).
+    banner: '"use strict";\nconst __insituModuleUrl = require("node:url").pathToFileURL(__filename).href;',
   },
   {
     input: { 'sdk/index': 'src/sdk/index.ts' },

@@ -107,19 +107,20 @@ describe('the published bundle', () => {
       expect(child.status).toBe(0)
     }
     const viteBuild = () => run([VITE, 'build'])
-    const devStart = () =>
-      run([
-        '--input-type=module',
-        '-e',
-        [
-          `const { createServer } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'node_modules', 'vite', 'dist', 'node', 'index.js')).href)})`,
-          "const server = await createServer({ logLevel: 'silent', server: { port: 0 } })",
-          'await server.listen()',
-          "const response = await fetch(server.resolvedUrls.local[0] + 'docs/tasks.md?import&raw')",
-          "if (!(await response.text()).includes('[Beta](../tasks/beta.md)')) throw new Error('the table is not rendered')",
-          'await server.close()',
-        ].join('\n'),
-      ])
+    // A script file, not `node -e`: Node's flags name the cache (`--input-type` would be one).
+    const devScript = path.join(root, 'dev-start.mjs')
+    fs.writeFileSync(
+      devScript,
+      [
+        `const { createServer } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'node_modules', 'vite', 'dist', 'node', 'index.js')).href)})`,
+        "const server = await createServer({ logLevel: 'silent', server: { port: 0 } })",
+        'await server.listen()',
+        "const response = await fetch(server.resolvedUrls.local[0] + 'docs/tasks.md?import&raw')",
+        "if (!(await response.text()).includes('[Beta](../tasks/beta.md)')) throw new Error('the table is not rendered')",
+        'await server.close()',
+      ].join('\n'),
+    )
+    const devStart = () => run([devScript])
     const stored = () => fs.readdirSync(cacheFolder).map((name) => ({ name, bytes: fs.readFileSync(path.join(cacheFolder, name)), mtimeMs: fs.statSync(path.join(cacheFolder, name)).mtimeMs }))
 
     // A build that does not watch: its engine's process stores the cache as it ends.
@@ -145,6 +146,12 @@ describe('the published bundle', () => {
     expect(rewritten!.bytes.equals(damaged)).toBe(false)
     devStart()
     expect(stored()).toEqual([rewritten])
+  })
+
+  it('runs its CommonJS runtime in strict mode, as the ES modules it is made of', () => {
+    const runtime = fs.readFileSync(path.join(DIST, 'runtime.cjs'), 'utf8')
+    // The first statement, so that it is the directive of the function Node wraps the file in.
+    expect(runtime.startsWith('"use strict";\n')).toBe(true)
   })
 
   it('is ASCII: V8 keeps a module source in the heap, two bytes a character if one is not Latin-1', () => {

@@ -50,9 +50,12 @@ function installation(): { root: string; cacheFolder: string; copy(source?: stri
 }
 
 const cacheFiles = (folder: string): string[] => (fs.existsSync(folder) ? fs.readdirSync(folder).sort() : [])
-/** The stored cache's name as the contract gives it: `<name>-<CRC-32 of the source>-<Node version>-<arch>.cache`. */
+const crc = (text: string): string => zlib.crc32(text).toString(16).padStart(8, '0')
+/** Node's flags in this process (vitest's workers may have some): part of the name when there are any. */
+const flags = [...process.execArgv, process.env['NODE_OPTIONS'] ?? ''].join('\u0000')
+/** The stored cache's name as the contract gives it: `<name>-<CRC-32 of the source>-<Node version>-<arch>[-<CRC-32 of the flags>].cache`. */
 const nameFor = (source: string, node = process.version): string =>
-  `bundle.cjs-${zlib.crc32(source).toString(16).padStart(8, '0')}-${node}-${process.arch}.cache`
+  `bundle.cjs-${crc(source)}-${node}-${process.arch}${flags === '' ? '' : `-${crc(flags)}`}.cache`
 
 describe('requireWithCodeCache', () => {
   it('runs the bundle as CommonJS, once per path, and stores its cache when asked', () => {
@@ -125,6 +128,27 @@ describe('requireWithCodeCache', () => {
     expect(cacheFiles(cacheFolder)).toEqual([nameFor(changed), otherNode].sort())
   })
 
+  it('never fails for a file it cannot delete, and deletes the temporary files of writers that died', () => {
+    const { cacheFolder, copy } = installation()
+    requireWithCodeCache(copy()).save()
+    // An earlier version's "cache" that rmSync refuses (a folder), a writer's temporary file
+    // abandoned an hour ago, and one being written now.
+    const refused = path.join(cacheFolder, 'bundle.cjs-00000000-v0.0.0-x64.cache')
+    fs.mkdirSync(path.join(refused, 'inside'), { recursive: true })
+    const abandoned = path.join(cacheFolder, `${nameFor(BUNDLE)}.123-abc.tmp`)
+    const writing = path.join(cacheFolder, `${nameFor(BUNDLE)}.456-def.tmp`)
+    fs.writeFileSync(abandoned, 'x')
+    fs.writeFileSync(writing, 'x')
+    const hourAgo = new Date(Date.now() - 60 * 60_000)
+    fs.utimesSync(abandoned, hourAgo, hourAgo)
+    const next = requireWithCodeCache(copy(BUNDLE.replace('21', '12')))
+    expect(next.save()).toBe(true)
+    expect(fs.existsSync(refused)).toBe(true)
+    expect(fs.existsSync(abandoned)).toBe(false)
+    expect(fs.existsSync(writing)).toBe(true)
+    expect(fs.existsSync(path.join(cacheFolder, nameFor(BUNDLE)))).toBe(false)
+  })
+
   it('is off with NODE_DISABLE_COMPILE_CACHE, and never fails for a folder it cannot write', () => {
     const { root, cacheFolder, copy } = installation()
     process.env['NODE_DISABLE_COMPILE_CACHE'] = '1'
@@ -162,9 +186,11 @@ describe('requireWithCodeCache', () => {
 })
 
 describe('codeCacheFolder', () => {
-  it('is the cache folder of the nearest node_modules holding the file, or beside a folder above it', () => {
+  it('is the cache folder of the nearest node_modules holding the file, or, in a checkout, beside a folder above it', () => {
     const root = tempDir()
     const installed = path.join(root, 'app', 'node_modules', 'vite-plugin-insitu', 'dist', 'runtime.cjs')
+    // The package's own node_modules (npm nests a dependency there when versions differ) is not it.
+    fs.mkdirSync(path.join(root, 'app', 'node_modules', 'vite-plugin-insitu', 'node_modules'), { recursive: true })
     expect(codeCacheFolder(installed)).toBe(path.join(root, 'app', 'node_modules', '.cache', 'vite-plugin-insitu'))
     // A checkout (the package's own repository): node_modules beside dist/.
     fs.mkdirSync(path.join(root, 'checkout', 'node_modules'), { recursive: true })
