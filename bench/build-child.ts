@@ -3,7 +3,7 @@
  * bench/build-child.ts '<json>'` with `{ root, outDir, plugin }`.
  *
  * Contract: builds `<root>/all-documents.js` (see bench/bench-projects.ts) into `outDir`, with
- * `insitu()` when `plugin` is true and no plugin otherwise, Vite's config file ignored. Prints
+ * `insitu()` of `dist/index.js` when `plugin` is true and no plugin otherwise, Vite's config file ignored. Prints
  * one JSON line `{ "ms": <build() wall time>, "cpuMs": … }` on stdout; the time excludes loading Vite and
  * the plugin's modules, and `cpuMs`, the process's CPU time (user + system, every thread) over
  * the same span, with its children's that ended in it (the plugin's query processes; Linux
@@ -12,7 +12,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { build } from 'vite'
-import insitu from '../src/index.js'
+// The published JavaScript (bench/build.ts runs `npm run build` first): what a user's build
+// loads, its build process and code cache included (from src/ the build process would be a
+// bundle of the sources, without either).
+import insitu from '../dist/index.js'
 
 interface Request {
   root: string

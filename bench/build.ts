@@ -3,6 +3,7 @@
  * `npm run bench:build [-- --sizes=1000 --runs=5]`.
  *
  * Contract:
+ * - First runs `npm run build`: the plugin built is `dist/index.js`, as users load it.
  * - Per layout and size: `prepareProjects` (bench/bench-projects.ts); the entry
  *   `all-documents.js` imports every `*.md?raw`. Each build runs in a fresh Node process
  *   (bench/build-child.ts), timed around `build()` only: wall time, and CPU time of the process
@@ -14,12 +15,16 @@
  *   with and without the plugin must be byte-identical (the plugin ships the regenerated text).
  * - Rewrites the section `build@<size>` (flat layout) or `build-nested@<size>` of bench/RESULTS.md.
  */
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { type BenchProjects, type ProjectLayout, prepareProjects, removePluginState } from './bench-projects.js'
 import { measureInChild } from './child-measurement.js'
 import { cell, formatSize, inAlternateOrder, machineLine, median, ratioCell } from './measurements.js'
 import { runSizes } from './results-file.js'
+
+const REPO = fileURLToPath(new URL('..', import.meta.url))
 
 interface BuildTimes {
   plain: number[]
@@ -105,4 +110,6 @@ async function benchSize(documents: number, runs: number, keep: boolean, layout:
   ].join('\n')
 }
 
+console.error('build: npm run build…')
+execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] })
 await runSizes('build', 5, benchSize)
