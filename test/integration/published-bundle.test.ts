@@ -148,6 +148,24 @@ describe('the published bundle', () => {
     expect(stored()).toEqual([rewritten])
   })
 
+  it('says so when its runtime is not beside its entry (the entry copied or bundled away from its package)', () => {
+    const { entry } = installPackage()
+    fs.rmSync(path.join(path.dirname(entry), 'runtime.cjs'))
+    const root = copyProject()
+    fs.writeFileSync(path.join(root, 'vite.config.mjs'), `import insitu from ${JSON.stringify(pathToFileURL(entry).href)}\nexport default { plugins: [insitu()], logLevel: 'silent' }\n`)
+    const script = path.join(root, 'dev-start.mjs')
+    fs.writeFileSync(
+      script,
+      `const { createServer } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'node_modules', 'vite', 'dist', 'node', 'index.js')).href)})\n` +
+        "await createServer({ logLevel: 'silent', server: { port: 0 } }).then((server) => server.close(), (error) => { console.error(error.message); process.exitCode = 3 })\n",
+    )
+    const child = spawnSync(process.execPath, [script], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+    expect(child.status).toBe(3)
+    expect(child.stderr.trim()).toBe(
+      `vite-plugin-insitu: its runtime ${path.join(path.dirname(entry), 'runtime.cjs')} is missing: load the plugin from its installed package (its dist/ folder whole), not from a copy or a bundle of its entry`,
+    )
+  })
+
   it('runs its CommonJS runtime in strict mode, as the ES modules it is made of', () => {
     const runtime = fs.readFileSync(path.join(DIST, 'runtime.cjs'), 'utf8')
     // The first statement, so that it is the directive of the function Node wraps the file in.
