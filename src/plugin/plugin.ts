@@ -3,7 +3,7 @@
  * choice of the runtime that runs the hooks (plugin-runtime.ts). Importing it loads none of the
  * engine: a dev server, build watch and Rollup watch load the in-process runtime (in-process.ts,
  * through runtime-module.ts) at their `config` hook (or at Rollup's `buildStart`); a build that
- * does not watch runs it in a process of its own (build-process.ts; issue #38).
+ * does not watch runs it in a process of its own (build-process.ts, imported then; issue #38).
  *
  * Contract:
  * - The options are checked here, when `vite.config` calls `insitu()` (options.ts).
@@ -24,7 +24,7 @@
 import path from 'node:path'
 import type { Plugin, ResolvedConfig } from 'vite'
 import { quietUserErrors } from './build-errors.js'
-import { BuildProcessRuntime } from './build-process.js'
+import type { BuildProcessRuntime } from './build-process.js'
 import { NON_TEXT_QUERY, RAW_QUERY, SKIPPED_IDS, TRANSFORM_SKIPPED_IDS } from './module-ids.js'
 import { type InsituOptions, PLUGIN_NAME, resolveOptions } from './options.js'
 import type { PluginRuntime } from './plugin-runtime.js'
@@ -46,9 +46,10 @@ export function insitu(userOptions: InsituOptions = {}): Plugin {
     inProcess ??= (await loadRuntimeModule()).createInProcessRuntime(options)
     return inProcess
   }
-  const inBuildProcess = (): PluginRuntime => (buildProcess ??= new BuildProcessRuntime(options))
+  // Imported when a run needs it: a dev server's entry loads neither it nor the scope matchers under it.
+  const inBuildProcess = async (): Promise<PluginRuntime> => (buildProcess ??= new (await import('./build-process.js')).BuildProcessRuntime(options))
   const choose = async (oneShot: boolean): Promise<PluginRuntime> => {
-    runtime = oneShot && options.buildProcess ? inBuildProcess() : await loadInProcess()
+    runtime = oneShot && options.buildProcess ? await inBuildProcess() : await loadInProcess()
     return runtime
   }
 
