@@ -40,6 +40,22 @@ const TAKEN: string[] = [
   'list_then_null:\nafter: 1\n',
   'trailing:\n',
   'layout: ../../layouts/Page.astro\nhere: ./a b/c.md\nroot: /docs/x_y-z.html\nlist:\n  - ../a\n  - /b\n',
+  // Nested mappings.
+  'a:\n  b: 1\n',
+  'a:\n  b: 1\n  c: x\nd: 2\n',
+  'title: Project tasks\ninsitu:\n  materializations:\n    counts:\n      model: counts\n      target: frontmatter:/generated/counts\n',
+  'title: Intro\nsidebar:\n  order: 2\n  label: Getting started\n  badge:\n    text: New\n    variant: tip\n',
+  'a:\n  b:\n  - x\n  - y\n  c: 1\n',
+  'a:\n  b:\n    - x\n  c:\n',
+  'a:\n    b:\n      c:\n        d: [1, 2.0]\n    e: ~\nf: 2024-02-29\n',
+  'a:\n  # c\n\n  b: 1\n   # deeper comment\nc: 1\n',
+  'a:\r\n  b: 1\r\n  c:\r\n  - x\r\n',
+  'a:\n  x: 1\nb:\n  x: 2\n',
+  'a:\n  b:\n   c: 1\n  d: 2\n',
+  `${Array.from({ length: 16 }, (_, i) => `${' '.repeat(2 * i)}k${i}:`).join('\n')}\n${' '.repeat(32)}deep: 1\n`,
+  // `:` inside a word.
+  'a: x:y\nb: http://x.y/z\nc: a::b\nd: é:x\ne: a :b\nf: a:b c\ng: True:x\nh: null:x\ni: a:/\nj: on:off\nk: sql:model:x\n',
+  'list:\n  - x:y\n  - frontmatter:/a/b\n',
 ]
 
 const DECLINED: string[] = [
@@ -84,7 +100,23 @@ const DECLINED: string[] = [
   'a: -x\n',
   'a: ?x\n',
   'a: plain\n  continued\n',
-  'a:\n  b: 1\n',
+  'a:\n  b: 1\n c: 2\n',
+  'a:\n    b: 1\n  c: 2\n',
+  'a:\n  b: 1\n  b: 2\n',
+  'a:\n  - x\n  b: 1\n',
+  'a:\n  b:\n    - x\n   c: 1\n',
+  'a:\n  b:\n    - x\n  - y\n',
+  'a:\n  __proto__: 1\n',
+  'a:\n  true: 1\n',
+  'a:\n  b: 1\n    c: 2\n',
+  'k: a:\n',
+  'k: a: b\n',
+  'k: [x:y]\n',
+  'k: a:b # c\n',
+  'k: 1:2\n',
+  'k: :a\n',
+  'k:\n  - a: b\n',
+  `${Array.from({ length: 18 }, (_, i) => `${' '.repeat(2 * i)}k${i}:`).join('\n')}\n${' '.repeat(36)}deep: 1\n`,
   'a:\n  - x\n    - y\n',
   'a:\n  - x\n - y\n',
   'a:\n  -\n',
@@ -181,7 +213,7 @@ describe('parseSimpleMapping', () => {
 describe('parseSimpleMapping as a property of the full reader', () => {
   const key = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,6}$/)
   const scalar = fc.oneof(
-    fc.constantFrom('~', 'null', 'Null', 'true', 'FALSE', 'yes', 'no', 'on', 'open', 'Task 1', '', '"q"', "'s'", 'é'),
+    fc.constantFrom('~', 'null', 'Null', 'true', 'FALSE', 'yes', 'no', 'on', 'open', 'Task 1', '', '"q"', "'s'", 'é', 'x:y', 'http://a.b/c', 'a:', 'a: b', 'a::b', 'frontmatter:/x'),
     fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }).map(String),
     fc.tuple(fc.integer({ min: -99999, max: 99999 }), fc.stringMatching(/^[0-9]{1,6}$/)).map(([whole, fraction]) => `${whole}.${fraction}`),
     fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 })).map(
@@ -197,6 +229,31 @@ describe('parseSimpleMapping as a property of the full reader', () => {
     ),
     fc.constantFrom('# comment', '', '  # indented'),
   )
+
+  /** Lines of a block mapping, nested up to `depth` levels, each level indented by 1, 2 or 4 more spaces; a line shifted by one column now and then. */
+  const block = (depth: number): fc.Arbitrary<string[]> =>
+    fc
+      .array(
+        fc.oneof(
+          entry.map((text) => text.split('\n')),
+          ...(depth > 0 ? [fc.tuple(key, block(depth - 1), fc.constantFrom(1, 2, 4)).map(([k, inner, n]) => [`${k}:`, ...inner.map((line) => `${' '.repeat(n)}${line}`)])] : []),
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((entries) => entries.flat())
+
+  it('gives the full reader\'s value for nested mappings whenever it answers', () => {
+    let answered = 0
+    fc.assert(
+      fc.property(block(3), fc.boolean(), fc.nat(40), fc.constantFrom(-1, 0, 0, 0, 1), (lines, crlf, at, shift) => {
+        const shifted = lines.map((line, i) => (i === at % lines.length && shift !== 0 ? (shift > 0 ? ` ${line}` : line.replace(/^ /, '')) : line))
+        const eol = crlf ? '\r\n' : '\n'
+        if (expectParity(shifted.join(eol) + eol)) answered++
+      }),
+      { numRuns: 4000, seed: 20261207 },
+    )
+    expect(answered).toBeGreaterThan(400)
+  })
 
   it('gives the full reader\'s value whenever it answers', () => {
     let answered = 0
