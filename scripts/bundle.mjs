@@ -13,9 +13,9 @@
  *   Every runtime dependency is inlined except `better-sqlite3` (a native addon), Vite, and
  *   `semver`, which src/host/version-spec.ts requires from node_modules the first time an npm
  *   range is checked (inlined, it cost every import about 5 ms).
- *   Importing the plugin loads 2 files of ours and better-sqlite3's 13, where `tsc`'s output
- *   loaded 144 of ours and 248 of the dependencies' (zod 95 ES modules, yaml 72 and semver 47
- *   CommonJS files): 409 → 179 ms on the benchmark machine, Vite itself ≈ 230 ms
+ *   Importing the plugin loads 4 small files of ours and no dependency; its runtime is one file
+ *   of ours and better-sqlite3's 13, where `tsc`'s output loaded 144 of ours and 248 of the
+ *   dependencies' (zod 95 ES modules, yaml 72 and semver 47 CommonJS files) on every import
  *   (bench/RESULTS.md, "Startup").
  * - The extension SDK bundle: `dist/sdk/index.js`, with `zod` left external, so that the `z`
  *   it re-exports is the `zod` package extension authors install beside it (their schemas and

@@ -220,7 +220,6 @@ export function bodyOffsetOf(text: string): number {
   return locateFrontMatter(text)?.bodyOffset ?? 0
 }
 
-
 /** The front matter's mapping, read as ruamel reads it (what `parseSimpleMapping` declines). */
 function parseMapping(raw: string): Record<string, unknown> {
   try {

@@ -33,7 +33,6 @@
 import { pythonFloat } from '../values/python-float.js'
 
 const KEY = /^([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$/
-const ITEM = /^( *)- (.*)$/
 const BLANK_OR_COMMENT = /^ *(?:#.*)?$/
 /** `WORD` restricted to ASCII: the same answer where it matches, without Unicode tables (faster). */
 const ASCII_WORD = /^[A-Za-z][A-Za-z0-9 _.,;/()'+=?!&*%@$-]*$/

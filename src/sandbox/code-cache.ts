@@ -51,9 +51,10 @@ export const SAVE_AFTER_MS = 5_000
 const CACHE_FOLDER = path.join('.cache', 'vite-plugin-insitu')
 const loaded = new Map<string, CachedModule>()
 
-export function requireWithCodeCache(file: string, folder = codeCacheFolder(file)): CachedModule {
+export function requireWithCodeCache(file: string): CachedModule {
   const known = loaded.get(file)
   if (known) return known
+  const folder = codeCacheFolder(file)
   const source = fs.readFileSync(file, 'utf8')
   const cacheFile = folder === undefined ? undefined : path.join(folder, cacheName(file, source))
   const stored = cacheFile === undefined ? undefined : readCache(cacheFile)
