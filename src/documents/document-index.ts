@@ -17,7 +17,9 @@
  *   (sqlite-database.ts): when better-sqlite3's native part cannot load, the constructor throws
  *   its `SqliteBindingError`, never a warning. Failing to write a snapshot warns once
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
- *   now (when rows changed). The folder is made by `ensureStateFolder` (state-folder.ts; the
+ *   now (when rows changed). `matchesSnapshot`: the rows are still those of the snapshot this
+ *   instance started from (or the instance that handed it its rows did): no `stateId` changed
+ *   since it was written, so results recorded against it still hold without querying. The folder is made by `ensureStateFolder` (state-folder.ts; the
  *   engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
  *   is the Python implementation's index).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
@@ -169,6 +171,8 @@ export interface IndexHandover {
   persisted: boolean
   /** Writing a snapshot failed (warned): the next instance does not try again either. */
   writeFailed: boolean
+  /** That instance's `matchesSnapshot`: its rows are those of the snapshot it started from. */
+  matchesSnapshot: boolean
   /** The warnings that instance gave (its `warn`): not given again. */
   warned: string[]
 }
@@ -263,6 +267,8 @@ export class DocumentIndex {
   private persistedChanges = -1
   /** The current `stateId` and the `total_changes()` it is the id of (see `stateId`). */
   private state: { id: string; at: number } | undefined
+  /** The `stateId` of the snapshot this instance started from, when it kept that id (see `matchesSnapshot`). */
+  private snapshotStateId: string | undefined
   /** The current `documentsState` and the `total_changes()` it is the id of. */
   private documentsStateAt: { id: string; at: number } | undefined
   /**
@@ -319,7 +325,10 @@ export class DocumentIndex {
       this.persistedChanges = handedOver?.persisted === false ? -1 : this.totalChanges()
       const stored = snapshot.prepare(`select value from ${META_TABLE} where key = 'state_id'`).pluck().get()
       // Written by another SQLite: the same rows may come back in another order, so a new id.
-      if (typeof stored === 'string' && stored.startsWith(`${sqliteVersion(snapshot)}:`)) this.state = { id: stored, at: this.totalChanges() }
+      if (typeof stored === 'string' && stored.startsWith(`${sqliteVersion(snapshot)}:`)) {
+        this.state = { id: stored, at: this.totalChanges() }
+        if (handedOver?.matchesSnapshot !== false) this.snapshotStateId = stored
+      }
     }
     ensureSchema(this.db)
     const stored = snapshot ? viewKeysOf(this.db) : undefined
@@ -498,6 +507,16 @@ export class DocumentIndex {
   }
 
   /**
+   * Whether the rows are those of the snapshot this instance started from (or the instance that
+   * handed them over did): none changed since, so the snapshot's `stateId` still names them (the
+   * header). False without a snapshot, after any write (a document read again, a stat touched),
+   * and for a snapshot another SQLite wrote.
+   */
+  get matchesSnapshot(): boolean {
+    return this.snapshotStateId !== undefined && this.stateId === this.snapshotStateId
+  }
+
+  /**
    * An id of the rows as they are now: it changes whenever any row changes (any write since it
    * was taken, a touched stat included), and a snapshot keeps it, so an instance that loads a
    * snapshot and changes nothing has the id of the instance that wrote it. Equal ids mean the
@@ -567,6 +586,7 @@ export class DocumentIndex {
   handOver(): IndexHandover {
     this.assertOpen()
     const persisted = this.statePath !== undefined && this.totalChanges() === this.persistedChanges
+    const matchesSnapshot = this.matchesSnapshot
     const stateId = this.stateId
     allowWrites(this.db)
     const meta = this.db.prepare(`insert or replace into ${META_TABLE} (key, value) values (?, ?)`)
@@ -575,7 +595,7 @@ export class DocumentIndex {
     const bytes = this.db.serialize()
     this.closed = true
     this.db.close()
-    return { bytes, persisted, writeFailed: this.writeFailed, warned: [...this.warned] }
+    return { bytes, persisted, writeFailed: this.writeFailed, matchesSnapshot, warned: [...this.warned] }
   }
 
   /** Writes the snapshot when the rows changed since the last one (see the header). */

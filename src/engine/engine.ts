@@ -28,6 +28,10 @@
  *   results persist in `<folder of paths.state>/jobs.db` (job-store.ts), written by
  *   `persistCache()` (a build calls it once its modules are loaded, off the path to its end) and
  *   on `close()`, with the index's snapshot (written at start too, unless `snapshotAtStart` is false).
+ * - A project with SQL models gets the query sandbox's first process at its start (booting while
+ *   the index is read), except a one-shot build that reuses its job store, and, with
+ *   `deferQueryProcess`, a start whose index is as its snapshot left it: those start one at their
+ *   first query, or at `startQueryProcess()`.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, marks every owner whose result may change (and the jobs whose dependencies the
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
@@ -139,6 +143,16 @@ export interface EngineOptions {
    * @default undefined (it stays until the engine closes)
    */
   queryProcessIdleMs?: number
+  /**
+   * A start that finds the index as its snapshot left it (`DocumentIndex.matchesSnapshot`), with
+   * a job store to serve from, leaves the query sandbox's first process for later: it starts at
+   * the first query, or at `startQueryProcess()`. Such a start's first renders are served from
+   * results recorded against those rows, without querying, and a process booting beside a dev
+   * server's own start slows it (issue #38: 29 ms of 468 at 1,000 documents). Any other start
+   * (no snapshot, documents changed meanwhile, no job store) starts it with the index, as without.
+   * @default false
+   */
+  deferQueryProcess?: boolean
   python?: string
   /** Milliseconds an extension may take to answer one request. @default 30000 */
   timeoutMs?: number
@@ -238,6 +252,21 @@ export class InsituEngine {
     private readonly statePath: string | null,
   ) {}
 
+  /** The query sandbox's first process was left for later (`deferQueryProcess`) and has not been asked for since. */
+  private queryProcessDeferred = false
+
+  /**
+   * Starts the query sandbox's first process, with its copy of the rows, when the start left it
+   * for later (`deferQueryProcess`); a process a query started meanwhile is only brought up to
+   * date; otherwise nothing. A dev server calls it once its own start is over, so that an edit's
+   * first query does not wait for a process to boot.
+   */
+  startQueryProcess(): void {
+    if (!this.queryProcessDeferred) return
+    this.queryProcessDeferred = false
+    this.index.prepareQueries('copy')
+  }
+
   /** The bodies each region was generated with (generations.ts), or undefined when not recorded. */
   get generations(): Generations | undefined {
     return this.memo.generations
@@ -277,22 +306,30 @@ export class InsituEngine {
       queryProcessIdleMs: options.queryProcessIdleMs,
     }
     const persist = options.snapshotAtStart !== false
+    const jobStore = cache && fs.existsSync(stateFiles.jobs)
+    // A start that may serve its first renders without querying (`deferQueryProcess`): whether
+    // it does is known once the index is read; until then no process starts ahead.
+    const mayDefer = options.deferQueryProcess === true && jobStore && statePath !== undefined && fs.existsSync(statePath)
     // A dev server: git's metadata is located while the index's first scan runs in a worker
     // thread (null: scanned here below).
     const gitPathsEarly = options.indexInWorker && options.gitMetadata !== false ? gitMetadataPaths(root).catch(() => null) : undefined
-    const scanned = options.indexInWorker ? await scanInWorker(indexOptions, { persist, modelsDir: config.paths.models, signal: options.signal }) : null
+    const scanned = options.indexInWorker
+      ? await scanInWorker(indexOptions, { persist, modelsDir: config.paths.models, startQueries: !mayDefer, signal: options.signal })
+      : null
     const index = scanned?.index ?? new DocumentIndex(indexOptions)
+    let queriesDeferred = false
     try {
       const models = scanned?.models ?? loadSqlModels(root, config.paths.models)
       // A project with SQL models will query: the sandbox's first process starts while the index
       // is read. A one-shot build with a job store usually reuses every query's rows: it starts
       // one at its first query, if it has one.
-      const reusesJobs = options.snapshotAtStart === false && cache && fs.existsSync(stateFiles.jobs)
+      const reusesJobs = options.snapshotAtStart === false && jobStore
       const queries = models.names().length > 0 && !reusesJobs
-      if (queries && !scanned) index.prepareQueries('process')
+      if (queries && !scanned && !mayDefer) index.prepareQueries('process')
       if (!scanned) index.rebuild({ persist })
+      queriesDeferred = queries && mayDefer && index.matchesSnapshot
       // Its copy of the rows loads while extensions start and the first pages are transformed.
-      if (queries) index.prepareQueries('copy')
+      if (queries && !queriesDeferred) index.prepareQueries('copy')
       const resolverContext = { root, exclude: sources.exclude, respectGitignore: sources.respect_gitignore, models }
       // Jobs read through recording views: the memo fingerprints what each job saw.
       let memo: JobMemo | undefined
@@ -341,7 +378,9 @@ export class InsituEngine {
         logger: options.logger,
         generations: options.generations ?? true,
       })
-      return new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
+      const engine = new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
+      engine.queryProcessDeferred = queriesDeferred
+      return engine
     } catch (error) {
       index.close()
       throw error
@@ -804,7 +843,7 @@ export { hashText }
 /**
  * `EngineOptions.indexInWorker`: the index's first scan in a worker thread
  * (documents/rebuild-in-worker.ts) while the query sandbox's first process boots (a project with
- * SQL models) and this thread goes on. Null when anything is unusual (the models do not load,
+ * SQL models, unless `startQueries` is false) and this thread goes on. Null when anything is unusual (the models do not load,
  * the thread does not give the rows): the start then runs here, in its usual order, and meets
  * the same errors. The state folder is made first, as a scan here makes it at once: a dev
  * server's watcher, starting its own scan, does not report it as a change (its `.gitignore`
@@ -812,7 +851,7 @@ export { hashText }
  */
 async function scanInWorker(
   indexOptions: DocumentIndexOptions,
-  run: { persist: boolean; modelsDir: string; signal?: AbortSignal },
+  run: { persist: boolean; modelsDir: string; /** Start the sandbox's first process now (false: `deferQueryProcess` may leave it for later). */ startQueries: boolean; signal?: AbortSignal },
 ): Promise<{ index: DocumentIndex; models: SqlModels } | null> {
   // A small project is scanned here (no thread, and no process started for nothing).
   if (indexOptions.onDocumentRead || !worthAThread(indexOptions)) return null
@@ -830,7 +869,7 @@ async function scanInWorker(
     }
   }
   const sandbox = models.names().length > 0 ? new ProcessPool() : undefined
-  sandbox?.prepare()
+  if (run.startQueries) sandbox?.prepare()
   let index: DocumentIndex | null = null
   try {
     // Worth a thread: asked above.

@@ -17,7 +17,9 @@
  *   file events seen while it started reach its index; the server watches the project root and
  *   extension folders outside Vite's root; one log line per plugin-caused update and warnings
  *   to the browser; the git metadata watcher is ready (a commit right after the first page load
- *   is seen); in write mode every stale document is written back, in the background.
+ *   is seen); in write mode every stale document is written back, in the background; a query
+ *   process the engine's start left for later (its index as its snapshot left it) starts once
+ *   Vite's watcher is ready, or `QUERY_PROCESS_AFTER_MS` after the start.
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
  *   event, shared by every environment. The hook is ordered `post` (plugin.ts): it sees what Vite
  *   and the other plugins' hooks gave (VitePress 2 adds a page's own module on each event of its
@@ -112,6 +114,12 @@ const DISK_CHECKS_MS = [2_000, 6_000]
 /** A file modified this recently is left to the watcher's event, which may be on its way (not told twice). */
 const UNSETTLED_MS = 1_000
 
+/**
+ * Milliseconds after the engine's start at which a query process its start left for later
+ * (`EngineOptions.deferQueryProcess`) starts, when Vite's watcher has not told it is ready before.
+ */
+const QUERY_PROCESS_AFTER_MS = 1_000
+
 export class DevServerSession {
   private server: ViteDevServer | undefined
   private liveSync: LiveSync | undefined
@@ -134,11 +142,14 @@ export class DevServerSession {
   private failures: DevFailures | undefined
   /** The pending comparisons of the index with the disk (see the contract). */
   private diskChecks: NodeJS.Timeout[] = []
+  /** Cancels the pending start of the query process a start left for later (`startQueryProcessLater`). */
+  private cancelQueryProcessStart: (() => void) | undefined
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
     core.lifecycle.onStop(async () => {
       for (const timer of this.diskChecks.splice(0)) clearTimeout(timer)
+      this.cancelQueryProcessStart?.()
       this.liveSync?.close()
       await this.gitWatcher?.close()
       this.liveSync = undefined
@@ -312,6 +323,7 @@ export class DevServerSession {
     }
     this.watchServer(dev, engine)
     this.checkDiskLater(dev, engine)
+    this.startQueryProcessLater(dev, engine)
     // Serve nothing before git changes can be seen (a commit right after the first page load).
     await this.gitWatcher?.ready
     // Write mode: bring every document on disk up to date, in the background (modules are
@@ -320,6 +332,30 @@ export class DevServerSession {
     live.syncAll().catch((error: unknown) => {
       if (!this.core.lifecycle.isStopping) logger.error(`${PLUGIN_NAME}: writing documents back failed: ${messageOf(error)}`)
     })
+  }
+
+  /**
+   * A start that left the query sandbox's process for later (`EngineOptions.deferQueryProcess`:
+   * its first pages need no query, and a process booting beside Vite's own start slows it): it
+   * starts once Vite's watcher is ready (its first scan of the project done), or
+   * `QUERY_PROCESS_AFTER_MS` after the engine's start, whichever comes first, so that an edit's
+   * first query does not wait for one to boot. A query before then starts one itself.
+   */
+  private startQueryProcessLater(dev: ViteDevServer, engine: InsituEngine): void {
+    this.cancelQueryProcessStart?.()
+    const cancel = () => {
+      clearTimeout(timer)
+      dev.watcher.off('ready', run)
+      if (this.cancelQueryProcessStart === cancel) this.cancelQueryProcessStart = undefined
+    }
+    const run = () => {
+      cancel()
+      if (this.core.lifecycle.current === engine && !this.core.lifecycle.isStopping) engine.startQueryProcess()
+    }
+    const timer = setTimeout(run, QUERY_PROCESS_AFTER_MS)
+    timer.unref()
+    dev.watcher.once('ready', run)
+    this.cancelQueryProcessStart = cancel
   }
 
   /** Compares the index with the disk `DISK_CHECKS_MS` after the start; each difference goes to Vite's watcher (see the contract). */

@@ -144,6 +144,9 @@ export class PluginCore {
         // A dev server's first scan runs on another core while Vite binds its port and its
         // watcher scans the project (the first request awaits the engine).
         indexInWorker: this.serving,
+        // A dev server whose index is as its snapshot left it serves its first pages from stored
+        // results: its query process starts once the server's own start is over (dev-server.ts).
+        deferQueryProcess: this.serving,
         // A build that does not watch may never query again once its modules are loaded: the
         // query process ends when left idle (a docs tool's page rendering runs without it).
         queryProcessIdleMs: this.serving || !this.oneShotBuild ? undefined : ONE_SHOT_QUERY_IDLE_MS,

@@ -135,6 +135,35 @@ describe('the index snapshot', () => {
     expect(fs.readFileSync(path.join(root, '.insitu', '.gitignore'), 'utf8')).toBe('# created by insitu\n*\n')
   })
 
+  it('matchesSnapshot: true while the rows are those of the snapshot the index started from', () => {
+    const first = createIndex()
+    expect(first.matchesSnapshot).toBe(false) // no snapshot to start from
+    first.rebuild()
+    expect(first.matchesSnapshot).toBe(false) // it wrote one; it did not start from one
+    first.close()
+    const second = createIndex()
+    second.rebuild()
+    expect(second.matchesSnapshot).toBe(true)
+    write('tasks/alpha.md', '---\ntitle: Alpha 2\n---\n# Alpha\n', OLD_SECONDS + 20)
+    second.refresh([{ type: 'update', path: 'tasks/alpha.md' }])
+    expect(second.matchesSnapshot).toBe(false)
+    second.close()
+    // A document changed while no index ran: the next start reads it, and its rows are new.
+    write('tasks/beta.md', '---\ntitle: Beta 2\n---\n# Beta\n', OLD_SECONDS + 30)
+    const third = createIndex()
+    third.rebuild()
+    expect(third.matchesSnapshot).toBe(false)
+    third.close()
+    const fourth = createIndex()
+    fourth.rebuild()
+    expect(fourth.matchesSnapshot).toBe(true)
+    expect(titles(fourth)).toEqual([
+      { path: 'tasks/alpha.md', title: 'Alpha 2' },
+      { path: 'tasks/beta.md', title: 'Beta 2' },
+      { path: 'tasks/gamma.md', title: 'Gamma' },
+    ])
+  })
+
   it('replaces a file that is not a database with one warning naming it', () => {
     fs.mkdirSync(path.dirname(statePath))
     fs.writeFileSync(statePath, 'this is not sqlite, but it is long enough to have a header of a database file......')

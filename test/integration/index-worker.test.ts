@@ -87,6 +87,23 @@ it('starts from the snapshot as a scan here would, and keeps its state id when n
   expect(changed!.query("select title from documents where path = 'tasks/gamma.md'")).toEqual([{ title: 'Gamma' }])
 })
 
+it('hands over whether the rows are still those of the snapshot it started from (matchesSnapshot)', async () => {
+  const fresh = await rebuildInWorker(options([]), { persist: true, always: true })
+  open.push(fresh!)
+  expect(fresh!.matchesSnapshot).toBe(false) // no snapshot to start from
+  fresh!.close()
+  open.pop()
+  const same = await rebuildInWorker(options([]), { persist: true, always: true })
+  open.push(same!)
+  expect(same!.matchesSnapshot).toBe(true)
+  same!.close()
+  open.pop()
+  write('tasks/gamma.md', '---\ntitle: Gamma\n---\n')
+  const changed = await rebuildInWorker(options([]), { persist: true, always: true })
+  open.push(changed!)
+  expect(changed!.matchesSnapshot).toBe(false)
+})
+
 it('answers null when it cannot give the rows (the caller scans here), and never with onDocumentRead', async () => {
   expect(await rebuildInWorker({ ...options([]), onDocumentRead: () => {} }, { persist: true, always: true })).toBeNull()
   // A root that is not a folder: the scan throws there; here it throws the same error.

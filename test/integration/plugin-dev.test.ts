@@ -14,6 +14,7 @@ import { createServer, type HotPayload, type Plugin, type ViteDevServer } from '
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import insitu, { type InsituOptions } from '../../src/index.js'
 import { liveExtensionPids } from '../../src/host/process.js'
+import { liveSandboxPids } from '../../src/sandbox/process-pool.js'
 import {
   BROKEN_LINE,
   BROKEN_MESSAGE,
@@ -179,6 +180,33 @@ describe('vite dev server', () => {
     expect(await load('/docs/snippet.md?raw')).toBe(SNIPPET_DOC(INITIAL_SNIPPET))
     expect(await load('/docs/notes.md?raw')).toBe(NOTES_DOC(INITIAL_NOTES))
     expect(await load('/docs/git.md?raw')).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
+  })
+
+  test("a start whose documents did not change starts its query process once Vite's watcher is ready; a task edit then updates the SQL region", async () => {
+    // Every file older than the index's racy window: the second start finds the rows as the
+    // first one's snapshot left them, and serves its pages from stored results (no query).
+    const old = new Date(1_600_000_000_000)
+    for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+      const file = path.join(entry.parentPath, entry.name)
+      if (!file.includes(`${path.sep}.git`)) fs.utimesSync(file, old, old)
+    }
+    await startServer()
+    await openApp()
+    await server?.close()
+    server = undefined
+    await expect.poll(liveSandboxPids, WAIT).toEqual([])
+
+    const dev = await startServer()
+    const ready = new Promise<void>((resolve) => dev.watcher.once('ready', () => resolve()))
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+    await ready
+    // The deferred start (dev-server.ts): one process, without any query asking for it.
+    await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
+    await openApp()
+    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw'])
+    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+    expect(liveSandboxPids()).toHaveLength(1)
   })
 
   test("editing a task's front matter updates the document with the SQL region", async () => {

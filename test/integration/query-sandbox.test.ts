@@ -13,7 +13,8 @@
  *   and a fresh one sees every row; `close()` leaves no process alive.
  * - A process started before the index is read and given its copy after follows later writes; an
  *   engine with SQL models starts one at once, but a one-shot build that reuses its job store
- *   starts none.
+ *   starts none, nor does a start that finds its index as its snapshot left it (`deferQueryProcess`,
+ *   a dev server's) until a query asks for one or `startQueryProcess()`.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -184,6 +185,63 @@ describe('ready ahead of the first query', () => {
     // A long-lived engine (a dev server) starts one at once.
     const served = await InsituEngine.create({ root, cache: true, gitMetadata: false })
     closers.push(() => served.close())
+    expect(liveSandboxPids()).toHaveLength(1)
+  })
+})
+
+describe('a start that finds its index as its snapshot left it (deferQueryProcess)', () => {
+  it('starts no process until a query asks for one or startQueryProcess(); a start with new rows starts one with the index', async () => {
+    const root = project({
+      'insitu.toml': 'version = 1\n',
+      'insitu/models/titles.sql': 'select title from documents order by path\n',
+      'README.md': '<!-- insitu:begin sql\nmodel = "titles"\n-->\n<!-- insitu:end -->\n',
+      'a.md': '---\ntitle: A\n---\n',
+    })
+    // Read long after their mtimes: a stat vouches for the rows at the next start, and the
+    // model file is old enough for the stored result to be kept (job-memo.ts, rule 5).
+    for (const file of ['README.md', 'a.md', 'insitu.toml', 'insitu/models/titles.sql']) fs.utimesSync(path.join(root, file), 1_600_000_000, 1_600_000_000)
+    const readme = path.join(root, 'README.md')
+    const render = async (engine: InsituEngine) => (await engine.renderDocument(readme, fs.readFileSync(readme, 'utf8'))).text
+    const options = { root, cache: true, gitMetadata: false, deferQueryProcess: true } as const
+
+    // No snapshot yet: the first renders will query, so a process starts with the index.
+    const cold = await InsituEngine.create(options)
+    expect(liveSandboxPids()).toHaveLength(1)
+    const rendered = await render(cold)
+    expect(rendered).toContain('| A |')
+    await cold.close()
+    expect(liveSandboxPids()).toEqual([])
+
+    // The same rows: the README is served from the stored result, and no process started.
+    const warm = await InsituEngine.create(options)
+    expect(liveSandboxPids()).toEqual([])
+    expect(await render(warm)).toBe(rendered)
+    expect(liveSandboxPids()).toEqual([])
+    warm.startQueryProcess()
+    expect(liveSandboxPids()).toHaveLength(1)
+    warm.startQueryProcess() // once
+    expect(liveSandboxPids()).toHaveLength(1)
+    await warm.close()
+
+    // A query before the later start starts one itself, with the rows as they are.
+    const asked = await InsituEngine.create(options)
+    expect(liveSandboxPids()).toEqual([])
+    expect(await asked.index.runQuery('select title from documents where path = :p', { p: 'a.md' })).toEqual([{ title: 'A' }])
+    expect(liveSandboxPids()).toHaveLength(1)
+    asked.startQueryProcess() // brings that one up to date: no second process
+    expect(liveSandboxPids()).toHaveLength(1)
+    await asked.close()
+
+    // A document changed while no engine ran: the README's table must query, so a process starts with the index.
+    fs.writeFileSync(path.join(root, 'a.md'), '---\ntitle: A2\n---\n')
+    const changed = await InsituEngine.create(options)
+    expect(liveSandboxPids()).toHaveLength(1)
+    expect(await render(changed)).toContain('| A2 |')
+    await changed.close()
+
+    // Without the option, a long-lived engine starts one at once, as before.
+    const always = await InsituEngine.create({ root, cache: true, gitMetadata: false })
+    closers.push(() => always.close())
     expect(liveSandboxPids()).toHaveLength(1)
   })
 })
