@@ -131,14 +131,20 @@ describe('vite build', () => {
     expect(fs.existsSync(path.join(root, '.insitu'))).toBe(false)
   })
 
-  test('the job cache is written once the modules are loaded, before the output is (closeBundle has nothing left to write)', async () => {
+  test('the job cache is written once the modules are loaded, while the output is (closeBundle has nothing left to write)', async () => {
     const root = copyProject({ git: true })
     const jobs = pluginStateFiles(root, '.insitu/index.db').jobs
     let atWriteBundle: boolean | undefined
+    const written = () => fs.existsSync(jobs) && fs.statSync(jobs).size > 0
     const probe: Plugin = {
       name: 'job-cache-probe',
-      writeBundle() {
-        atWriteBundle = fs.existsSync(jobs) && fs.statSync(jobs).size > 0
+      // The engine's process writes it as it ends, at the last buildEnd, while the bundler writes
+      // the output (usually before this hook; on a loaded machine a moment after): it is there
+      // before closeBundle, which would be the first to write it otherwise.
+      async writeBundle() {
+        const until = Date.now() + 10_000
+        while (!written() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+        atWriteBundle = written()
       },
     }
     await build({ root, configFile: false, logLevel: 'silent', plugins: [insitu(), probe], build: { outDir: path.join(root, 'dist') } })
