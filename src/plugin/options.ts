@@ -3,7 +3,12 @@
  *
  * Contract: `resolveOptions(user)` returns `ResolvedOptions` with every default filled, or
  * throws an `Error` whose message names the option (`vite-plugin-insitu: option "timeout"
- * must be a positive integer (got -1)`), so a bad `vite.config` fails at config time.
+ * must be a positive integer (got -1)`), so a bad `vite.config` fails at config time. A module
+ * rule's `options` hold values a region's options can hold (strings, numbers, booleans, null,
+ * bigints, Dates, arrays and plain objects of them; `undefined` as if absent), so that they mean
+ * the same to a builtin, to an extension (sent as JSON) and to a build's engine process (sent
+ * with V8's serialization); anything else (a function, a Map, a class instance, a cycle) fails
+ * naming its path (`option "modules[0].options.format" must be … (got a function)`).
  */
 
 export interface ModuleRule {
@@ -13,7 +18,11 @@ export interface ModuleRule {
   exclude?: string | string[]
   /** The transform capability (builtin or extension) that turns the module into JavaScript. */
   transform: string
-  /** Options passed to the transform, besides `content` (the module's code). @default {} */
+  /**
+   * Options passed to the transform, besides `content` (the module's code): strings, numbers,
+   * booleans, null, Dates, arrays and plain objects of them, as a region's options.
+   * @default {}
+   */
   options?: Record<string, unknown>
 }
 
@@ -199,6 +208,40 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** What a module rule's option value may be (see the contract). */
+const OPTION_VALUE = 'a string, number, boolean, null, Date, array or plain object of them'
+
+/** Checks a module rule's option value, and every value inside it (see the contract). */
+function checkOptionValue(option: string, value: unknown, inside: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'undefined':
+      return
+    case 'function':
+    case 'symbol':
+      throw optionValueError(option, `a ${typeof value}`)
+  }
+  if (value === null || value instanceof Date) return
+  const object = value as object
+  const prototype = Object.getPrototypeOf(object) as unknown
+  if (!Array.isArray(object) && prototype !== Object.prototype && prototype !== null) {
+    const name = (object.constructor as { name?: unknown } | undefined)?.name
+    throw optionValueError(option, typeof name === 'string' && name !== '' ? `a ${name}` : 'an object with a prototype')
+  }
+  if (inside.has(object)) throw optionValueError(option, 'a circular reference')
+  inside.add(object)
+  if (Array.isArray(object)) object.forEach((item, i) => checkOptionValue(`${option}[${i}]`, item, inside))
+  else for (const [key, item] of Object.entries(object)) checkOptionValue(`${option}.${key}`, item, inside)
+  inside.delete(object)
+}
+
+function optionValueError(option: string, got: string): Error {
+  return new Error(`${PLUGIN_NAME}: option "${option}" must be ${OPTION_VALUE} (got ${got})`)
+}
+
 export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
   if (!isPlainObject(user)) fail('options', 'an object', user)
   for (const key of Object.keys(user)) {
@@ -242,6 +285,7 @@ export function resolveOptions(user: InsituOptions = {}): ResolvedOptions {
     if (!include) fail(`${at}.include`, 'a non-empty string or an array of non-empty strings', rule.include)
     if (typeof rule.transform !== 'string' || rule.transform === '') fail(`${at}.transform`, 'a transform name', rule.transform)
     if (rule.options !== undefined && !isPlainObject(rule.options)) fail(`${at}.options`, 'an object', rule.options)
+    if (rule.options !== undefined) checkOptionValue(`${at}.options`, rule.options, new Set())
     return { include, exclude: patterns(`${at}.exclude`, rule.exclude) ?? [], transform: rule.transform, options: rule.options ?? {} }
   })
   return {

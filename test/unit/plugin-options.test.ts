@@ -82,6 +82,34 @@ describe('insitu(options) rejects invalid options at once', () => {
     expect(() => insitu(untyped(options))).toThrow(new Error(message))
   })
 
+  test('a module rule\'s options hold what a region\'s can, and say which value does not', () => {
+    const rule = (options: Record<string, unknown>) => untyped({ modules: [{ include: '*.csv', transform: 'csv' }, { include: '*.tsv', transform: 'tsv', options }] })
+    const must = 'must be a string, number, boolean, null, Date, array or plain object of them'
+    class Format {}
+    const cycle: Record<string, unknown> = { a: 1 }
+    cycle.self = cycle
+    for (const [options, option, got] of [
+      [{ format: () => 1 }, 'modules[1].options.format', 'a function'],
+      [{ columns: ['a', Symbol('b')] }, 'modules[1].options.columns[1]', 'a symbol'],
+      [{ lookup: new Map() }, 'modules[1].options.lookup', 'a Map'],
+      [{ nested: { pattern: /x/ } }, 'modules[1].options.nested.pattern', 'a RegExp'],
+      [{ base: new URL('https://example.com/') }, 'modules[1].options.base', 'a URL'],
+      [{ format: new Format() }, 'modules[1].options.format', 'a Format'],
+      [{ bytes: Buffer.from('x') }, 'modules[1].options.bytes', 'a Buffer'],
+      [cycle, 'modules[1].options.self', 'a circular reference'],
+    ] as const) {
+      expect(() => insitu(rule(options))).toThrow(new Error(`vite-plugin-insitu: option "${option}" ${must} (got ${got})`))
+    }
+    // What a region's options can hold passes as it is; the same object twice is not a cycle.
+    const shared = { sep: ';' }
+    const valid = {
+      text: 'x', count: 2, ratio: 0.5, big: 10n ** 20n, on: true, none: null, absent: undefined,
+      since: new Date('2026-12-08T00:00:00Z'), list: [1, 'a', [true], { deep: null }],
+      bare: Object.assign(Object.create(null) as object, { k: 'v' }), a: shared, b: shared,
+    }
+    expect(resolveOptions(rule(valid)).modules[1]?.options).toBe(valid)
+  })
+
   test('options that are not an object', () => {
     expect(() => insitu(null as unknown as InsituOptions)).toThrow(
       new Error('vite-plugin-insitu: option "options" must be an object (got null)'),
