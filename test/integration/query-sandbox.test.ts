@@ -63,6 +63,14 @@ function openIndex(root: string, queryTimeoutMs = 30_000): DocumentIndex {
   return index
 }
 
+/** A project whose README has a table of the documents' titles, through a SQL model. */
+const TITLES_PROJECT = {
+  'insitu.toml': 'version = 1\n',
+  'insitu/models/titles.sql': 'select title from documents order by path\n',
+  'README.md': '<!-- insitu:begin sql\nmodel = "titles"\n-->\n<!-- insitu:end -->\n',
+  'a.md': '---\ntitle: A\n---\n',
+}
+
 const RUNAWAY = 'with recursive n(i) as (select 1 union all select i + 1 from n) select count(*) as c from n'
 
 describe('the copy follows the index', () => {
@@ -160,12 +168,7 @@ describe('ready ahead of the first query', () => {
   })
 
   it('an engine with SQL models starts one at its start, unless it is a one-shot build that reuses its job store', async () => {
-    const root = project({
-      'insitu.toml': 'version = 1\n',
-      'insitu/models/titles.sql': 'select title from documents order by path\n',
-      'README.md': '<!-- insitu:begin sql\nmodel = "titles"\n-->\n<!-- insitu:end -->\n',
-      'a.md': '---\ntitle: A\n---\n',
-    })
+    const root = project(TITLES_PROJECT)
     const readme = path.join(root, 'README.md')
     const oneShot = { root, cache: true, snapshotAtStart: false, gitMetadata: false } as const
     const first = await InsituEngine.create(oneShot)
@@ -191,12 +194,7 @@ describe('ready ahead of the first query', () => {
 
 describe('a start that finds its index as its snapshot left it (deferQueryProcess)', () => {
   it('starts no process until a query asks for one or startQueryProcess(); a start with new rows starts one with the index', async () => {
-    const root = project({
-      'insitu.toml': 'version = 1\n',
-      'insitu/models/titles.sql': 'select title from documents order by path\n',
-      'README.md': '<!-- insitu:begin sql\nmodel = "titles"\n-->\n<!-- insitu:end -->\n',
-      'a.md': '---\ntitle: A\n---\n',
-    })
+    const root = project(TITLES_PROJECT)
     // Read long after their mtimes: a stat vouches for the rows at the next start, and the
     // model file is old enough for the stored result to be kept (job-memo.ts, rule 5).
     for (const file of ['README.md', 'a.md', 'insitu.toml', 'insitu/models/titles.sql']) fs.utimesSync(path.join(root, file), 1_600_000_000, 1_600_000_000)
