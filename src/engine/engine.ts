@@ -30,8 +30,8 @@
  *   on `close()`, with the index's snapshot (written at start too, unless `snapshotAtStart` is false).
  * - A project with SQL models gets the query sandbox's first process at its start (booting while
  *   the index is read), except a one-shot build that reuses its job store, and, with
- *   `deferQueryProcess`, a start whose index is as its snapshot left it: those start one at their
- *   first query, or at `startQueryProcess()`.
+ *   `deferQueryProcess`, a start whose index is as its snapshot left it and whose job store holds
+ *   this config's results: those start one at their first query, or at `startQueryProcess()`.
  * - `affected(events)` refreshes the document index with the events, detects git metadata
  *   changes, marks every owner whose result may change (and the jobs whose dependencies the
  *   events touch) for a re-render, and returns those owners (`ownerFile(owner)` is the owner's
@@ -145,11 +145,13 @@ export interface EngineOptions {
   queryProcessIdleMs?: number
   /**
    * A start that finds the index as its snapshot left it (`DocumentIndex.matchesSnapshot`), with
-   * a job store to serve from, leaves the query sandbox's first process for later: it starts at
-   * the first query, or at `startQueryProcess()`. Such a start's first renders are served from
-   * results recorded against those rows, without querying, and a process booting beside a dev
-   * server's own start slows it (issue #38: 29 ms of 468 at 1,000 documents). Any other start
-   * (no snapshot, documents changed meanwhile, no job store) starts it with the index, as without.
+   * a job store of this config and plugin to serve from, leaves the query sandbox's first process
+   * for later: it starts at the first query, or at `startQueryProcess()`. Such a start's first
+   * renders are served from results recorded against those rows, without querying, and a
+   * process booting beside a dev server's own start slows it (issue #38: 29 ms of 468 at 1,000
+   * documents). Any other start (no snapshot, documents changed meanwhile, no job store or one
+   * of another config) starts it once the index is read (without the option: before, while the
+   * index is read).
    * @default false
    */
   deferQueryProcess?: boolean
@@ -378,6 +380,11 @@ export class InsituEngine {
         logger: options.logger,
         generations: options.generations ?? true,
       })
+      // Results of another config or plugin are not served: the first renders will query.
+      if (queriesDeferred && !memo.storeHoldsEntries) {
+        queriesDeferred = false
+        index.prepareQueries('copy')
+      }
       const engine = new InsituEngine(effective, host, index, gitPaths, memo, statePath === undefined ? null : toPosixPath(statePath))
       engine.queryProcessDeferred = queriesDeferred
       return engine

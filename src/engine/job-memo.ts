@@ -396,6 +396,11 @@ export class JobMemo {
     return this.context.generations
   }
 
+  /** Whether the persistent store holds results of this config and plugin (`JobStore.holdsEntries`). */
+  get storeHoldsEntries(): boolean {
+    return this.context.store?.holdsEntries() ?? false
+  }
+
   /** The persistent store's file or one of SQLite's files beside it (insitu's own writes). */
   isStoreFile(absolutePosix: string): boolean {
     return this.context.store?.isStoreFile(absolutePosix) ?? false

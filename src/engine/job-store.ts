@@ -14,6 +14,8 @@
  *   naming the file, and written afresh by the next flush. The file is opened by `openDatabase`
  *   (documents/sqlite-database.ts): when better-sqlite3's native part cannot load, `open`
  *   throws its `SqliteBindingError` (and deletes nothing).
+ * - `holdsEntries()`: the file exists, opened, under our header (a start can expect its results
+ *   served); false otherwise, and after a failure.
  * - `get(key)` returns the stored entry (V8-serialized, so Dates and Buffers survive, and
  *   values/cloneable-values.ts keeps `PythonFloat` boxes: a warm start renders `2.0` as a cold
  *   one does) or undefined; it never validates it: the caller checks every fingerprint before serving.
@@ -92,6 +94,17 @@ export class JobStore {
         // the first flush reports what is wrong with the file
       }
       return new JobStore(file, header, null, logger)
+    }
+  }
+
+  /** Whether the file holds entries written under our header (see the contract). */
+  holdsEntries(): boolean {
+    if (this.broken || !this.db) return false
+    try {
+      return this.isCurrent(this.db)
+    } catch (error) {
+      this.fail(error)
+      return false
     }
   }
 

@@ -19,7 +19,8 @@
  *   to the browser; the git metadata watcher is ready (a commit right after the first page load
  *   is seen); in write mode every stale document is written back, in the background; a query
  *   process the engine's start left for later (its index as its snapshot left it) starts once
- *   Vite's watcher is ready, or `QUERY_PROCESS_AFTER_MS` after the start.
+ *   Vite's watcher is ready, or `QUERY_PROCESS_AFTER_MS` after the start, or at once when files
+ *   changed while the engine started.
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
  *   event, shared by every environment. The hook is ordered `post` (plugin.ts): it sees what Vite
  *   and the other plugins' hooks gave (VitePress 2 adds a page's own module on each event of its
@@ -144,6 +145,8 @@ export class DevServerSession {
   private diskChecks: NodeJS.Timeout[] = []
   /** Cancels the pending start of the query process a start left for later (`startQueryProcessLater`). */
   private cancelQueryProcessStart: (() => void) | undefined
+  /** The configured server's watcher has told `ready` (its first scan of the project is done). */
+  private watcherReady = false
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
@@ -161,6 +164,11 @@ export class DevServerSession {
   configure(dev: ViteDevServer): void {
     this.server = dev
     this.core.serving = true
+    // Often before the engine has started: a small project's scan ends first.
+    this.watcherReady = false
+    dev.watcher.once('ready', () => {
+      if (this.server === dev) this.watcherReady = true
+    })
     const { lifecycle } = this.core
     this.restarts?.cancel()
     this.restarts = new ServerRestarts({
@@ -315,6 +323,8 @@ export class DevServerSession {
     // Changes made while it started: the index learns them before anything is served.
     const early = this.eventsWhileStarting.splice(0)
     if (early.length > 0) {
+      // What changed meanwhile will likely be queried for: no later start of the query process.
+      engine.startQueryProcess()
       try {
         engine.affected(early.map((event) => ({ type: event.type, path: event.file })))
       } catch (error) {
@@ -337,12 +347,17 @@ export class DevServerSession {
   /**
    * A start that left the query sandbox's process for later (`EngineOptions.deferQueryProcess`:
    * its first pages need no query, and a process booting beside Vite's own start slows it): it
-   * starts once Vite's watcher is ready (its first scan of the project done), or
-   * `QUERY_PROCESS_AFTER_MS` after the engine's start, whichever comes first, so that an edit's
-   * first query does not wait for one to boot. A query before then starts one itself.
+   * starts once Vite's watcher is ready (its first scan of the project done: at once when it was
+   * before the engine started), or `QUERY_PROCESS_AFTER_MS` after the engine's start, whichever
+   * comes first, so that an edit's first query does not wait for one to boot. A query before
+   * then starts one itself.
    */
   private startQueryProcessLater(dev: ViteDevServer, engine: InsituEngine): void {
     this.cancelQueryProcessStart?.()
+    if (this.watcherReady) {
+      engine.startQueryProcess()
+      return
+    }
     const cancel = () => {
       clearTimeout(timer)
       dev.watcher.off('ready', run)

@@ -1,7 +1,9 @@
 /**
  * The job store keeps the value model across processes (issue #15): a `PythonFloat` stored by
  * one engine is a `PythonFloat` for the next (V8 alone would hand back `{ value: 2 }`), so a warm
- * start renders `2.0` as a cold one does. Real SQLite file, written, closed and opened again.
+ * start renders `2.0` as a cold one does; `holdsEntries` tells a file written under the same
+ * header (a dev server's start decides by it whether its first renders will query). Real SQLite
+ * file, written, closed and opened again.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -93,4 +95,19 @@ it('serializes at the flush: a pending entry is read back as a copy, one V8 cann
   expect(reader.get('kept')).toEqual({ rows: [{ n: 1 }] })
   expect(reader.get('unserializable')).toBeUndefined()
   reader.close()
+})
+
+it('holdsEntries: only a file written under the same header', () => {
+  const file = path.join(folder, 'jobs.db')
+  expect(JobStore.open(file, HEADER, logger).holdsEntries()).toBe(false) // no file yet
+  const writer = JobStore.open(file, HEADER, logger)
+  writer.put('a', { n: 1 })
+  writer.close()
+  const same = JobStore.open(file, HEADER, logger)
+  expect(same.holdsEntries()).toBe(true)
+  same.close()
+  const other = JobStore.open(file, { ...HEADER, config: 'another config' }, logger)
+  expect(other.holdsEntries()).toBe(false)
+  expect(other.get('a')).toBeUndefined()
+  other.close()
 })

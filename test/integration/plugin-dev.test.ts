@@ -182,31 +182,42 @@ describe('vite dev server', () => {
     expect(await load('/docs/git.md?raw')).toBe(GIT_DOC(git(root, 'rev-parse', 'HEAD')))
   })
 
-  test("a start whose documents did not change starts its query process once Vite's watcher is ready; a task edit then updates the SQL region", async () => {
-    // Every file older than the index's racy window: the second start finds the rows as the
-    // first one's snapshot left them, and serves its pages from stored results (no query).
-    const old = new Date(1_600_000_000_000)
-    for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
-      const file = path.join(entry.parentPath, entry.name)
-      if (!file.includes(`${path.sep}.git`)) fs.utimesSync(file, old, old)
+  describe('a start whose documents did not change since the last one (its query process left for later)', () => {
+    /** Every file older than the index's racy window, then one start and its close: the next start finds the rows as that one's snapshot left them. */
+    async function startedOnce(): Promise<void> {
+      const old = new Date(1_600_000_000_000)
+      for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+        const file = path.join(entry.parentPath, entry.name)
+        if (!file.includes(`${path.sep}.git`)) fs.utimesSync(file, old, old)
+      }
+      await startServer()
+      await openApp()
+      await server?.close()
+      server = undefined
+      await expect.poll(liveSandboxPids, WAIT).toEqual([])
     }
-    await startServer()
-    await openApp()
-    await server?.close()
-    server = undefined
-    await expect.poll(liveSandboxPids, WAIT).toEqual([])
 
-    const dev = await startServer()
-    const ready = new Promise<void>((resolve) => dev.watcher.once('ready', () => resolve()))
-    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
-    await ready
-    // The deferred start (dev-server.ts): one process, without any query asking for it.
-    await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
-    await openApp()
-    editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
-    await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw'])
-    expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
-    expect(liveSandboxPids()).toHaveLength(1)
+    test('serves its first page from stored results with no query process, and forks one 1 s after the engine\'s start when the watcher never tells it is ready', async () => {
+      await startedOnce()
+      // No watcher (a noop one, which never emits `ready`): the later start is the timer's.
+      server = await createServer({ root, configFile: false, customLogger: captureLogger, plugins: [insitu()], server: { port: 0, watch: null } })
+      expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+      expect(liveSandboxPids()).toEqual([])
+      await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
+    })
+
+    test("forks its query process once Vite's watcher is ready, and a task edit then updates the SQL region", async () => {
+      await startedOnce()
+      await startServer()
+      expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+      // No query asks for one: the later start (dev-server.ts) forks it.
+      await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
+      await openApp()
+      editFile(root, 'tasks/alpha.md', 'status: open', 'status: blocked')
+      await expect.poll(updatedDocuments, WAIT).toEqual(['/docs/tasks.md?raw'])
+      expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('blocked', 'done'))
+      expect(liveSandboxPids()).toHaveLength(1)
+    })
   })
 
   test("editing a task's front matter updates the document with the SQL region", async () => {

@@ -230,6 +230,16 @@ describe('a start that finds its index as its snapshot left it (deferQueryProces
     expect(liveSandboxPids()).toHaveLength(1)
     await asked.close()
 
+    // insitu.toml edited while no engine ran: the rows are the snapshot's, but the stored results
+    // are another config's (the job store's header), so the first render queries: a process starts.
+    fs.writeFileSync(path.join(root, 'insitu.toml'), 'version = 1\n# edited\n')
+    fs.utimesSync(path.join(root, 'insitu.toml'), 1_600_000_000, 1_600_000_000)
+    const reconfigured = await InsituEngine.create(options)
+    expect(reconfigured.index.matchesSnapshot).toBe(true)
+    expect(liveSandboxPids()).toHaveLength(1)
+    expect(await render(reconfigured)).toBe(rendered)
+    await reconfigured.close()
+
     // A document changed while no engine ran: the README's table must query, so a process starts with the index.
     fs.writeFileSync(path.join(root, 'a.md'), '---\ntitle: A2\n---\n')
     const changed = await InsituEngine.create(options)
