@@ -18,9 +18,8 @@
  *   extension folders outside Vite's root; one log line per plugin-caused update and warnings
  *   to the browser; the git metadata watcher is ready (a commit right after the first page load
  *   is seen); in write mode every stale document is written back, in the background; a query
- *   process the engine's start left for later (its index as its snapshot left it) starts once
- *   Vite's watcher is ready, or `QUERY_PROCESS_AFTER_MS` after the start, or at once when files
- *   changed while the engine started.
+ *   process the engine's start left for later (its index as its snapshot left it) starts
+ *   `QUERY_PROCESS_AFTER_MS` after the start, or at once when files changed while it started.
  * - `hotUpdate` / `handleHotUpdate` (Vite 6+ per environment / Vite 5): one `ChangePlan` per file
  *   event, shared by every environment. The hook is ordered `post` (plugin.ts): it sees what Vite
  *   and the other plugins' hooks gave (VitePress 2 adds a page's own module on each event of its
@@ -117,7 +116,8 @@ const UNSETTLED_MS = 1_000
 
 /**
  * Milliseconds after the engine's start at which a query process its start left for later
- * (`EngineOptions.deferQueryProcess`) starts, when Vite's watcher has not told it is ready before.
+ * (`EngineOptions.deferQueryProcess`) starts: after a dev server's first response at 1,000
+ * documents (about 0.5 s from the process's start here), long before a user's first edit.
  */
 const QUERY_PROCESS_AFTER_MS = 1_000
 
@@ -145,8 +145,6 @@ export class DevServerSession {
   private diskChecks: NodeJS.Timeout[] = []
   /** Cancels the pending start of the query process a start left for later (`startQueryProcessLater`). */
   private cancelQueryProcessStart: (() => void) | undefined
-  /** The configured server's watcher has told `ready` (its first scan of the project is done). */
-  private watcherReady = false
 
   constructor(private readonly core: PluginCore) {
     core.lifecycle.onStart((engine) => this.prepare(engine))
@@ -164,11 +162,6 @@ export class DevServerSession {
   configure(dev: ViteDevServer): void {
     this.server = dev
     this.core.serving = true
-    // Often before the engine has started: a small project's scan ends first.
-    this.watcherReady = false
-    dev.watcher.once('ready', () => {
-      if (this.server === dev) this.watcherReady = true
-    })
     const { lifecycle } = this.core
     this.restarts?.cancel()
     this.restarts = new ServerRestarts({
@@ -333,7 +326,7 @@ export class DevServerSession {
     }
     this.watchServer(dev, engine)
     this.checkDiskLater(dev, engine)
-    this.startQueryProcessLater(dev, engine)
+    this.startQueryProcessLater(engine)
     // Serve nothing before git changes can be seen (a commit right after the first page load).
     await this.gitWatcher?.ready
     // Write mode: bring every document on disk up to date, in the background (modules are
@@ -347,30 +340,22 @@ export class DevServerSession {
   /**
    * A start that left the query sandbox's process for later (`EngineOptions.deferQueryProcess`:
    * its first pages need no query, and a process booting beside Vite's own start slows it): it
-   * starts once Vite's watcher is ready (its first scan of the project done: at once when it was
-   * before the engine started), or `QUERY_PROCESS_AFTER_MS` after the engine's start, whichever
-   * comes first, so that an edit's first query does not wait for one to boot. A query before
-   * then starts one itself.
+   * starts `QUERY_PROCESS_AFTER_MS` after the engine's start, so that an edit's first query does
+   * not wait for one to boot. A query before then starts one itself. (Vite's watcher's `ready`
+   * is no later signal: it is told before the engine starts even at 1,000 documents, while Vite
+   * still works towards the first response.)
    */
-  private startQueryProcessLater(dev: ViteDevServer, engine: InsituEngine): void {
+  private startQueryProcessLater(engine: InsituEngine): void {
     this.cancelQueryProcessStart?.()
-    if (this.watcherReady) {
-      engine.startQueryProcess()
-      return
-    }
-    const cancel = () => {
-      clearTimeout(timer)
-      dev.watcher.off('ready', run)
-      if (this.cancelQueryProcessStart === cancel) this.cancelQueryProcessStart = undefined
-    }
-    const run = () => {
-      cancel()
+    const timer = setTimeout(() => {
+      this.cancelQueryProcessStart = undefined
       if (this.core.lifecycle.current === engine && !this.core.lifecycle.isStopping) engine.startQueryProcess()
-    }
-    const timer = setTimeout(run, QUERY_PROCESS_AFTER_MS)
+    }, QUERY_PROCESS_AFTER_MS)
     timer.unref()
-    dev.watcher.once('ready', run)
-    this.cancelQueryProcessStart = cancel
+    this.cancelQueryProcessStart = () => {
+      clearTimeout(timer)
+      this.cancelQueryProcessStart = undefined
+    }
   }
 
   /** Compares the index with the disk `DISK_CHECKS_MS` after the start; each difference goes to Vite's watcher (see the contract). */

@@ -197,19 +197,11 @@ describe('vite dev server', () => {
       await expect.poll(liveSandboxPids, WAIT).toEqual([])
     }
 
-    test('serves its first page from stored results with no query process, and forks one 1 s after the engine\'s start when the watcher never tells it is ready', async () => {
-      await startedOnce()
-      // No watcher (a noop one, which never emits `ready`): the later start is the timer's.
-      server = await createServer({ root, configFile: false, customLogger: captureLogger, plugins: [insitu()], server: { port: 0, watch: null } })
-      expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
-      expect(liveSandboxPids()).toEqual([])
-      await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
-    })
-
-    test("forks its query process once Vite's watcher is ready, and a task edit then updates the SQL region", async () => {
+    test("serves its first page from stored results with no query process, forks one 1 s after the engine's start, and a task edit then updates the SQL region", async () => {
       await startedOnce()
       await startServer()
       expect(await load('/docs/tasks.md?raw')).toBe(TASKS_DOC('open', 'done'))
+      expect(liveSandboxPids()).toEqual([])
       // No query asks for one: the later start (dev-server.ts) forks it.
       await expect.poll(() => liveSandboxPids().length, WAIT).toBe(1)
       await openApp()
