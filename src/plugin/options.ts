@@ -235,8 +235,13 @@ function checkOptionValue(option: string, value: unknown, inside: Set<object>): 
   if (inside.has(object)) throw optionValueError(option, 'a circular reference')
   inside.add(object)
   if (Array.isArray(object)) object.forEach((item, i) => checkOptionValue(`${option}[${i}]`, item, inside))
-  else for (const [key, item] of Object.entries(object)) checkOptionValue(`${option}.${key}`, item, inside)
+  else for (const [key, item] of Object.entries(object)) checkOptionValue(`${option}${propertyPath(key)}`, item, inside)
   inside.delete(object)
+}
+
+/** `.key` for an identifier, else `["a.b"]` (as JavaScript would write it). */
+function propertyPath(key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
 }
 
 function optionValueError(option: string, got: string): Error {

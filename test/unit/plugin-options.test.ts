@@ -93,6 +93,7 @@ describe('insitu(options) rejects invalid options at once', () => {
       [{ columns: ['a', Symbol('b')] }, 'modules[1].options.columns[1]', 'a symbol'],
       [{ lookup: new Map() }, 'modules[1].options.lookup', 'a Map'],
       [{ nested: { pattern: /x/ } }, 'modules[1].options.nested.pattern', 'a RegExp'],
+      [{ 'a.b': { 'my key': () => 1 } }, 'modules[1].options["a.b"]["my key"]', 'a function'],
       [{ base: new URL('https://example.com/') }, 'modules[1].options.base', 'a URL'],
       [{ format: new Format() }, 'modules[1].options.format', 'a Format'],
       [{ bytes: Buffer.from('x') }, 'modules[1].options.bytes', 'a Buffer'],
