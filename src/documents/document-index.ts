@@ -19,8 +19,8 @@
  *   and the instance stops writing (the index keeps working in memory). `persist()` writes one
  *   now (when rows changed). `matchesSnapshot`: the rows are still those of the snapshot this
  *   instance started from (or the instance that handed it its rows did): no `stateId` changed
- *   since it was written, so results recorded against it still hold without querying. The folder is made by `ensureStateFolder` (state-folder.ts; the
- *   engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
+ *   since it was written, so results recorded against it still hold without querying. The
+ *   folder is made by `ensureStateFolder` (state-folder.ts; the engine passes `<state folder>/vite-plugin-insitu/index.db`, never `paths.state` itself, which
  *   is the Python implementation's index).
  * - Reconciling a listing (`rebuild()`, a folder's rescan) trusts a stored document row
  *   without reading the file when the file's mtime (ns) and size equal the row's and the row

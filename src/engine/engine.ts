@@ -149,9 +149,9 @@ export interface EngineOptions {
    * for later: it starts at the first query, or at `startQueryProcess()`. Such a start's first
    * renders are served from results recorded against those rows, without querying, and a
    * process booting beside a dev server's own start slows it (issue #38: 29 ms of 468 at 1,000
-   * documents). Any other start (no snapshot, documents changed meanwhile, no job store or one
-   * of another config) starts it once the index is read (without the option: before, while the
-   * index is read).
+   * documents). Any other start starts it as without the option (before the index is read) when
+   * there is no snapshot or no job store, once the index is read when documents changed
+   * meanwhile, once its extensions are up when the job store is of another config.
    * @default false
    */
   deferQueryProcess?: boolean
@@ -850,8 +850,8 @@ export { hashText }
 /**
  * `EngineOptions.indexInWorker`: the index's first scan in a worker thread
  * (documents/rebuild-in-worker.ts) while the query sandbox's first process boots (a project with
- * SQL models, unless `startQueries` is false) and this thread goes on. Null when anything is unusual (the models do not load,
- * the thread does not give the rows): the start then runs here, in its usual order, and meets
+ * SQL models, unless `startQueries` is false) and this thread goes on. Null when anything is
+ * unusual (the models do not load, the thread does not give the rows): the start then runs here, in its usual order, and meets
  * the same errors. The state folder is made first, as a scan here makes it at once: a dev
  * server's watcher, starting its own scan, does not report it as a change (its `.gitignore`
  * would make the index scan everything again); a failure is the snapshot's to warn about.

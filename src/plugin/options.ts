@@ -6,9 +6,8 @@
  * must be a positive integer (got -1)`), so a bad `vite.config` fails at config time. A module
  * rule's `options` hold values a region's options can hold (strings, numbers, booleans, null,
  * bigints, Dates, arrays and plain objects of them; `undefined`, which an extension receives as
- * JSON sends it), so that they mean
- * the same to a builtin, to an extension (sent as JSON) and to a build's engine process (sent
- * with V8's serialization); anything else (a function, a Map, a class instance, a cycle) fails
+ * JSON sends it), so that they mean the same to a builtin, to an extension (sent as JSON) and to
+ * a build's engine process (sent with V8's serialization); anything else (a function, a Map, a class instance, a cycle) fails
  * naming its path (`option "modules[0].options.format" must be … (got a function)`).
  */
 
